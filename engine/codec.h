@@ -1,0 +1,35 @@
+/* Page compression codecs.  One entry point per direction; codec contexts are
+ * cached per thread so that a scan does not allocate per page. */
+#ifndef PQ_CODEC_H
+#define PQ_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+#include "types.h"
+
+/* Decompresses src[0..src_len) into exactly dst_len bytes at dst (the page's
+ * uncompressed_page_size).  Output of any other length is an error
+ * (PQ_E_CORRUPT), as is any codec failure; an unsupported codec (LZO) is
+ * PQ_E_UNSUPPORTED.  Never writes past dst + dst_len.
+ * Handles: UNCOMPRESSED, SNAPPY, GZIP (zlib or gzip stream, concatenated gzip
+ * members), BROTLI, ZSTD (including concatenated frames), LZ4_RAW, and LZ4 in
+ * Hadoop framing with a fallback to a raw LZ4 block and to the LZ4 frame format
+ * (older writers used those under the same codec id). */
+int pq_decompress(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *dst,
+                  size_t dst_len, pq_error *err);
+
+/* Upper bound of the compressed size of n bytes (for buffer sizing). */
+size_t pq_compress_bound(pq_codec codec, size_t n);
+
+/* Compresses src[0..n) into dst (capacity dst_cap, at least
+ * pq_compress_bound()).  level: codec-specific (zstd 1..22, gzip 1..9, brotli
+ * 0..11); 0 means the codec's default.  LZ4 is written in Hadoop framing. */
+int pq_compress(pq_codec codec, int level, const uint8_t *src, size_t n, uint8_t *dst,
+                size_t dst_cap, size_t *out_len, pq_error *err);
+
+/* Whether this build can read / write the codec. */
+int pq_codec_supported(pq_codec codec);
+
+#endif

@@ -1,0 +1,425 @@
+#include "io.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void count_read(pq_io_counters *c, size_t len)
+{
+    if (!c) return;
+    atomic_fetch_add_explicit(&c->read_requests, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->read_bytes, len, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------ local file */
+
+typedef struct local_file {
+    pq_file base;
+    int fd;
+} local_file;
+
+static int local_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
+{
+    local_file *lf = (local_file *)f;
+    size_t done = 0;
+    if (off > (uint64_t)INT64_MAX - len)
+        return pq_fail(err, PQ_E_CORRUPT, "read of %zu bytes at offset %llu is out of range",
+                       len, (unsigned long long)off);
+    while (done < len) {
+        ssize_t n = pread(lf->fd, (char *)buf + done, len - done, (off_t)(off + done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return pq_fail(err, PQ_E_IO, "read at offset %llu failed: %s",
+                           (unsigned long long)(off + done), strerror(errno));
+        }
+        if (n == 0)
+            return pq_fail(err, PQ_E_CORRUPT,
+                           "unexpected end of file reading %zu bytes at offset %llu",
+                           len, (unsigned long long)off);
+        done += (size_t)n;
+    }
+    count_read(f->counters, len);
+    return PQ_OK;
+}
+
+static int local_size(pq_file *f, uint64_t *out, pq_error *err)
+{
+    local_file *lf = (local_file *)f;
+    struct stat st;
+    if (fstat(lf->fd, &st) != 0)
+        return pq_fail(err, PQ_E_IO, "stat failed: %s", strerror(errno));
+    *out = (uint64_t)st.st_size;
+    return PQ_OK;
+}
+
+static void local_close(pq_file *f)
+{
+    local_file *lf = (local_file *)f;
+    close(lf->fd);
+    free(f->name);
+    free(lf);
+}
+
+static const pq_file_ops local_file_ops = {local_read_at, local_size, local_close};
+
+int pq_file_open_local(const char *path, pq_io_counters *counters, pq_file **out, pq_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return pq_fail(err, PQ_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return pq_fail(err, PQ_E_USAGE, "%s: is a directory", path);
+    }
+    local_file *lf = calloc(1, sizeof *lf);
+    char *name = strdup(path);
+    if (!lf || !name) {
+        free(lf);
+        free(name);
+        close(fd);
+        return pq_fail(err, PQ_E_NOMEM, "%s: out of memory", path);
+    }
+    lf->base.ops = &local_file_ops;
+    lf->base.name = name;
+    lf->base.counters = counters;
+    lf->fd = fd;
+    *out = &lf->base;
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ memory file */
+
+typedef struct mem_file {
+    pq_file base;
+    const uint8_t *data;
+    size_t len;
+} mem_file;
+
+static int mem_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
+{
+    mem_file *mf = (mem_file *)f;
+    if (off > mf->len || len > mf->len - off)
+        return pq_fail(err, PQ_E_CORRUPT,
+                       "unexpected end of file reading %zu bytes at offset %llu", len,
+                       (unsigned long long)off);
+    memcpy(buf, mf->data + off, len);
+    count_read(f->counters, len);
+    return PQ_OK;
+}
+
+static int mem_size(pq_file *f, uint64_t *out, pq_error *err)
+{
+    (void)err;
+    *out = ((mem_file *)f)->len;
+    return PQ_OK;
+}
+
+static void mem_close(pq_file *f)
+{
+    free(f->name);
+    free(f);
+}
+
+static const pq_file_ops mem_file_ops = {mem_read_at, mem_size, mem_close};
+
+int pq_file_open_mem(const char *name, const void *data, size_t len, pq_file **out, pq_error *err)
+{
+    mem_file *mf = calloc(1, sizeof *mf);
+    char *n = strdup(name ? name : "<memory>");
+    if (!mf || !n) {
+        free(mf);
+        free(n);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    mf->base.ops = &mem_file_ops;
+    mf->base.name = n;
+    mf->data = data;
+    mf->len = len;
+    *out = &mf->base;
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ faulty file */
+
+typedef struct faulty_file {
+    pq_file base;
+    pq_file *inner;
+    pq_fault_plan plan;
+    int64_t reads;
+} faulty_file;
+
+void pq_fault_plan_init(pq_fault_plan *p)
+{
+    p->fail_read_after = -1;
+    p->truncate_to = -1;
+    p->flip_byte_at = -1;
+    p->short_reads = false;
+}
+
+static int faulty_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
+{
+    faulty_file *ff = (faulty_file *)f;
+    int64_t n = ff->reads++;
+    if (ff->plan.fail_read_after >= 0 && n >= ff->plan.fail_read_after)
+        return pq_fail(err, PQ_E_IO, "injected I/O error on read %lld", (long long)n);
+    if (ff->plan.truncate_to >= 0 &&
+        (off > (uint64_t)ff->plan.truncate_to || len > (uint64_t)ff->plan.truncate_to - off))
+        return pq_fail(err, PQ_E_CORRUPT,
+                       "unexpected end of file reading %zu bytes at offset %llu", len,
+                       (unsigned long long)off);
+    if (ff->plan.short_reads) {
+        for (size_t done = 0; done < len;) {
+            size_t piece = len - done < 7 ? len - done : 7;
+            PQ_TRY(pq_read_at(ff->inner, (char *)buf + done, piece, off + done, err));
+            done += piece;
+        }
+    } else {
+        PQ_TRY(pq_read_at(ff->inner, buf, len, off, err));
+    }
+    if (ff->plan.flip_byte_at >= 0 && (uint64_t)ff->plan.flip_byte_at >= off &&
+        (uint64_t)ff->plan.flip_byte_at < off + len)
+        ((uint8_t *)buf)[ff->plan.flip_byte_at - (int64_t)off] ^= 0xFF;
+    count_read(f->counters, len);
+    return PQ_OK;
+}
+
+static int faulty_size(pq_file *f, uint64_t *out, pq_error *err)
+{
+    faulty_file *ff = (faulty_file *)f;
+    PQ_TRY(pq_file_size(ff->inner, out, err));
+    if (ff->plan.truncate_to >= 0 && *out > (uint64_t)ff->plan.truncate_to)
+        *out = (uint64_t)ff->plan.truncate_to;
+    return PQ_OK;
+}
+
+static void faulty_close(pq_file *f)
+{
+    faulty_file *ff = (faulty_file *)f;
+    pq_file_close(ff->inner);
+    free(f->name);
+    free(ff);
+}
+
+static const pq_file_ops faulty_file_ops = {faulty_read_at, faulty_size, faulty_close};
+
+int pq_file_wrap_faulty(pq_file *inner, const pq_fault_plan *plan, pq_file **out, pq_error *err)
+{
+    faulty_file *ff = calloc(1, sizeof *ff);
+    char *n = strdup(inner->name);
+    if (!ff || !n) {
+        free(ff);
+        free(n);
+        pq_file_close(inner);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    ff->base.ops = &faulty_file_ops;
+    ff->base.name = n;
+    ff->base.counters = inner->counters;
+    ff->inner = inner;
+    ff->plan = *plan;
+    *out = &ff->base;
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ local store */
+
+typedef struct local_store {
+    pq_store base;
+    char *dir;                   /* absolute root directory */
+} local_store;
+
+static int join_path(local_store *ls, const char *rel, char *out, size_t cap, pq_error *err)
+{
+    int n = snprintf(out, cap, "%s%s%s", ls->dir, rel[0] ? "/" : "", rel);
+    if (n < 0 || (size_t)n >= cap)
+        return pq_fail(err, PQ_E_USAGE, "%s/%s: path too long", ls->dir, rel);
+    return PQ_OK;
+}
+
+static int local_store_open(pq_store *s, const char *path, pq_file **out, pq_error *err)
+{
+    char full[PATH_MAX];
+    PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
+    return pq_file_open_local(full, &s->counters, out, err);
+}
+
+static void fill_stat(const struct stat *st, pq_stat *out)
+{
+    out->is_dir = S_ISDIR(st->st_mode);
+    out->size = (uint64_t)st->st_size;
+    out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+static int local_store_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
+{
+    char full[PATH_MAX];
+    PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
+    struct stat st;
+    if (stat(full, &st) != 0)
+        return pq_fail(err, PQ_E_IO, "%s: %s", full, strerror(errno));
+    fill_stat(&st, out);
+    return PQ_OK;
+}
+
+static int local_store_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)
+{
+    char full[PATH_MAX];
+    PQ_TRY(join_path((local_store *)s, dir, full, sizeof full, err));
+    DIR *d = opendir(full);
+    if (!d) return pq_fail(err, PQ_E_IO, "%s: cannot list: %s", full, strerror(errno));
+    atomic_fetch_add_explicit(&s->counters.list_requests, 1, memory_order_relaxed);
+    int fd = dirfd(d);
+    struct dirent *de;
+    int rc = PQ_OK;
+    while ((de = readdir(d)) != NULL) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        struct stat st;
+        if (fstatat(fd, de->d_name, &st, 0) != 0) continue; /* vanished or dangling */
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) continue;
+        pq_dirent e = {.name = de->d_name};
+        fill_stat(&st, &e.st);
+        if (cb(ctx, &e)) break;
+    }
+    closedir(d);
+    return rc;
+}
+
+typedef struct local_upload {
+    pq_upload base;
+    int fd;
+    char *tmp_path;
+    char *final_path;
+} local_upload;
+
+static int local_upload_write(pq_upload *u, const void *buf, size_t len, pq_error *err)
+{
+    local_upload *lu = (local_upload *)u;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(lu->fd, (const char *)buf + done, len - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: write failed: %s",
+                           lu->final_path, strerror(errno));
+        }
+        done += (size_t)n;
+    }
+    if (u->counters)
+        atomic_fetch_add_explicit(&u->counters->write_bytes, len, memory_order_relaxed);
+    return PQ_OK;
+}
+
+static void local_upload_free(local_upload *lu)
+{
+    free(lu->tmp_path);
+    free(lu->final_path);
+    free(lu);
+}
+
+static int local_upload_commit(pq_upload *u, pq_error *err)
+{
+    local_upload *lu = (local_upload *)u;
+    int rc = PQ_OK;
+    if (fsync(lu->fd) != 0 || close(lu->fd) != 0) {
+        rc = pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: cannot flush: %s",
+                     lu->final_path, strerror(errno));
+        unlink(lu->tmp_path);
+    } else if (rename(lu->tmp_path, lu->final_path) != 0) {
+        rc = pq_fail(err, PQ_E_IO, "%s: cannot rename into place: %s", lu->final_path,
+                     strerror(errno));
+        unlink(lu->tmp_path);
+    }
+    local_upload_free(lu);
+    return rc;
+}
+
+static void local_upload_abort(pq_upload *u)
+{
+    local_upload *lu = (local_upload *)u;
+    close(lu->fd);
+    unlink(lu->tmp_path);
+    local_upload_free(lu);
+}
+
+static const pq_upload_ops local_upload_ops = {local_upload_write, local_upload_commit,
+                                               local_upload_abort};
+
+static int local_store_create(pq_store *s, const char *path, pq_upload **out, pq_error *err)
+{
+    char full[PATH_MAX];
+    PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
+    local_upload *lu = calloc(1, sizeof *lu);
+    if (!lu) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    lu->final_path = strdup(full);
+    size_t tlen = strlen(full) + 32;
+    lu->tmp_path = malloc(tlen);
+    if (!lu->final_path || !lu->tmp_path) {
+        local_upload_free(lu);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    /* A dot-prefixed temp name in the same directory: ignored by listings,
+     * and rename() within one directory is atomic. */
+    char *slash = strrchr(full, '/');
+    size_t dirlen = slash ? (size_t)(slash - full) + 1 : 0;
+    snprintf(lu->tmp_path, tlen, "%.*s.%s.tmp-XXXXXX", (int)dirlen, full, full + dirlen);
+    lu->fd = mkostemp(lu->tmp_path, O_CLOEXEC);
+    if (lu->fd < 0) {
+        int e = errno;
+        local_upload_free(lu);
+        return pq_fail(err, e == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: cannot create: %s", full,
+                       strerror(e));
+    }
+    lu->base.ops = &local_upload_ops;
+    lu->base.counters = &s->counters;
+    *out = &lu->base;
+    return PQ_OK;
+}
+
+static int local_store_mkdir(pq_store *s, const char *path, pq_error *err)
+{
+    char full[PATH_MAX];
+    PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
+    if (mkdir(full, 0755) != 0 && errno != EEXIST)
+        return pq_fail(err, PQ_E_IO, "%s: cannot create directory: %s", full, strerror(errno));
+    return PQ_OK;
+}
+
+static void local_store_destroy(pq_store *s)
+{
+    local_store *ls = (local_store *)s;
+    free(ls->dir);
+    free(s->root);
+    free(ls);
+}
+
+static const pq_store_ops local_store_ops = {
+    local_store_open,   local_store_stat,  local_store_list,   local_store_create,
+    local_store_mkdir,  local_store_destroy,
+};
+
+int pq_store_local_new(const char *root, pq_store **out, pq_error *err)
+{
+    char *abs = realpath(root, NULL);
+    if (!abs) return pq_fail(err, PQ_E_IO, "%s: %s", root, strerror(errno));
+    local_store *ls = calloc(1, sizeof *ls);
+    char *r = strdup(root);
+    if (!ls || !r) {
+        free(abs);
+        free(ls);
+        free(r);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    /* "/" as root joins as "//x": harmless, but keep it tidy. */
+    if (!strcmp(abs, "/")) abs[0] = '\0';
+    ls->base.ops = &local_store_ops;
+    ls->base.root = r;
+    ls->dir = abs;
+    *out = &ls->base;
+    return PQ_OK;
+}

@@ -1,0 +1,127 @@
+/* Storage: where the lake's bytes come from and go to.
+ *
+ * A store is a vtable so that the layers above (footer, pages, scan, lake) never
+ * know whether bytes come from a local disk, HTTP or S3.  A store hands out
+ * files (read_at, size), lists directories one level at a time, and writes new
+ * objects atomically (write, then commit or abort).  Every store counts bytes and
+ * requests so that plans and benchmarks can report what was really read. */
+#ifndef PQ_IO_H
+#define PQ_IO_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "status.h"
+
+typedef struct pq_io_counters {
+    _Atomic uint64_t read_requests;
+    _Atomic uint64_t read_bytes;
+    _Atomic uint64_t list_requests;
+    _Atomic uint64_t write_bytes;
+} pq_io_counters;
+
+typedef struct pq_file pq_file;
+typedef struct pq_store pq_store;
+typedef struct pq_upload pq_upload;
+
+typedef struct pq_file_ops {
+    /* Reads exactly len bytes at off.  A range past the end is an error
+     * (PQ_E_CORRUPT: the file is shorter than its metadata says). */
+    int (*read_at)(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err);
+    int (*size)(pq_file *f, uint64_t *out, pq_error *err);
+    void (*close)(pq_file *f);
+} pq_file_ops;
+
+struct pq_file {
+    const pq_file_ops *ops;
+    char *name;                  /* for messages: the path as the user knows it */
+    pq_io_counters *counters;    /* the store's counters (may be NULL) */
+};
+
+typedef struct pq_stat {
+    bool is_dir;
+    uint64_t size;
+    int64_t mtime_ns;            /* or a hash of the ETag for object stores */
+} pq_stat;
+
+typedef struct pq_dirent {
+    const char *name;            /* one path component */
+    pq_stat st;
+} pq_dirent;
+
+/* Return non-zero to stop the listing early. */
+typedef int (*pq_list_cb)(void *ctx, const pq_dirent *e);
+
+typedef struct pq_upload_ops {
+    int (*write)(pq_upload *u, const void *buf, size_t len, pq_error *err);
+    /* Makes the object visible under its final name, atomically. */
+    int (*commit)(pq_upload *u, pq_error *err);
+    /* Discards everything written; always frees the upload. */
+    void (*abort)(pq_upload *u);
+} pq_upload_ops;
+
+struct pq_upload {
+    const pq_upload_ops *ops;
+    pq_io_counters *counters;
+};
+
+typedef struct pq_store_ops {
+    /* path is relative to the store root ("" is the root), '/'-separated. */
+    int (*open)(pq_store *s, const char *path, pq_file **out, pq_error *err);
+    int (*stat)(pq_store *s, const char *path, pq_stat *out, pq_error *err);
+    int (*list)(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err);
+    int (*create)(pq_store *s, const char *path, pq_upload **out, pq_error *err);
+    int (*mkdir)(pq_store *s, const char *path, pq_error *err);
+    void (*destroy)(pq_store *s);
+} pq_store_ops;
+
+struct pq_store {
+    const pq_store_ops *ops;
+    char *root;                  /* as given by the user, for messages */
+    pq_io_counters counters;
+};
+
+/* Convenience wrappers that keep call sites short. */
+static inline int pq_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
+{
+    return f->ops->read_at(f, buf, len, off, err);
+}
+static inline int pq_file_size(pq_file *f, uint64_t *out, pq_error *err)
+{
+    return f->ops->size(f, out, err);
+}
+static inline void pq_file_close(pq_file *f)
+{
+    if (f) f->ops->close(f);
+}
+static inline void pq_store_destroy(pq_store *s)
+{
+    if (s) s->ops->destroy(s);
+}
+
+/* Local directory (or a single file when root names one).  */
+int pq_store_local_new(const char *root, pq_store **out, pq_error *err);
+
+/* Opens one local file outside any store (pqtool on a plain path). */
+int pq_file_open_local(const char *path, pq_io_counters *counters, pq_file **out,
+                       pq_error *err);
+
+/* A file over a memory buffer (tests, fuzzers).  The buffer is not copied. */
+int pq_file_open_mem(const char *name, const void *data, size_t len, pq_file **out,
+                     pq_error *err);
+
+/* Fault injection for tests: wraps a file and misbehaves on schedule. */
+typedef struct pq_fault_plan {
+    int64_t fail_read_after;     /* the Nth read_at (0-based) fails with PQ_E_IO; -1 never */
+    int64_t truncate_to;         /* pretend the file is this long; -1 off */
+    int64_t flip_byte_at;        /* XOR 0xFF into this file offset on every read; -1 off */
+    bool short_reads;            /* serve reads in pieces of at most 7 bytes internally */
+} pq_fault_plan;
+
+void pq_fault_plan_init(pq_fault_plan *p);
+/* Takes ownership of `inner`. */
+int pq_file_wrap_faulty(pq_file *inner, const pq_fault_plan *plan, pq_file **out,
+                        pq_error *err);
+
+#endif

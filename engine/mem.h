@@ -1,0 +1,54 @@
+/* Memory helpers: a bump arena for metadata that lives and dies together, and a
+ * growable byte buffer for output text.  Both keep the hot paths free of
+ * per-value malloc. */
+#ifndef PQ_MEM_H
+#define PQ_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- arena ---- */
+typedef struct pq_arena_block pq_arena_block;
+typedef struct pq_arena {
+    pq_arena_block *head;
+    size_t block_size;
+    size_t total;      /* bytes handed out, for limits and stats */
+} pq_arena;
+
+void pq_arena_init(pq_arena *a, size_t block_size);
+/* Returns NULL on allocation failure.  Memory is 16-byte aligned and zeroed. */
+void *pq_arena_alloc(pq_arena *a, size_t n);
+void *pq_arena_dup(pq_arena *a, const void *p, size_t n);
+char *pq_arena_strndup(pq_arena *a, const char *s, size_t n);
+/* Frees every block but the first, which is kept for reuse. */
+void pq_arena_reset(pq_arena *a);
+void pq_arena_free(pq_arena *a);
+
+/* ---- growable buffer ---- */
+typedef struct pq_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} pq_buf;
+
+void pq_buf_init(pq_buf *b);
+void pq_buf_free(pq_buf *b);
+/* Ensures room for `extra` more bytes; returns 0 or -1 on allocation failure. */
+int pq_buf_reserve(pq_buf *b, size_t extra);
+int pq_buf_append(pq_buf *b, const void *p, size_t n);
+int pq_buf_puts(pq_buf *b, const char *s);
+int pq_buf_printf(pq_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void pq_buf_clear(pq_buf *b) { b->len = 0; }
+
+/* Checked size arithmetic for lengths read from files. */
+static inline int pq_add_overflows(size_t a, size_t b, size_t *out)
+{
+    return __builtin_add_overflow(a, b, out);
+}
+static inline int pq_mul_overflows(size_t a, size_t b, size_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+
+#endif

@@ -1,0 +1,67 @@
+/* Number and date/time to text, without printf: the CSV output's hot path.
+ *
+ * Every function writes into `out`, which must have room for PQ_FMT_MAX bytes
+ * unless said otherwise, does not NUL-terminate, and returns the number of
+ * bytes written. */
+#ifndef PQ_NUMFMT_H
+#define PQ_NUMFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PQ_FMT_MAX 48
+
+size_t pq_fmt_u64(uint64_t v, char *out);
+size_t pq_fmt_i64(int64_t v, char *out);
+size_t pq_fmt_u32(uint32_t v, char *out);
+size_t pq_fmt_i32(int32_t v, char *out);
+
+/* Shortest text that reads back (strtod/strtof) to exactly the same value.
+ * Fixed notation when 1e-5 <= |v| < 1e16, with ".0" added to integral values
+ * ("1.0", "-0.0", "30.299999999999997", "0.0001"); otherwise scientific with
+ * a signed two-digit-minimum exponent ("1e+16", "1.5e-07", "-2.2250738585072014e-308").
+ * Specials: "nan", "inf", "-inf". */
+size_t pq_fmt_double(double v, char *out);
+size_t pq_fmt_float(float v, char *out);
+
+/* IEEE half precision (FLOAT16, little-endian bits) to float, exactly. */
+float pq_half_to_float(uint16_t bits);
+
+/* Calendar: days since 1970-01-01 (proleptic Gregorian) as YYYY-MM-DD.
+ * Years outside 0000..9999 are written with as many digits as needed and a
+ * leading '-' for negative years. */
+size_t pq_fmt_date(int64_t days_since_epoch, char *out);
+
+/* Time of day: `value` in units of 10^-digits seconds since midnight
+ * (digits = 3 millis, 6 micros, 9 nanos), as HH:MM:SS[.f...] with trailing
+ * zeros of the fraction removed (no fraction when it is zero).  Values outside
+ * one day are written with hours >= 24 rather than rejected. */
+size_t pq_fmt_time(int64_t value, int digits, char *out);
+
+/* Timestamp: `value` units of 10^-digits seconds since the epoch, as
+ * "YYYY-MM-DD HH:MM:SS[.f...]" (fraction as pq_fmt_time), floor division for
+ * values before 1970. */
+size_t pq_fmt_timestamp(int64_t value, int digits, char *out);
+
+/* Exact decimal text of a big-endian two's complement integer of `len` bytes
+ * (1..N; any length) scaled by 10^-scale: "1.20", "-0.05", "12".  `out` must
+ * have room for pq_fmt_decimal_max(len, scale) bytes. */
+size_t pq_fmt_decimal_be(const uint8_t *be, size_t len, int32_t scale, char *out);
+size_t pq_fmt_decimal_max(size_t len, int32_t scale);
+/* Same for a 64-bit unscaled value (INT32/INT64 decimals). */
+size_t pq_fmt_decimal_i64(int64_t unscaled, int32_t scale, char *out);
+
+/* Parsing helpers for expressions and CSV input (not hot): strict, whole
+ * string, return 0 on success. */
+int pq_parse_i64(const char *s, size_t n, int64_t *out);
+int pq_parse_double(const char *s, size_t n, double *out);
+/* YYYY-MM-DD -> days since epoch */
+int pq_parse_date(const char *s, size_t n, int64_t *days);
+/* "YYYY-MM-DD[ T]HH:MM[:SS[.fffffffff]]" with optional "Z"/"+HH[:MM]"/"-HH[:MM]"
+ * offset -> nanoseconds since the epoch (UTC when an offset is given, else
+ * taken as is).  *had_offset tells which. */
+int pq_parse_timestamp_ns(const char *s, size_t n, int64_t *ns, int *had_offset);
+/* HH:MM[:SS[.f...]] -> nanoseconds since midnight */
+int pq_parse_time_ns(const char *s, size_t n, int64_t *ns);
+
+#endif
