@@ -1,1 +1,304 @@
-int main(void) { return 1; }
+/* pqtool: the pqfs engine without FUSE.
+ *
+ *   pqtool cat PATH... [--select C1,C2] [--limit N] [--threads N] [-o OUT]
+ *   pqtool meta FILE
+ *
+ * Errors are one line on stderr, "pqtool: FILE: what went wrong (where)",
+ * and a non-zero exit. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "footer.h"
+#include "io.h"
+#include "numfmt.h"
+#include "render.h"
+#include "scan.h"
+
+static void die_usage(void)
+{
+    fprintf(stderr,
+            "usage: pqtool cat PATH... [--select C1,C2] [--limit N] [--threads N] [-o OUT]\n"
+            "       pqtool meta FILE\n");
+    exit(2);
+}
+
+/* One line, whatever the message holds. */
+static int report(const pq_error *err)
+{
+    char line[sizeof err->msg];
+    size_t n = 0;
+    for (const char *p = err->msg; *p && n + 1 < sizeof line; p++) line[n++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
+    line[n] = '\0';
+    fprintf(stderr, "pqtool: %s\n", line);
+    return 1;
+}
+
+typedef struct fd_sink {
+    int fd;
+    const char *name;
+    bool closed;               /* the reader went away (EPIPE) */
+} fd_sink;
+
+static int fd_write(void *ctx, const char *data, size_t len, pq_error *err)
+{
+    fd_sink *s = ctx;
+    while (len) {
+        ssize_t n = write(s->fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EPIPE) {
+                s->closed = true;
+                return pq_fail(err, PQ_E_CANCELLED, "output closed");
+            }
+            return pq_fail(err, PQ_E_IO, "%s: write failed: %s", s->name, strerror(errno));
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return PQ_OK;
+}
+
+/* Splits "a,b,c" in place. */
+static int split_list(char *s, const char ***out)
+{
+    int n = 1;
+    for (char *p = s; *p; p++) n += *p == ',';
+    const char **v = calloc((size_t)n, sizeof *v);
+    if (!v) return -1;
+    int i = 0;
+    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) v[i++] = tok;
+    *out = v;
+    return i;
+}
+
+static int cmd_cat(int argc, char **argv)
+{
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    int n_paths = 0;
+    pq_scan_opts opts;
+    pq_scan_opts_init(&opts);
+    const char *out_path = NULL;
+    char *select_arg = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if ((!strcmp(a, "--select") || !strcmp(a, "-s")) && i + 1 < argc) select_arg = argv[++i];
+        else if (!strcmp(a, "--limit") && i + 1 < argc) opts.limit = strtoll(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--threads") && i + 1 < argc) opts.threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--batch-rows") && i + 1 < argc) opts.batch_rows = atoi(argv[++i]);
+        else if (!strcmp(a, "-o") && i + 1 < argc) out_path = argv[++i];
+        else if (!strcmp(a, "--format") && i + 1 < argc) {
+            if (strcmp(argv[++i], "csv")) {
+                fprintf(stderr, "pqtool: --format %s is not supported yet\n", argv[i]);
+                return 2;
+            }
+        } else if (a[0] == '-' && a[1]) die_usage();
+        else paths[n_paths++] = a;
+    }
+    if (n_paths == 0) die_usage();
+    const char **select = NULL;
+    if (select_arg) {
+        int n = split_list(select_arg, &select);
+        if (n <= 0) die_usage();
+        opts.select = select;
+        opts.n_select = n;
+    }
+
+    pq_error err;
+    pq_error_clear(&err);
+    int rc = 0;
+    pq_scan_file *files = calloc((size_t)n_paths, sizeof *files);
+    int opened = 0;
+    for (int i = 0; i < n_paths; i++) {
+        pq_file *f;
+        if (pq_file_open_local(paths[i], NULL, &f, &err) != PQ_OK) {
+            rc = report(&err);
+            goto out;
+        }
+        pq_footer *ft;
+        if (pq_footer_read(f, &ft, &err) != PQ_OK) {
+            pq_error_prefix(&err, "%s: ", paths[i]);
+            pq_file_close(f);
+            rc = report(&err);
+            goto out;
+        }
+        files[opened].file = f;
+        files[opened].footer = ft;
+        opened++;
+    }
+    fd_sink sink_ctx = {.fd = STDOUT_FILENO, .name = "stdout"};
+    if (out_path) {
+        sink_ctx.fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        sink_ctx.name = out_path;
+        if (sink_ctx.fd < 0) {
+            fprintf(stderr, "pqtool: %s: %s\n", out_path, strerror(errno));
+            rc = 1;
+            goto out;
+        }
+    }
+    pq_sink sink = {fd_write, &sink_ctx};
+    if (pq_scan_csv(files, opened, &opts, &sink, NULL, &err) != PQ_OK && !sink_ctx.closed)
+        rc = report(&err);
+    if (out_path && close(sink_ctx.fd) != 0 && rc == 0) {
+        fprintf(stderr, "pqtool: %s: %s\n", out_path, strerror(errno));
+        rc = 1;
+    }
+out:
+    for (int i = 0; i < opened; i++) {
+        pq_footer_free((pq_footer *)files[i].footer);
+        pq_file_close(files[i].file);
+    }
+    free(files);
+    free(paths);
+    free(select);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ meta */
+
+/* A statistics value as text, decoded by the column's type. */
+static void stat_text(const pq_node *nd, pq_bytes v, pq_buf *out)
+{
+    pq_cell_format f = pq_cell_format_of(nd);
+    union {
+        int32_t i32;
+        int64_t i64;
+        float f32;
+        double f64;
+        uint8_t b;
+        pq_int96 i96;
+        pq_bytes bytes;
+    } u;
+    size_t need = pq_phys_width(nd->phys, nd->type_length);
+    switch (nd->phys) {
+    case PQ_BOOLEAN:
+        if (v.len < 1) goto raw;
+        u.b = v.ptr[0] != 0;
+        break;
+    case PQ_BYTE_ARRAY:
+        u.bytes = v;
+        break;
+    case PQ_FIXED_LEN_BYTE_ARRAY:
+        if (v.len != need) goto raw;
+        u.bytes = v;
+        break;
+    default:
+        if (v.len != need) goto raw;
+        memcpy(&u, v.ptr, need);
+        break;
+    }
+    pq_csv_cell(&f, &u, 0, out);
+    return;
+raw:
+    pq_buf_printf(out, "<%u bytes>", v.len);
+}
+
+static void print_stats(const pq_node *nd, const pq_stats *st, pq_buf *out)
+{
+    if (st->has_min_value || st->has_max_value) {
+        pq_buf_puts(out, " min=");
+        if (st->has_min_value) stat_text(nd, st->min_value, out);
+        pq_buf_puts(out, " max=");
+        if (st->has_max_value) stat_text(nd, st->max_value, out);
+        if (st->has_min_exact && !st->min_exact) pq_buf_puts(out, " (min inexact)");
+        if (st->has_max_exact && !st->max_exact) pq_buf_puts(out, " (max inexact)");
+    } else if (st->has_min || st->has_max) {
+        pq_buf_puts(out, " legacy_min=");
+        if (st->has_min) stat_text(nd, st->min, out);
+        pq_buf_puts(out, " legacy_max=");
+        if (st->has_max) stat_text(nd, st->max, out);
+    }
+    if (st->has_null_count) pq_buf_printf(out, " nulls=%lld", (long long)st->null_count);
+    if (st->has_distinct_count) pq_buf_printf(out, " distinct=%lld", (long long)st->distinct_count);
+}
+
+static int cmd_meta(int argc, char **argv)
+{
+    if (argc != 1) die_usage();
+    pq_error err;
+    pq_error_clear(&err);
+    pq_file *f;
+    if (pq_file_open_local(argv[0], NULL, &f, &err) != PQ_OK) return report(&err);
+    pq_footer *ft;
+    if (pq_footer_read(f, &ft, &err) != PQ_OK) {
+        pq_error_prefix(&err, "%s: ", argv[0]);
+        pq_file_close(f);
+        return report(&err);
+    }
+    const pq_file_meta *m = &ft->meta;
+    pq_buf out;
+    pq_buf_init(&out);
+    pq_buf_printf(&out, "file: %s\nsize: %llu bytes (footer %u bytes)\nversion: %d\ncreated_by: %s\n",
+                  argv[0], (unsigned long long)ft->file_size, ft->meta_len, m->version,
+                  m->created_by ? m->created_by : "");
+    pq_buf_printf(&out, "rows: %lld\nrow_groups: %d\n", (long long)m->num_rows, m->n_row_groups);
+    pq_buf_puts(&out, "schema:\n");
+    for (int32_t i = 0; i < ft->schema.root->n_children; i++) {
+        const pq_node *nd = ft->schema.root->children[i];
+        pq_buf_printf(&out, "  %s: ", nd->name);
+        pq_node_type_text(nd, &out);
+        pq_buf_puts(&out, nd->nullable ? "\n" : " NOT NULL\n");
+    }
+    pq_buf_puts(&out, "columns:\n");
+    for (int32_t i = 0; i < ft->schema.n_leaves; i++) {
+        const pq_leaf *lf = &ft->schema.leaves[i];
+        pq_buf_printf(&out, "  %d %s: %s max_def=%d max_rep=%d%s\n", i, lf->path, pq_phys_name(lf->node->phys),
+                      lf->max_def, lf->max_rep,
+                      lf->column_order == PQ_ORDER_TYPE_DEFINED ? "" : lf->column_order == PQ_ORDER_UNKNOWN
+                          ? " order=unknown" : " order=undefined");
+    }
+    for (int32_t g = 0; g < m->n_row_groups; g++) {
+        const pq_row_group *rg = &m->row_groups[g];
+        pq_buf_printf(&out, "row group %d: rows=%lld bytes=%lld", g, (long long)rg->num_rows,
+                      (long long)rg->total_byte_size);
+        if (rg->n_sorting > 0) {
+            pq_buf_puts(&out, " sorted_by=");
+            for (int32_t k = 0; k < rg->n_sorting; k++)
+                pq_buf_printf(&out, "%s%d%s", k ? "," : "", rg->sorting[k].column_idx,
+                              rg->sorting[k].descending ? " desc" : "");
+        }
+        pq_buf_puts(&out, "\n");
+        for (int32_t c = 0; c < rg->n_columns; c++) {
+            const pq_column_chunk *cc = &rg->columns[c];
+            const pq_leaf *lf = &ft->schema.leaves[c];
+            if (!cc->has_meta) {
+                pq_buf_printf(&out, "  %s: %s\n", lf->path, cc->encrypted ? "encrypted" : "no metadata");
+                continue;
+            }
+            const pq_column_meta *cm = &cc->meta;
+            pq_buf_printf(&out, "  %s: %s values=%lld compressed=%lld uncompressed=%lld encodings=", lf->path,
+                          pq_codec_name((pq_codec)cm->codec), (long long)cm->num_values,
+                          (long long)cm->total_compressed_size, (long long)cm->total_uncompressed_size);
+            for (int32_t e = 0; e < cm->n_encodings; e++)
+                pq_buf_printf(&out, "%s%s", e ? "," : "", pq_encoding_name((pq_encoding)cm->encodings[e]));
+            if (cm->has_stats) print_stats(lf->node, &cm->stats, &out);
+            if (cc->has_column_index) pq_buf_printf(&out, " column_index=%d@%lld", cc->column_index_length,
+                                                    (long long)cc->column_index_offset);
+            if (cc->has_offset_index) pq_buf_printf(&out, " offset_index=%d@%lld", cc->offset_index_length,
+                                                    (long long)cc->offset_index_offset);
+            if (cm->has_bloom_filter_offset)
+                pq_buf_printf(&out, " bloom_filter=%d@%lld", cm->has_bloom_filter_length ? cm->bloom_filter_length : -1,
+                              (long long)cm->bloom_filter_offset);
+            pq_buf_puts(&out, "\n");
+        }
+    }
+    fwrite(out.data, 1, out.len, stdout);
+    pq_buf_free(&out);
+    pq_footer_free(ft);
+    pq_file_close(f);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (argc < 2) die_usage();
+    if (!strcmp(argv[1], "cat")) return cmd_cat(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "meta")) return cmd_meta(argc - 2, argv + 2);
+    die_usage();
+    return 2;
+}

@@ -1,0 +1,617 @@
+#include "column.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+
+/* A page's decompressed bytes are kept until the batch that may hold views
+ * into them is replaced; then they return to a small pool for reuse. */
+typedef struct page_buf {
+    uint8_t *p;
+    size_t cap;
+} page_buf;
+
+#define PQ_POOL_MAX 4
+/* A page with more level entries than this is refused: it would need more
+ * memory for levels than any real writer produces. */
+#define PQ_MAX_PAGE_ENTRIES (64 * 1024 * 1024)
+
+struct pq_col_reader {
+    pq_col_source src;
+    pq_phys type;
+    int32_t type_length;
+    uint16_t max_def, max_rep;
+    size_t vsize;
+    pq_codec codec;
+
+    int64_t total_values;      /* level entries in the chunk (ColumnMetaData.num_values) */
+    int64_t values_seen;       /* level entries of the data pages met so far */
+    uint64_t next_page_off;
+    int64_t rows_done;
+    bool first_entry_checked;
+
+    bool has_dict;
+    pq_dict dict;
+    pq_arena dict_arena;
+    uint8_t *dict_buf;
+
+    /* current data page */
+    bool in_page;
+    int32_t page_levels;
+    int32_t page_pos;
+    uint16_t *page_def, *page_rep;
+    size_t page_level_cap;
+    pq_values_dec dec;
+    page_buf cur;              /* decompressed bytes of the current page (p NULL: none) */
+    int32_t page_index;        /* data pages met so far */
+
+    page_buf held[16];
+    int n_held;
+    page_buf pool[PQ_POOL_MAX];
+    int n_pool;
+
+    /* batch output */
+    uint16_t *out_def, *out_rep;
+    size_t out_level_cap;
+    uint8_t *out_values;
+    size_t out_value_cap;      /* in values */
+    pq_arena storage;
+
+    pq_col_counters counters;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+static int fail_at(pq_col_reader *r, pq_error *err)
+{
+    pq_error_prefix(err, "column '%s' (row group %d, page %d): ", r->src.leaf->path,
+                    r->src.row_group, r->page_index);
+    return PQ_ERR;
+}
+
+int pq_chunk_extent_of(const pq_column_chunk *cc, uint64_t file_size, pq_chunk_extent *out,
+                       pq_error *err)
+{
+    if (!cc->has_meta)
+        return pq_fail(err, cc->encrypted ? PQ_E_UNSUPPORTED : PQ_E_CORRUPT,
+                       cc->encrypted ? "column chunk is encrypted (not supported)"
+                                     : "column chunk has no metadata");
+    const pq_column_meta *m = &cc->meta;
+    int64_t start = m->data_page_offset;
+    if (m->has_dictionary_page_offset && m->dictionary_page_offset > 0 &&
+        m->dictionary_page_offset < start)
+        start = m->dictionary_page_offset;
+    int64_t len = m->total_compressed_size;
+    if (start < 0 || len < 0)
+        return pq_fail(err, PQ_E_CORRUPT, "column chunk has negative offset %lld or size %lld",
+                       (long long)start, (long long)len);
+    if ((uint64_t)start > file_size || (uint64_t)len > file_size - (uint64_t)start)
+        return pq_fail(err, PQ_E_CORRUPT,
+                       "column chunk at offset %lld of %lld bytes extends past the end of the "
+                       "file (%llu bytes)",
+                       (long long)start, (long long)len, (unsigned long long)file_size);
+    out->start = (uint64_t)start;
+    out->len = (uint64_t)len;
+    return PQ_OK;
+}
+
+/* The fetched bytes at [off, off+len), or NULL when they were not fetched.
+ * *avail receives how many bytes from off are available in that range. */
+static const uint8_t *locate(const pq_col_reader *r, uint64_t off, uint64_t len, uint64_t *avail)
+{
+    for (int32_t i = 0; i < r->src.n_ranges; i++) {
+        const pq_byte_range *br = &r->src.ranges[i];
+        if (off >= br->off && off - br->off < br->len) {
+            uint64_t left = br->len - (off - br->off);
+            if (len > left) return NULL;
+            if (avail) *avail = left;
+            return br->data + (off - br->off);
+        }
+    }
+    return NULL;
+}
+
+static int take_buffer(pq_col_reader *r, size_t need, page_buf *out, pq_error *err)
+{
+    /* Reuse the pooled buffer with the most room. */
+    int best = -1;
+    for (int i = 0; i < r->n_pool; i++)
+        if (best < 0 || r->pool[i].cap > r->pool[best].cap) best = i;
+    page_buf b = {NULL, 0};
+    if (best >= 0) {
+        b = r->pool[best];
+        r->pool[best] = r->pool[--r->n_pool];
+    }
+    if (b.cap < need) {
+        size_t cap = need < 4096 ? 4096 : need;
+        uint8_t *p = realloc(b.p, cap);
+        if (!p) {
+            free(b.p);
+            return pq_fail(err, PQ_E_NOMEM, "out of memory for a page of %zu bytes", need);
+        }
+        b.p = p;
+        b.cap = cap;
+    }
+    *out = b;
+    return PQ_OK;
+}
+
+static void give_back(pq_col_reader *r, page_buf b)
+{
+    if (!b.p) return;
+    if (r->n_pool < PQ_POOL_MAX) r->pool[r->n_pool++] = b;
+    else free(b.p);
+}
+
+/* The current page is done: its buffer may still back views in the batch. */
+static void finish_page(pq_col_reader *r)
+{
+    pq_values_free(&r->dec);
+    memset(&r->dec, 0, sizeof r->dec);
+    if (r->cur.p) {
+        if (r->n_held < (int)(sizeof r->held / sizeof r->held[0])) {
+            r->held[r->n_held++] = r->cur;
+        } else {
+            /* Cannot happen with batches that span fewer than 16 pages of
+             * byte arrays; keep views valid by leaking into the pool later. */
+            give_back(r, r->cur);
+        }
+        r->cur.p = NULL;
+        r->cur.cap = 0;
+    }
+    r->in_page = false;
+}
+
+static void release_held(pq_col_reader *r)
+{
+    for (int i = 0; i < r->n_held; i++) give_back(r, r->held[i]);
+    r->n_held = 0;
+}
+
+static int ensure_levels(pq_col_reader *r, size_t n, pq_error *err)
+{
+    if (n <= r->page_level_cap) return PQ_OK;
+    size_t cap = r->page_level_cap ? r->page_level_cap : 1024;
+    while (cap < n) cap *= 2;
+    uint16_t *d = realloc(r->page_def, cap * sizeof *d);
+    if (!d) return pq_fail(err, PQ_E_NOMEM, "out of memory for page levels");
+    r->page_def = d;
+    uint16_t *rp = realloc(r->page_rep, cap * sizeof *rp);
+    if (!rp) return pq_fail(err, PQ_E_NOMEM, "out of memory for page levels");
+    r->page_rep = rp;
+    r->page_level_cap = cap;
+    return PQ_OK;
+}
+
+static int ensure_out_levels(pq_col_reader *r, size_t n, pq_error *err)
+{
+    if (n <= r->out_level_cap) return PQ_OK;
+    size_t cap = r->out_level_cap ? r->out_level_cap : 1024;
+    while (cap < n) cap *= 2;
+    uint16_t *d = realloc(r->out_def, cap * sizeof *d);
+    if (!d) return pq_fail(err, PQ_E_NOMEM, "out of memory for levels");
+    r->out_def = d;
+    uint16_t *rp = realloc(r->out_rep, cap * sizeof *rp);
+    if (!rp) return pq_fail(err, PQ_E_NOMEM, "out of memory for levels");
+    r->out_rep = rp;
+    r->out_level_cap = cap;
+    return PQ_OK;
+}
+
+static int ensure_out_values(pq_col_reader *r, size_t n, pq_error *err)
+{
+    if (n <= r->out_value_cap) return PQ_OK;
+    size_t cap = r->out_value_cap ? r->out_value_cap : 1024;
+    while (cap < n) cap *= 2;
+    uint8_t *v = realloc(r->out_values, cap * r->vsize);
+    if (!v) return pq_fail(err, PQ_E_NOMEM, "out of memory for values");
+    r->out_values = v;
+    r->out_value_cap = cap;
+    return PQ_OK;
+}
+
+/* Decompresses `len` bytes at src into a pooled buffer of exactly `ulen`
+ * bytes (or points at src when the page is not compressed). */
+static int page_bytes(pq_col_reader *r, bool compressed, const uint8_t *src, size_t len,
+                      size_t ulen, const uint8_t **out, pq_error *err)
+{
+    if (!compressed || r->codec == PQ_CODEC_UNCOMPRESSED) {
+        *out = src;
+        return PQ_OK;
+    }
+    if (ulen == 0 && len == 0) {
+        *out = src;
+        return PQ_OK;
+    }
+    PQ_TRY(take_buffer(r, ulen ? ulen : 1, &r->cur, err));
+    if (pq_decompress(r->codec, src, len, r->cur.p, ulen, err) != PQ_OK) return PQ_ERR;
+    r->counters.bytes_decompressed += ulen;
+    *out = r->cur.p;
+    return PQ_OK;
+}
+
+static int32_t count_defined(const uint16_t *def, int32_t n, uint16_t max_def)
+{
+    int32_t c = 0;
+    for (int32_t i = 0; i < n; i++) c += def[i] == max_def;
+    return c;
+}
+
+static int check_levels(const uint16_t *lv, int32_t n, uint16_t max, const char *what, pq_error *err)
+{
+    uint16_t bad = 0;
+    for (int32_t i = 0; i < n; i++) bad |= (uint16_t)(lv[i] > max);
+    if (bad) return pq_fail(err, PQ_E_CORRUPT, "%s level above the maximum %u", what, max);
+    return PQ_OK;
+}
+
+static int start_values(pq_col_reader *r, int32_t enc, const uint8_t *p, size_t len,
+                        int32_t n_values, pq_error *err)
+{
+    if ((enc == PQ_ENC_PLAIN_DICTIONARY || enc == PQ_ENC_RLE_DICTIONARY) && !r->has_dict)
+        return pq_fail(err, PQ_E_CORRUPT, "dictionary-encoded page but the chunk has no dictionary page");
+    return pq_values_init(&r->dec, (pq_encoding)enc, r->type, r->type_length, p, len,
+                          (uint32_t)n_values, r->has_dict ? &r->dict : NULL, err);
+}
+
+static int load_dictionary(pq_col_reader *r, const pq_page_header *h, const uint8_t *data, pq_error *err)
+{
+    if (r->has_dict) return pq_fail(err, PQ_E_CORRUPT, "a second dictionary page");
+    if (!h->has_dict) return pq_fail(err, PQ_E_CORRUPT, "dictionary page without its header");
+    if (h->dict.num_values < 0) return pq_fail(err, PQ_E_CORRUPT, "dictionary of %d values", h->dict.num_values);
+    const uint8_t *bytes = data;
+    size_t ulen = (size_t)h->uncompressed_page_size;
+    if (r->codec != PQ_CODEC_UNCOMPRESSED) {
+        r->dict_buf = malloc(ulen ? ulen : 1);
+        if (!r->dict_buf) return pq_fail(err, PQ_E_NOMEM, "out of memory for the dictionary");
+        PQ_TRY(pq_decompress(r->codec, data, (size_t)h->compressed_page_size, r->dict_buf, ulen, err));
+        bytes = r->dict_buf;
+    } else {
+        ulen = (size_t)h->compressed_page_size;
+    }
+    if (h->dict.encoding != PQ_ENC_PLAIN && h->dict.encoding != PQ_ENC_PLAIN_DICTIONARY)
+        return pq_fail(err, PQ_E_UNSUPPORTED, "dictionary page encoding %s",
+                       pq_encoding_name((pq_encoding)h->dict.encoding));
+    PQ_TRY(pq_dict_decode(&r->dict, r->type, r->type_length, bytes, ulen,
+                          (uint32_t)h->dict.num_values, &r->dict_arena, err));
+    r->has_dict = true;
+    return PQ_OK;
+}
+
+static int setup_page_v1(pq_col_reader *r, const pq_page_header *h, const uint8_t *data, pq_error *err)
+{
+    const pq_data_page_header *dp = &h->data;
+    int32_t n = dp->num_values;
+    const uint8_t *p;
+    size_t len = r->codec == PQ_CODEC_UNCOMPRESSED ? (size_t)h->compressed_page_size
+                                                    : (size_t)h->uncompressed_page_size;
+    PQ_TRY(page_bytes(r, true, data, (size_t)h->compressed_page_size, len, &p, err));
+    size_t used;
+    if (r->max_rep > 0) {
+        PQ_TRY(pq_levels_v1_read((pq_encoding)dp->rep_encoding, p, len, r->max_rep, r->page_rep,
+                                 (size_t)n, &used, err));
+        PQ_TRY(check_levels(r->page_rep, n, r->max_rep, "repetition", err));
+        p += used;
+        len -= used;
+    }
+    int32_t n_values = n;
+    if (r->max_def > 0) {
+        PQ_TRY(pq_levels_v1_read((pq_encoding)dp->def_encoding, p, len, r->max_def, r->page_def,
+                                 (size_t)n, &used, err));
+        PQ_TRY(check_levels(r->page_def, n, r->max_def, "definition", err));
+        p += used;
+        len -= used;
+        n_values = count_defined(r->page_def, n, r->max_def);
+    }
+    return start_values(r, dp->encoding, p, len, n_values, err);
+}
+
+static int setup_page_v2(pq_col_reader *r, const pq_page_header *h, const uint8_t *data, pq_error *err)
+{
+    const pq_data_page_header_v2 *dp = &h->data_v2;
+    int32_t n = dp->num_values;
+    int64_t rep_len = dp->rep_levels_byte_length, def_len = dp->def_levels_byte_length;
+    if (rep_len < 0 || def_len < 0 || rep_len + def_len > h->compressed_page_size ||
+        rep_len + def_len > h->uncompressed_page_size)
+        return pq_fail(err, PQ_E_CORRUPT, "level lengths %lld + %lld exceed the page size %d",
+                       (long long)rep_len, (long long)def_len, h->compressed_page_size);
+    const uint8_t *p = data;
+    pq_rle_dec rle;
+    if (r->max_rep > 0) {
+        PQ_TRY(pq_rle_init(&rle, p, (size_t)rep_len, pq_bit_width(r->max_rep), err));
+        PQ_TRY(pq_rle_read_u16(&rle, r->page_rep, (size_t)n, err));
+        PQ_TRY(check_levels(r->page_rep, n, r->max_rep, "repetition", err));
+    }
+    p += rep_len;
+    int32_t n_values = n;
+    if (r->max_def > 0) {
+        PQ_TRY(pq_rle_init(&rle, p, (size_t)def_len, pq_bit_width(r->max_def), err));
+        PQ_TRY(pq_rle_read_u16(&rle, r->page_def, (size_t)n, err));
+        PQ_TRY(check_levels(r->page_def, n, r->max_def, "definition", err));
+        n_values = count_defined(r->page_def, n, r->max_def);
+    }
+    p += def_len;
+    size_t clen = (size_t)(h->compressed_page_size - rep_len - def_len);
+    size_t ulen = (size_t)(h->uncompressed_page_size - rep_len - def_len);
+    const uint8_t *vals;
+    bool compressed = dp->is_compressed;
+    PQ_TRY(page_bytes(r, compressed, p, clen, ulen, &vals, err));
+    return start_values(r, dp->encoding, vals, compressed && r->codec != PQ_CODEC_UNCOMPRESSED ? ulen : clen,
+                        n_values, err);
+}
+
+/* Reads page headers until a data page with entries is set up.  Returns
+ * PQ_OK with r->in_page false at the end of the chunk.  When skip_rows is
+ * given, a data page whose row count is known and fits entirely in *skip_rows
+ * is skipped without decompression and *skip_rows reduced. */
+static int load_page(pq_col_reader *r, int64_t *skip_rows, pq_error *err)
+{
+    while (!r->in_page) {
+        if (r->values_seen >= r->total_values) return PQ_OK;
+        if (r->next_page_off >= r->src.end_off)
+            return pq_fail(err, PQ_E_CORRUPT, "chunk ends after %lld of %lld values",
+                           (long long)r->values_seen, (long long)r->total_values);
+        uint64_t avail;
+        const uint8_t *hp = locate(r, r->next_page_off, 1, &avail);
+        if (!hp)
+            return pq_fail(err, PQ_E_CORRUPT, "page at offset %llu is outside the fetched chunk",
+                           (unsigned long long)r->next_page_off);
+        uint64_t limit = r->src.end_off - r->next_page_off;
+        if (avail > limit) avail = limit;
+        pq_page_header h;
+        size_t hlen;
+        if (pq_decode_page_header(hp, (size_t)avail, NULL, &h, &hlen, err) != PQ_OK) {
+            pq_error_prefix(err, "page header at offset %llu: ", (unsigned long long)r->next_page_off);
+            return PQ_ERR;
+        }
+        if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0)
+            return pq_fail(err, PQ_E_CORRUPT, "negative page size");
+        uint64_t data_off = r->next_page_off + hlen;
+        if ((uint64_t)h.compressed_page_size > r->src.end_off - data_off)
+            return pq_fail(err, PQ_E_CORRUPT, "page of %d bytes at offset %llu overruns the chunk",
+                           h.compressed_page_size, (unsigned long long)data_off);
+        r->next_page_off = data_off + (uint64_t)h.compressed_page_size;
+        if (h.type == PQ_PAGE_DICTIONARY) {
+            const uint8_t *data = locate(r, data_off, (uint64_t)h.compressed_page_size, NULL);
+            if (!data) return pq_fail(err, PQ_E_CORRUPT, "dictionary page not fetched");
+            PQ_TRY(load_dictionary(r, &h, data, err));
+            continue;
+        }
+        if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2) continue; /* index pages etc. */
+        bool v2 = h.type == PQ_PAGE_DATA_V2;
+        if ((v2 && !h.has_data_v2) || (!v2 && !h.has_data))
+            return pq_fail(err, PQ_E_CORRUPT, "data page without its header");
+        int32_t n = v2 ? h.data_v2.num_values : h.data.num_values;
+        if (n < 0 || n > PQ_MAX_PAGE_ENTRIES || n > r->total_values - r->values_seen)
+            return pq_fail(err, PQ_E_CORRUPT, "page of %d values (chunk has %lld left)", n,
+                           (long long)(r->total_values - r->values_seen));
+        r->values_seen += n;
+        r->page_index++;
+        if (n == 0) continue;
+        /* A page's row count is known when it holds no repeated values, or
+         * from the v2 header. */
+        int64_t page_rows = r->max_rep == 0 ? n : (v2 ? h.data_v2.num_rows : -1);
+        if (skip_rows && page_rows >= 0 && page_rows <= *skip_rows &&
+            (r->max_rep == 0 || r->first_entry_checked)) {
+            *skip_rows -= page_rows;
+            r->counters.pages_skipped++;
+            continue;
+        }
+        const uint8_t *data = locate(r, data_off, (uint64_t)h.compressed_page_size, NULL);
+        if (!data) return pq_fail(err, PQ_E_CORRUPT, "data page not fetched");
+        PQ_TRY(ensure_levels(r, (size_t)n, err));
+        int rc = v2 ? setup_page_v2(r, &h, data, err) : setup_page_v1(r, &h, data, err);
+        if (rc != PQ_OK) {
+            /* The page buffer stays owned by r->cur and is freed with the reader. */
+            return PQ_ERR;
+        }
+        r->page_levels = n;
+        r->page_pos = 0;
+        r->in_page = true;
+        r->counters.pages_read++;
+        if (!r->first_entry_checked) {
+            if (r->max_rep > 0 && r->page_rep[0] != 0)
+                return pq_fail(err, PQ_E_CORRUPT, "the chunk's first repetition level is not 0");
+            r->first_entry_checked = true;
+        }
+    }
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ public */
+
+int pq_col_reader_open(const pq_col_source *src, pq_col_reader **out, pq_error *err)
+{
+    const pq_column_chunk *cc = src->chunk;
+    if (!cc->has_meta) {
+        pq_fail(err, cc->encrypted ? PQ_E_UNSUPPORTED : PQ_E_CORRUPT, "%s",
+                cc->encrypted ? "column chunk is encrypted (not supported)" : "column chunk has no metadata");
+        pq_error_prefix(err, "column '%s' (row group %d): ", src->leaf->path, src->row_group);
+        return PQ_ERR;
+    }
+    const pq_node *node = src->leaf->node;
+    const pq_column_meta *m = &cc->meta;
+    if (m->type != (int32_t)node->phys) {
+        pq_fail(err, PQ_E_CORRUPT, "chunk type %s does not match the schema's %s",
+                pq_phys_name((pq_phys)m->type), pq_phys_name(node->phys));
+        pq_error_prefix(err, "column '%s' (row group %d): ", src->leaf->path, src->row_group);
+        return PQ_ERR;
+    }
+    if (m->num_values < 0) {
+        pq_fail(err, PQ_E_CORRUPT, "negative value count %lld", (long long)m->num_values);
+        pq_error_prefix(err, "column '%s' (row group %d): ", src->leaf->path, src->row_group);
+        return PQ_ERR;
+    }
+    if (!pq_codec_supported((pq_codec)m->codec)) {
+        pq_fail(err, PQ_E_UNSUPPORTED, "compression codec %s is not supported",
+                pq_codec_name((pq_codec)m->codec));
+        pq_error_prefix(err, "column '%s' (row group %d): ", src->leaf->path, src->row_group);
+        return PQ_ERR;
+    }
+    pq_col_reader *r = calloc(1, sizeof *r);
+    if (!r) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    r->src = *src;
+    r->type = node->phys;
+    r->type_length = node->type_length;
+    r->max_def = (uint16_t)src->leaf->max_def;
+    r->max_rep = (uint16_t)src->leaf->max_rep;
+    r->vsize = pq_value_size(r->type);
+    r->codec = (pq_codec)m->codec;
+    r->total_values = m->num_values;
+    r->next_page_off = src->first_page_off;
+    pq_arena_init(&r->dict_arena, 64 * 1024);
+    pq_arena_init(&r->storage, 64 * 1024);
+    *out = r;
+    return PQ_OK;
+}
+
+void pq_col_reader_free(pq_col_reader *r)
+{
+    if (!r) return;
+    pq_values_free(&r->dec);
+    free(r->cur.p);
+    for (int i = 0; i < r->n_held; i++) free(r->held[i].p);
+    for (int i = 0; i < r->n_pool; i++) free(r->pool[i].p);
+    free(r->page_def);
+    free(r->page_rep);
+    free(r->out_def);
+    free(r->out_rep);
+    free(r->out_values);
+    free(r->dict_buf);
+    pq_arena_free(&r->dict_arena);
+    pq_arena_free(&r->storage);
+    free(r);
+}
+
+/* Appends page entries [page_pos, page_pos + take) to the batch. */
+static int append_entries(pq_col_reader *r, int32_t take, pq_col_batch *b, pq_error *err)
+{
+    size_t at = (size_t)b->n_levels;
+    PQ_TRY(ensure_out_levels(r, at + (size_t)take, err));
+    int32_t nn = take;
+    if (r->max_def > 0) {
+        memcpy(r->out_def + at, r->page_def + r->page_pos, (size_t)take * sizeof(uint16_t));
+        nn = count_defined(r->page_def + r->page_pos, take, r->max_def);
+    }
+    if (r->max_rep > 0)
+        memcpy(r->out_rep + at, r->page_rep + r->page_pos, (size_t)take * sizeof(uint16_t));
+    if (nn > 0) {
+        PQ_TRY(ensure_out_values(r, (size_t)b->n_values + (size_t)nn, err));
+        PQ_TRY(pq_values_read(&r->dec, r->out_values + (size_t)b->n_values * r->vsize, (size_t)nn,
+                              &r->storage, err));
+        r->counters.values_decoded += (uint64_t)nn;
+    }
+    b->n_levels += take;
+    b->n_values += nn;
+    r->page_pos += take;
+    return PQ_OK;
+}
+
+static int skip_entries(pq_col_reader *r, int32_t take, pq_error *err)
+{
+    int32_t nn = take;
+    if (r->max_def > 0) nn = count_defined(r->page_def + r->page_pos, take, r->max_def);
+    if (nn > 0) PQ_TRY(pq_values_skip(&r->dec, (size_t)nn, err));
+    r->page_pos += take;
+    return PQ_OK;
+}
+
+static void begin_batch(pq_col_reader *r)
+{
+    release_held(r);
+    pq_arena_reset(&r->storage);
+}
+
+/* Entries from page_pos up to the start of row number `rows_wanted` (counting
+ * row starts), stopping at the page end.  Returns the entry count and adds
+ * the row starts seen to *rows. */
+static int32_t scan_rows(const pq_col_reader *r, int64_t rows_wanted, int64_t *rows)
+{
+    int32_t i = r->page_pos;
+    if (r->max_rep == 0) {
+        int64_t left = rows_wanted - *rows;
+        int64_t avail = r->page_levels - r->page_pos;
+        int32_t take = (int32_t)(left < avail ? left : avail);
+        *rows += take;
+        return take;
+    }
+    const uint16_t *rep = r->page_rep;
+    for (; i < r->page_levels; i++) {
+        if (rep[i] == 0) {
+            if (*rows == rows_wanted) break;
+            (*rows)++;
+        }
+    }
+    return i - r->page_pos;
+}
+
+/* Consumes entries up to the start of row `target` + 1 (counting row starts
+ * from the current position, which is always a row start), appending them to
+ * `out` or skipping them.  A row can continue in the next page (data page v1),
+ * so a page that ends is followed by a look at the next one, except for flat
+ * columns whose rows never span pages. */
+static int consume_rows(pq_col_reader *r, int64_t target, pq_col_batch *out, int64_t *rows_out,
+                        pq_error *err)
+{
+    int64_t rows = 0;
+    for (;;) {
+        if (r->max_rep == 0 && rows == target) break;
+        if (!r->in_page) {
+            int64_t budget = target - rows;
+            if (load_page(r, out ? NULL : &budget, err) != PQ_OK) return PQ_ERR;
+            if (!out) rows = target - budget; /* whole pages skipped */
+            if (!r->in_page) break;
+        }
+        int32_t take = scan_rows(r, target, &rows);
+        if (take > 0) {
+            if (out) PQ_TRY(append_entries(r, take, out, err));
+            else PQ_TRY(skip_entries(r, take, err));
+        }
+        if (r->page_pos == r->page_levels) {
+            finish_page(r);
+            continue;
+        }
+        break; /* at the start of row target + 1 */
+    }
+    *rows_out = rows;
+    return PQ_OK;
+}
+
+int pq_col_read(pq_col_reader *r, int32_t max_rows, pq_col_batch *out, pq_error *err)
+{
+    begin_batch(r);
+    memset(out, 0, sizeof *out);
+    if (r->max_rep == 0 && ensure_out_levels(r, (size_t)max_rows, err) != PQ_OK) return fail_at(r, err);
+    int64_t rows;
+    if (consume_rows(r, max_rows, out, &rows, err) != PQ_OK) return fail_at(r, err);
+    out->n_rows = (int32_t)rows;
+    out->def = r->max_def > 0 ? r->out_def : NULL;
+    out->rep = r->max_rep > 0 ? r->out_rep : NULL;
+    out->values = r->out_values;
+    r->rows_done += rows;
+    return PQ_OK;
+}
+
+int pq_col_skip(pq_col_reader *r, int64_t n_rows, pq_error *err)
+{
+    begin_batch(r);
+    int64_t rows;
+    if (consume_rows(r, n_rows, NULL, &rows, err) != PQ_OK) return fail_at(r, err);
+    r->rows_done += rows;
+    if (rows < n_rows) {
+        pq_fail(err, PQ_E_CORRUPT, "chunk ends %lld rows early", (long long)(n_rows - rows));
+        return fail_at(r, err);
+    }
+    return PQ_OK;
+}
+
+int64_t pq_col_position(const pq_col_reader *r)
+{
+    return r->rows_done;
+}
+
+const pq_col_counters *pq_col_reader_counters(const pq_col_reader *r)
+{
+    return &r->counters;
+}

@@ -1,0 +1,77 @@
+/* Column chunk reader: one leaf column of one row group, page by page.
+ *
+ * The chunk's bytes are fetched by the caller (one merged read per row group,
+ * or just the pages a selection needs) and handed over as byte ranges; the
+ * reader walks page headers from the first page, decompresses, decodes levels
+ * and values, and returns batches of whole rows.  Byte-array values are views
+ * into page buffers that stay valid until the next read/skip call. */
+#ifndef PQ_COLUMN_H
+#define PQ_COLUMN_H
+
+#include "encoding.h"
+#include "io.h"
+#include "meta.h"
+#include "schema.h"
+
+/* A fetched piece of the file. */
+typedef struct pq_byte_range {
+    uint64_t off;
+    uint64_t len;
+    const uint8_t *data;
+} pq_byte_range;
+
+/* Where a column chunk's pages are in the file. */
+typedef struct pq_chunk_extent {
+    uint64_t start;            /* first page (dictionary page when there is one) */
+    uint64_t len;              /* bytes up to the end of the last data page */
+} pq_chunk_extent;
+
+/* Validates the chunk's offsets against the file size and returns its extent.
+ * `file_size` is the size of the data file. */
+int pq_chunk_extent_of(const pq_column_chunk *cc, uint64_t file_size, pq_chunk_extent *out,
+                       pq_error *err);
+
+typedef struct pq_col_batch {
+    int32_t n_rows;
+    int32_t n_levels;          /* level entries; == n_rows when max_rep == 0 */
+    const uint16_t *def;       /* NULL when max_def == 0 (every entry is a value) */
+    const uint16_t *rep;       /* NULL when max_rep == 0 */
+    int32_t n_values;          /* non-null values: entries with def == max_def */
+    const void *values;        /* typed array (see encoding.h) of n_values */
+} pq_col_batch;
+
+typedef struct pq_col_counters {
+    uint64_t pages_read;       /* pages decompressed and decoded */
+    uint64_t pages_skipped;    /* data pages skipped without decoding */
+    uint64_t values_decoded;
+    uint64_t bytes_decompressed;
+} pq_col_counters;
+
+typedef struct pq_col_reader pq_col_reader;
+
+typedef struct pq_col_source {
+    const char *file_name;     /* for messages */
+    const pq_column_chunk *chunk;
+    const pq_leaf *leaf;
+    int32_t row_group;
+    int64_t row_group_rows;
+    const pq_byte_range *ranges; /* sorted, non-overlapping; must cover every page read */
+    int32_t n_ranges;
+    uint64_t first_page_off;   /* extent start */
+    uint64_t end_off;          /* extent end */
+    const pq_offset_index *offset_index; /* optional: enables page skipping without headers */
+} pq_col_source;
+
+int pq_col_reader_open(const pq_col_source *src, pq_col_reader **out, pq_error *err);
+void pq_col_reader_free(pq_col_reader *r);
+
+/* Reads up to max_rows whole rows (fewer only at the end of the chunk). */
+int pq_col_read(pq_col_reader *r, int32_t max_rows, pq_col_batch *out, pq_error *err);
+/* Skips n rows without materializing values; whole pages are skipped without
+ * decompression when their row count is known. */
+int pq_col_skip(pq_col_reader *r, int64_t n_rows, pq_error *err);
+/* Rows consumed so far (read or skipped). */
+int64_t pq_col_position(const pq_col_reader *r);
+const pq_col_counters *pq_col_reader_counters(const pq_col_reader *r);
+
+#endif

@@ -1,0 +1,144 @@
+#include "footer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "column.h"
+
+static int validate(pq_footer *ft, pq_error *err)
+{
+    const pq_file_meta *m = &ft->meta;
+    if (m->encryption_algorithm)
+        return pq_fail(err, PQ_E_UNSUPPORTED, "encrypted file (plaintext footer) is not supported");
+    if (m->num_rows < 0) return pq_fail(err, PQ_E_CORRUPT, "negative row count %lld", (long long)m->num_rows);
+    PQ_TRY(pq_schema_build(m, &ft->schema, err));
+    int64_t rows = 0;
+    for (int32_t g = 0; g < m->n_row_groups; g++) {
+        const pq_row_group *rg = &m->row_groups[g];
+        if (rg->num_rows < 0)
+            return pq_fail(err, PQ_E_CORRUPT, "row group %d has a negative row count", g);
+        if (rg->n_columns != ft->schema.n_leaves)
+            return pq_fail(err, PQ_E_CORRUPT, "row group %d has %d column chunks, the schema has %d columns",
+                           g, rg->n_columns, ft->schema.n_leaves);
+        if (__builtin_add_overflow(rows, rg->num_rows, &rows))
+            return pq_fail(err, PQ_E_CORRUPT, "row counts overflow");
+        for (int32_t c = 0; c < rg->n_columns; c++) {
+            const pq_column_chunk *cc = &rg->columns[c];
+            if (cc->encrypted && !cc->has_meta) continue; /* refused when read */
+            if (!cc->has_meta)
+                return pq_fail(err, PQ_E_CORRUPT, "row group %d column %d has no metadata", g, c);
+            if (cc->file_path && cc->file_path[0])
+                return pq_fail(err, PQ_E_UNSUPPORTED,
+                               "column chunk stored in another file ('%s') is not supported", cc->file_path);
+            pq_chunk_extent ext;
+            if (pq_chunk_extent_of(cc, ft->file_size, &ext, err) != PQ_OK) {
+                pq_error_prefix(err, "row group %d column '%s': ", g, ft->schema.leaves[c].path);
+                return PQ_ERR;
+            }
+        }
+    }
+    return PQ_OK;
+}
+
+static int build(const uint8_t *meta_bytes, uint32_t meta_len, uint64_t file_size, pq_footer **out,
+                 pq_error *err)
+{
+    pq_footer *ft = calloc(1, sizeof *ft);
+    if (!ft) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    pq_arena_init(&ft->arena, 64 * 1024);
+    ft->file_size = file_size;
+    ft->meta_len = meta_len;
+    ft->meta_buf = malloc(meta_len ? meta_len : 1);
+    if (!ft->meta_buf) {
+        pq_footer_free(ft);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory for a footer of %u bytes", meta_len);
+    }
+    memcpy(ft->meta_buf, meta_bytes, meta_len);
+    if (pq_decode_file_meta(ft->meta_buf, meta_len, &ft->arena, &ft->meta, err) != PQ_OK) {
+        pq_error_prefix(err, "footer: ");
+        pq_footer_free(ft);
+        return PQ_ERR;
+    }
+    if (validate(ft, err) != PQ_OK) {
+        pq_footer_free(ft);
+        return PQ_ERR;
+    }
+    *out = ft;
+    return PQ_OK;
+}
+
+static int check_tail(const uint8_t *last8, uint64_t file_size, uint32_t *meta_len, pq_error *err)
+{
+    if (!memcmp(last8 + 4, "PARE", 4))
+        return pq_fail(err, PQ_E_UNSUPPORTED, "encrypted file (encrypted footer) is not supported");
+    if (memcmp(last8 + 4, "PAR1", 4))
+        return pq_fail(err, PQ_E_CORRUPT, "not a Parquet file (no PAR1 magic at the end)");
+    uint32_t len = (uint32_t)last8[0] | (uint32_t)last8[1] << 8 | (uint32_t)last8[2] << 16 |
+                   (uint32_t)last8[3] << 24;
+    if ((uint64_t)len + 12 > file_size)
+        return pq_fail(err, PQ_E_CORRUPT, "footer length %u exceeds the file size %llu", len,
+                       (unsigned long long)file_size);
+    *meta_len = len;
+    return PQ_OK;
+}
+
+int pq_footer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_size, pq_footer **out,
+                    pq_error *err)
+{
+    if (file_size < 12 || tail_len < 8 || tail_len > file_size)
+        return pq_fail(err, PQ_E_CORRUPT, "file of %llu bytes is too small to be Parquet",
+                       (unsigned long long)file_size);
+    uint32_t meta_len;
+    PQ_TRY(check_tail(tail + tail_len - 8, file_size, &meta_len, err));
+    if ((uint64_t)meta_len + 8 > tail_len)
+        return pq_fail(err, PQ_E_CORRUPT, "footer not within the given tail");
+    return build(tail + tail_len - 8 - meta_len, meta_len, file_size, out, err);
+}
+
+int pq_footer_read(pq_file *f, pq_footer **out, pq_error *err)
+{
+    uint64_t size;
+    PQ_TRY(pq_file_size(f, &size, err));
+    if (size < 12)
+        return pq_fail(err, PQ_E_CORRUPT, "file of %llu bytes is too small to be Parquet",
+                       (unsigned long long)size);
+    size_t tail_len = size < PQ_FOOTER_SPECULATIVE_READ ? (size_t)size : PQ_FOOTER_SPECULATIVE_READ;
+    uint8_t *tail = malloc(tail_len);
+    if (!tail) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = pq_read_at(f, tail, tail_len, size - tail_len, err);
+    if (rc != PQ_OK) {
+        free(tail);
+        return rc;
+    }
+    uint32_t meta_len;
+    if (check_tail(tail + tail_len - 8, size, &meta_len, err) != PQ_OK) {
+        free(tail);
+        return PQ_ERR;
+    }
+    if ((uint64_t)meta_len + 8 <= tail_len) {
+        if (tail_len == size && memcmp(tail, "PAR1", 4) != 0) {
+            free(tail);
+            return pq_fail(err, PQ_E_CORRUPT, "not a Parquet file (no PAR1 magic at the start)");
+        }
+        rc = build(tail + tail_len - 8 - meta_len, meta_len, size, out, err);
+        free(tail);
+        return rc;
+    }
+    /* The footer is larger than the speculative read: one more read. */
+    free(tail);
+    uint8_t *meta = malloc(meta_len);
+    if (!meta) return pq_fail(err, PQ_E_NOMEM, "out of memory for a footer of %u bytes", meta_len);
+    rc = pq_read_at(f, meta, meta_len, size - 8 - meta_len, err);
+    if (rc == PQ_OK) rc = build(meta, meta_len, size, out, err);
+    free(meta);
+    return rc;
+}
+
+void pq_footer_free(pq_footer *ft)
+{
+    if (!ft) return;
+    pq_schema_free(&ft->schema);
+    pq_arena_free(&ft->arena);
+    free(ft->meta_buf);
+    free(ft);
+}

@@ -1,0 +1,32 @@
+/* A Parquet file's footer: read with one speculative read of the tail,
+ * decoded, validated and turned into a schema.  Immutable once built, so one
+ * footer can be shared by every scan of the file (the footer cache). */
+#ifndef PQ_FOOTER_H
+#define PQ_FOOTER_H
+
+#include "io.h"
+#include "meta.h"
+#include "schema.h"
+
+/* The tail read that usually holds the whole footer. */
+#define PQ_FOOTER_SPECULATIVE_READ (64 * 1024)
+
+typedef struct pq_footer {
+    pq_file_meta meta;
+    pq_schema schema;
+    uint64_t file_size;
+    uint32_t meta_len;         /* thrift-encoded FileMetaData bytes */
+    uint8_t *meta_buf;         /* holds the encoded metadata (statistics point into it) */
+    pq_arena arena;
+} pq_footer;
+
+/* Reads and validates the footer of `f`.  Errors are prefixed with nothing:
+ * callers add the file name.  Encrypted files (PARE magic, or an encryption
+ * algorithm in a plaintext footer) are refused as PQ_E_UNSUPPORTED. */
+int pq_footer_read(pq_file *f, pq_footer **out, pq_error *err);
+/* Decodes a footer from the file's full bytes (fuzzers, tests). */
+int pq_footer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_size, pq_footer **out,
+                    pq_error *err);
+void pq_footer_free(pq_footer *ft);
+
+#endif

@@ -1,0 +1,566 @@
+#include "render.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "numfmt.h"
+
+/* ------------------------------------------------------------------ formats */
+
+pq_cell_format pq_cell_format_of(const pq_node *n)
+{
+    pq_cell_format f = {.kind = PQ_CELL_BINARY, .phys = n->phys};
+    const pq_logical *l = &n->logical;
+    switch (n->phys) {
+    case PQ_BOOLEAN: f.kind = PQ_CELL_BOOL; break;
+    case PQ_INT32: f.kind = PQ_CELL_I32; break;
+    case PQ_INT64: f.kind = PQ_CELL_I64; break;
+    case PQ_INT96: f.kind = PQ_CELL_INT96; break;
+    case PQ_FLOAT: f.kind = PQ_CELL_FLOAT; break;
+    case PQ_DOUBLE: f.kind = PQ_CELL_DOUBLE; break;
+    case PQ_BYTE_ARRAY: case PQ_FIXED_LEN_BYTE_ARRAY: f.kind = PQ_CELL_BINARY; break;
+    }
+    switch (l->kind) {
+    case PQ_LT_STRING: case PQ_LT_ENUM: case PQ_LT_JSON:
+        if (n->phys == PQ_BYTE_ARRAY || n->phys == PQ_FIXED_LEN_BYTE_ARRAY) f.kind = PQ_CELL_STRING;
+        break;
+    case PQ_LT_INTEGER:
+        if (n->phys == PQ_INT32) f.kind = l->is_signed ? PQ_CELL_I32 : PQ_CELL_U32;
+        else if (n->phys == PQ_INT64) f.kind = l->is_signed ? PQ_CELL_I64 : PQ_CELL_U64;
+        break;
+    case PQ_LT_DECIMAL:
+        f.scale = l->scale;
+        if (n->phys == PQ_INT32) f.kind = PQ_CELL_DECIMAL_I32;
+        else if (n->phys == PQ_INT64) f.kind = PQ_CELL_DECIMAL_I64;
+        else if (n->phys == PQ_BYTE_ARRAY || n->phys == PQ_FIXED_LEN_BYTE_ARRAY)
+            f.kind = PQ_CELL_DECIMAL_BYTES;
+        break;
+    case PQ_LT_DATE:
+        if (n->phys == PQ_INT32) f.kind = PQ_CELL_DATE;
+        break;
+    case PQ_LT_TIME:
+        f.digits = l->unit == PQ_UNIT_MILLIS ? 3 : l->unit == PQ_UNIT_MICROS ? 6 : 9;
+        if ((n->phys == PQ_INT32 && l->unit == PQ_UNIT_MILLIS) ||
+            (n->phys == PQ_INT64 && l->unit != PQ_UNIT_MILLIS))
+            f.kind = PQ_CELL_TIME;
+        break;
+    case PQ_LT_TIMESTAMP:
+        f.digits = l->unit == PQ_UNIT_MILLIS ? 3 : l->unit == PQ_UNIT_MICROS ? 6 : 9;
+        f.utc = l->utc;
+        if (n->phys == PQ_INT64) f.kind = PQ_CELL_TIMESTAMP;
+        break;
+    case PQ_LT_UUID:
+        if (n->phys == PQ_FIXED_LEN_BYTE_ARRAY && n->type_length == 16) f.kind = PQ_CELL_UUID;
+        break;
+    case PQ_LT_FLOAT16:
+        if (n->phys == PQ_FIXED_LEN_BYTE_ARRAY && n->type_length == 2) f.kind = PQ_CELL_FLOAT16;
+        break;
+    case PQ_LT_UNKNOWN: f.kind = PQ_CELL_NULL; break;
+    default: break;
+    }
+    if (l->kind == PQ_LT_NONE && n->converted == PQ_CT_INTERVAL &&
+        n->phys == PQ_FIXED_LEN_BYTE_ARRAY && n->type_length == 12)
+        f.kind = PQ_CELL_INTERVAL;
+    return f;
+}
+
+/* ------------------------------------------------------------------ text helpers */
+
+/* Bytes that force a CSV field to be quoted. */
+static const uint8_t csv_special[256] = {[','] = 1, ['"'] = 1, ['\n'] = 1, ['\r'] = 1};
+
+int pq_csv_field(const char *s, size_t n, pq_buf *out)
+{
+    bool quote = n == 0;
+    size_t quotes = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = (uint8_t)s[i];
+        if (csv_special[c]) {
+            quote = true;
+            quotes += c == '"';
+        }
+    }
+    if (!quote) return pq_buf_append(out, s, n);
+    if (pq_buf_reserve(out, n + quotes + 2)) return -1;
+    char *w = out->data + out->len;
+    *w++ = '"';
+    if (!quotes) {
+        memcpy(w, s, n);
+        w += n;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (s[i] == '"') *w++ = '"';
+            *w++ = s[i];
+        }
+    }
+    *w++ = '"';
+    out->len = (size_t)(w - out->data);
+    return 0;
+}
+
+static const char hexdig[] = "0123456789ABCDEF";
+static const char hexlow[] = "0123456789abcdef";
+
+/* Binary as text: printable ASCII except \ and " as is, everything else \xHH.
+ * The result never needs CSV quote doubling; it is quoted when it holds a
+ * comma or is empty. */
+static int binary_text(const uint8_t *p, size_t n, bool csv, pq_buf *out)
+{
+    bool quote = csv && n == 0;
+    if (csv)
+        for (size_t i = 0; i < n && !quote; i++) quote = p[i] == ',';
+    if (pq_buf_reserve(out, n * 4 + 2)) return -1;
+    char *w = out->data + out->len;
+    if (quote) *w++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = p[i];
+        if (c >= 0x20 && c < 0x7F && c != '\\' && c != '"') {
+            *w++ = (char)c;
+        } else {
+            *w++ = '\\';
+            *w++ = 'x';
+            *w++ = hexdig[c >> 4];
+            *w++ = hexdig[c & 15];
+        }
+    }
+    if (quote) *w++ = '"';
+    out->len = (size_t)(w - out->data);
+    return 0;
+}
+
+static int json_string(const uint8_t *p, size_t n, pq_buf *out)
+{
+    if (pq_buf_reserve(out, n * 6 + 2)) return -1;
+    char *w = out->data + out->len;
+    *w++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = p[i];
+        if (c == '"' || c == '\\') {
+            *w++ = '\\';
+            *w++ = (char)c;
+        } else if (c < 0x20) {
+            memcpy(w, "\\u00", 4);
+            w += 4;
+            *w++ = hexlow[c >> 4];
+            *w++ = hexlow[c & 15];
+        } else {
+            *w++ = (char)c;
+        }
+    }
+    *w++ = '"';
+    out->len = (size_t)(w - out->data);
+    return 0;
+}
+
+static inline int32_t load_le32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return (int32_t)v;
+}
+
+static size_t fmt_int96(const pq_int96 *v, char *w)
+{
+    int64_t nanos;
+    memcpy(&nanos, v->b, 8);
+    int64_t julian = load_le32(v->b + 8);
+    /* 2440588 is the Julian day of 1970-01-01.  Readers (DuckDB, Spark) show
+     * INT96 with microsecond precision. */
+    __int128 total = ((__int128)(julian - 2440588) * 86400000000000LL + nanos);
+    __int128 micros = total / 1000;
+    if (total % 1000 < 0) micros -= 1;
+    if (micros > INT64_MAX || micros < INT64_MIN) micros = 0;
+    return pq_fmt_timestamp((int64_t)micros, 6, w);
+}
+
+static size_t fmt_uuid(const uint8_t *p, char *w)
+{
+    char *s = w;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) *w++ = '-';
+        *w++ = hexlow[p[i] >> 4];
+        *w++ = hexlow[p[i] & 15];
+    }
+    return (size_t)(w - s);
+}
+
+static size_t fmt_interval(const uint8_t *p, char *w)
+{
+    uint32_t months = (uint32_t)load_le32(p), days = (uint32_t)load_le32(p + 4),
+             millis = (uint32_t)load_le32(p + 8);
+    char *s = w;
+    uint32_t years = months / 12;
+    months %= 12;
+    if (years) {
+        w += pq_fmt_u32(years, w);
+        memcpy(w, years == 1 ? " year " : " years ", years == 1 ? 6 : 7);
+        w += years == 1 ? 6 : 7;
+    }
+    if (months) {
+        w += pq_fmt_u32(months, w);
+        memcpy(w, months == 1 ? " month " : " months ", months == 1 ? 7 : 8);
+        w += months == 1 ? 7 : 8;
+    }
+    if (days) {
+        w += pq_fmt_u32(days, w);
+        memcpy(w, days == 1 ? " day " : " days ", days == 1 ? 5 : 6);
+        w += days == 1 ? 5 : 6;
+    }
+    w += pq_fmt_time((int64_t)millis, 3, w);
+    return (size_t)(w - s);
+}
+
+/* Fixed-width text of a non-string value; returns bytes written (room for
+ * PQ_FMT_MAX + 16 bytes is guaranteed by the caller) or 0 when the kind is
+ * a byte-string kind. */
+static size_t fixed_text(const pq_cell_format *f, const void *values, size_t i, char *w)
+{
+    switch (f->kind) {
+    case PQ_CELL_BOOL:
+        if (((const uint8_t *)values)[i]) {
+            memcpy(w, "true", 4);
+            return 4;
+        }
+        memcpy(w, "false", 5);
+        return 5;
+    case PQ_CELL_I32: return pq_fmt_i32(((const int32_t *)values)[i], w);
+    case PQ_CELL_U32: return pq_fmt_u32((uint32_t)((const int32_t *)values)[i], w);
+    case PQ_CELL_I64: return pq_fmt_i64(((const int64_t *)values)[i], w);
+    case PQ_CELL_U64: return pq_fmt_u64((uint64_t)((const int64_t *)values)[i], w);
+    case PQ_CELL_FLOAT: return pq_fmt_float(((const float *)values)[i], w);
+    case PQ_CELL_DOUBLE: return pq_fmt_double(((const double *)values)[i], w);
+    case PQ_CELL_FLOAT16: {
+        const pq_bytes *b = &((const pq_bytes *)values)[i];
+        uint16_t bits = (uint16_t)(b->ptr[0] | (b->ptr[1] << 8));
+        return pq_fmt_float(pq_half_to_float(bits), w);
+    }
+    case PQ_CELL_DECIMAL_I32: return pq_fmt_decimal_i64(((const int32_t *)values)[i], f->scale, w);
+    case PQ_CELL_DECIMAL_I64: return pq_fmt_decimal_i64(((const int64_t *)values)[i], f->scale, w);
+    case PQ_CELL_DATE: return pq_fmt_date(((const int32_t *)values)[i], w);
+    case PQ_CELL_TIME:
+        if (f->phys == PQ_INT32) return pq_fmt_time(((const int32_t *)values)[i], f->digits, w);
+        return pq_fmt_time(((const int64_t *)values)[i], f->digits, w);
+    case PQ_CELL_TIMESTAMP: {
+        size_t n = pq_fmt_timestamp(((const int64_t *)values)[i], f->digits, w);
+        if (f->utc) {
+            memcpy(w + n, "+00", 3);
+            n += 3;
+        }
+        return n;
+    }
+    case PQ_CELL_INT96: return fmt_int96(&((const pq_int96 *)values)[i], w);
+    case PQ_CELL_UUID: return fmt_uuid(((const pq_bytes *)values)[i].ptr, w);
+    case PQ_CELL_INTERVAL: return fmt_interval(((const pq_bytes *)values)[i].ptr, w);
+    default: return 0;
+    }
+}
+
+#define FIXED_ROOM (PQ_FMT_MAX + 64)
+
+int pq_csv_cell(const pq_cell_format *f, const void *values, size_t i, pq_buf *out)
+{
+    switch (f->kind) {
+    case PQ_CELL_NULL: return 0;
+    case PQ_CELL_STRING: {
+        const pq_bytes *b = &((const pq_bytes *)values)[i];
+        return pq_csv_field((const char *)b->ptr, b->len, out);
+    }
+    case PQ_CELL_BINARY: {
+        const pq_bytes *b = &((const pq_bytes *)values)[i];
+        return binary_text(b->ptr, b->len, true, out);
+    }
+    case PQ_CELL_DECIMAL_BYTES: {
+        const pq_bytes *b = &((const pq_bytes *)values)[i];
+        if (b->len == 0) return pq_buf_append(out, "0", 1);
+        if (pq_buf_reserve(out, pq_fmt_decimal_max(b->len, f->scale))) return -1;
+        out->len += pq_fmt_decimal_be(b->ptr, b->len, f->scale, out->data + out->len);
+        return 0;
+    }
+    default:
+        if (pq_buf_reserve(out, FIXED_ROOM)) return -1;
+        out->len += fixed_text(f, values, i, out->data + out->len);
+        return 0;
+    }
+}
+
+static bool json_numeric(pq_cell_kind k)
+{
+    switch (k) {
+    case PQ_CELL_I32: case PQ_CELL_U32: case PQ_CELL_I64: case PQ_CELL_U64:
+    case PQ_CELL_FLOAT: case PQ_CELL_DOUBLE: case PQ_CELL_FLOAT16:
+    case PQ_CELL_DECIMAL_I32: case PQ_CELL_DECIMAL_I64: case PQ_CELL_DECIMAL_BYTES:
+    case PQ_CELL_BOOL:
+        return true;
+    default: return false;
+    }
+}
+
+int pq_json_cell(const pq_cell_format *f, const void *values, size_t i, pq_buf *out)
+{
+    if (f->kind == PQ_CELL_NULL) return pq_buf_append(out, "null", 4);
+    if (f->kind == PQ_CELL_STRING) {
+        const pq_bytes *b = &((const pq_bytes *)values)[i];
+        return json_string(b->ptr, b->len, out);
+    }
+    if (f->kind == PQ_CELL_BINARY) {
+        const pq_bytes *b = &((const pq_bytes *)values)[i];
+        pq_buf tmp;
+        pq_buf_init(&tmp);
+        int rc = binary_text(b->ptr, b->len, false, &tmp);
+        if (!rc) rc = json_string((const uint8_t *)tmp.data, tmp.len, out);
+        pq_buf_free(&tmp);
+        return rc;
+    }
+    size_t start = out->len;
+    if (pq_csv_cell(f, values, i, out)) return -1;
+    if (json_numeric(f->kind)) {
+        /* JSON has no nan/inf: use the spellings JavaScript and Python read. */
+        size_t n = out->len - start;
+        const char *s = out->data + start;
+        if (n == 3 && !memcmp(s, "nan", 3)) {
+            out->len = start;
+            return pq_buf_append(out, "NaN", 3);
+        }
+        if ((n == 3 && !memcmp(s, "inf", 3)) || (n == 4 && !memcmp(s, "-inf", 4))) {
+            bool neg = n == 4;
+            out->len = start;
+            return pq_buf_puts(out, neg ? "-Infinity" : "Infinity");
+        }
+        return 0;
+    }
+    /* dates, times, timestamps, uuids, intervals: JSON strings */
+    size_t n = out->len - start;
+    if (pq_buf_reserve(out, 2)) return -1;
+    memmove(out->data + start + 1, out->data + start, n);
+    out->data[start] = '"';
+    out->data[start + n + 1] = '"';
+    out->len += 2;
+    return 0;
+}
+
+int pq_csv_header(const char *const *names, int n, pq_buf *out)
+{
+    for (int i = 0; i < n; i++) {
+        if (i && pq_buf_append(out, ",", 1)) return -1;
+        if (pq_csv_field(names[i], strlen(names[i]), out)) return -1;
+    }
+    return pq_buf_append(out, "\n", 1);
+}
+
+/* ------------------------------------------------------------------ nested assembly */
+
+typedef struct leaf_cursor {
+    const pq_col_batch *b;
+    pq_cell_format fmt;
+    int32_t lvl;
+    int32_t val;
+    uint16_t max_def;
+} leaf_cursor;
+
+typedef struct json_ctx {
+    leaf_cursor *cur;          /* indexed by leaf - base */
+    int32_t base;
+    pq_buf *out;
+    pq_error *err;
+} json_ctx;
+
+static int levels_ran_out(json_ctx *c)
+{
+    return pq_fail(c->err, PQ_E_CORRUPT, "repetition/definition levels are inconsistent across the leaves of a nested column");
+}
+
+static int advance_absent(json_ctx *c, const pq_node *n)
+{
+    for (int32_t i = 0; i < n->n_leaves; i++) {
+        leaf_cursor *lc = &c->cur[n->first_leaf + i - c->base];
+        if (lc->lvl >= lc->b->n_levels) return levels_ran_out(c);
+        lc->lvl++;
+    }
+    return PQ_OK;
+}
+
+static inline uint16_t def_at(const leaf_cursor *lc)
+{
+    return lc->b->def ? lc->b->def[lc->lvl] : 0;
+}
+
+static int render_json(json_ctx *c, const pq_node *n);
+
+static int render_collection(json_ctx *c, const pq_node *n, leaf_cursor *lc)
+{
+    bool is_map = n->kind == PQ_NODE_MAP;
+    if (def_at(lc) < n->elem_def_level) {
+        if (pq_buf_append(c->out, is_map ? "{}" : "[]", 2)) return -1;
+        return advance_absent(c, n);
+    }
+    if (pq_buf_append(c->out, is_map ? "{" : "[", 1)) return -1;
+    for (bool first = true;; first = false) {
+        if (!first && pq_buf_append(c->out, ",", 1)) return -1;
+        if (!is_map) {
+            PQ_TRY(render_json(c, n->children[0]));
+        } else {
+            /* Keys are JSON strings: render the key, then quote it unless it
+             * is a string already. */
+            size_t at = c->out->len;
+            PQ_TRY(render_json(c, n->children[0]));
+            if (c->out->len == at || c->out->data[at] != '"') {
+                size_t klen = c->out->len - at;
+                if (pq_buf_reserve(c->out, 2)) return -1;
+                memmove(c->out->data + at + 1, c->out->data + at, klen);
+                c->out->data[at] = '"';
+                c->out->data[at + klen + 1] = '"';
+                c->out->len += 2;
+            }
+            if (pq_buf_append(c->out, ":", 1)) return -1;
+            if (n->n_children > 1) PQ_TRY(render_json(c, n->children[1]));
+            else if (pq_buf_append(c->out, "null", 4)) return -1;
+        }
+        if (lc->lvl >= lc->b->n_levels || !lc->b->rep || lc->b->rep[lc->lvl] != n->elem_rep_level)
+            break;
+    }
+    return pq_buf_append(c->out, is_map ? "}" : "]", 1);
+}
+
+static int render_json(json_ctx *c, const pq_node *n)
+{
+    leaf_cursor *lc = &c->cur[n->first_leaf - c->base];
+    if (n->n_leaves == 0) return pq_buf_append(c->out, "null", 4);
+    if (lc->lvl >= lc->b->n_levels) return levels_ran_out(c);
+    if (def_at(lc) < n->def_level) {
+        if (pq_buf_append(c->out, "null", 4)) return -1;
+        return advance_absent(c, n);
+    }
+    switch (n->kind) {
+    case PQ_NODE_PRIMITIVE:
+        if (def_at(lc) < lc->max_def) {
+            if (pq_buf_append(c->out, "null", 4)) return -1;
+        } else {
+            if (lc->val >= lc->b->n_values) return levels_ran_out(c);
+            if (pq_json_cell(&lc->fmt, lc->b->values, (size_t)lc->val, c->out)) return -1;
+            lc->val++;
+        }
+        lc->lvl++;
+        return PQ_OK;
+    case PQ_NODE_STRUCT:
+        if (pq_buf_append(c->out, "{", 1)) return -1;
+        for (int32_t i = 0; i < n->n_children; i++) {
+            if (i && pq_buf_append(c->out, ",", 1)) return -1;
+            const char *nm = n->children[i]->name;
+            if (json_string((const uint8_t *)nm, strlen(nm), c->out)) return -1;
+            if (pq_buf_append(c->out, ":", 1)) return -1;
+            PQ_TRY(render_json(c, n->children[i]));
+        }
+        return pq_buf_append(c->out, "}", 1);
+    case PQ_NODE_LIST:
+    case PQ_NODE_MAP:
+        return render_collection(c, n, lc);
+    }
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ rows */
+
+typedef struct col_state {
+    const pq_out_col *col;
+    pq_cell_format fmt;
+    bool flat;
+    uint16_t max_def;
+    int32_t val;               /* flat: next value index */
+    json_ctx json;             /* nested */
+} col_state;
+
+#define STACK_COLS 64
+#define STACK_LEAVES 256
+
+static int32_t collect_leaf_nodes(const pq_node *n, leaf_cursor *cur, int32_t at)
+{
+    if (n->kind == PQ_NODE_PRIMITIVE) {
+        cur[at].fmt = pq_cell_format_of(n);
+        cur[at].max_def = (uint16_t)n->def_level;
+        return at + 1;
+    }
+    for (int32_t i = 0; i < n->n_children; i++) at = collect_leaf_nodes(n->children[i], cur, at);
+    return at;
+}
+
+int pq_csv_rows(const pq_out_col *cols, int n_cols, int32_t n_rows, const uint8_t *keep,
+                pq_buf *out, size_t *row_ends, pq_error *err)
+{
+    col_state stack_states[STACK_COLS];
+    leaf_cursor stack_cursors[STACK_LEAVES];
+    col_state *st = stack_states;
+    leaf_cursor *cursors = stack_cursors;
+    void *heap = NULL;
+    int32_t total_leaves = 0;
+    for (int j = 0; j < n_cols; j++)
+        if (cols[j].node && cols[j].node->kind != PQ_NODE_PRIMITIVE)
+            total_leaves += cols[j].node->n_leaves;
+    if (n_cols > STACK_COLS || total_leaves > STACK_LEAVES) {
+        heap = malloc(sizeof(col_state) * (size_t)n_cols + sizeof(leaf_cursor) * (size_t)total_leaves + 1);
+        if (!heap) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        st = heap;
+        cursors = (leaf_cursor *)(st + n_cols);
+    }
+    pq_buf scratch;
+    pq_buf_init(&scratch);
+    int rc = PQ_OK;
+    leaf_cursor *lcur = cursors;
+    for (int j = 0; j < n_cols && rc == PQ_OK; j++) {
+        col_state *s = &st[j];
+        memset(s, 0, sizeof *s);
+        s->col = &cols[j];
+        const pq_node *nd = cols[j].node;
+        if (!nd) continue;
+        for (int32_t k = 0; k < nd->n_leaves; k++)
+            if (cols[j].leaves[k].n_rows != n_rows)
+                rc = pq_fail(err, PQ_E_CORRUPT, "column '%s' has %d rows where %d were expected",
+                             nd->name, cols[j].leaves[k].n_rows, n_rows);
+        if (nd->kind == PQ_NODE_PRIMITIVE) {
+            s->flat = true;
+            s->fmt = pq_cell_format_of(nd);
+            s->max_def = (uint16_t)nd->def_level;
+        } else {
+            int32_t got = collect_leaf_nodes(nd, lcur, 0);
+            for (int32_t k = 0; k < got; k++) {
+                lcur[k].b = &cols[j].leaves[k];
+                lcur[k].lvl = 0;
+                lcur[k].val = 0;
+            }
+            s->json = (json_ctx){.cur = lcur, .base = nd->first_leaf, .out = &scratch, .err = err};
+            lcur += got;
+        }
+    }
+    for (int32_t r = 0; r < n_rows && rc == PQ_OK; r++) {
+        bool emit = !keep || keep[r];
+        for (int j = 0; j < n_cols; j++) {
+            col_state *s = &st[j];
+            if (emit && j && pq_buf_append(out, ",", 1)) goto oom;
+            if (s->flat) {
+                const pq_col_batch *b = s->col->leaves;
+                if (b->def && b->def[r] != s->max_def) continue;
+                if (emit && pq_csv_cell(&s->fmt, b->values, (size_t)s->val, out)) goto oom;
+                s->val++;
+            } else if (s->col->node) {
+                scratch.len = 0;
+                if (render_json(&s->json, s->col->node) != PQ_OK) {
+                    rc = PQ_ERR;
+                    break;
+                }
+                if (emit && pq_csv_field(scratch.data, scratch.len, out)) goto oom;
+            } else if (emit && pq_buf_append(out, s->col->constant, s->col->constant_len)) {
+                goto oom;
+            }
+        }
+        if (emit && rc == PQ_OK) {
+            if (pq_buf_append(out, "\n", 1)) goto oom;
+            if (row_ends) *row_ends++ = out->len;
+        }
+    }
+    pq_buf_free(&scratch);
+    free(heap);
+    return rc;
+oom:
+    pq_buf_free(&scratch);
+    free(heap);
+    return pq_fail(err, PQ_E_NOMEM, "out of memory rendering CSV");
+}

@@ -1,0 +1,156 @@
+#include "rowgroup.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_range(const void *a, const void *b)
+{
+    const pq_byte_range *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+void pq_free_ranges(pq_byte_range *ranges, int32_t n)
+{
+    if (!ranges) return;
+    for (int32_t i = 0; i < n; i++) free((void *)ranges[i].data);
+    free(ranges);
+}
+
+int pq_fetch_ranges(pq_file *f, const pq_byte_range *want, int32_t n_want, uint64_t merge_gap,
+                    pq_byte_range **out, int32_t *n_out, uint64_t *bytes, pq_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (n_want == 0) return PQ_OK;
+    pq_byte_range *sorted = malloc(sizeof *sorted * (size_t)n_want);
+    pq_byte_range *merged = calloc((size_t)n_want, sizeof *merged);
+    if (!sorted || !merged) {
+        free(sorted);
+        free(merged);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    memcpy(sorted, want, sizeof *sorted * (size_t)n_want);
+    qsort(sorted, (size_t)n_want, sizeof *sorted, cmp_range);
+    int32_t m = 0;
+    for (int32_t i = 0; i < n_want; i++) {
+        if (sorted[i].len == 0) continue;
+        uint64_t end = sorted[i].off + sorted[i].len;
+        if (m > 0) {
+            pq_byte_range *last = &merged[m - 1];
+            uint64_t last_end = last->off + last->len;
+            if (sorted[i].off <= last_end + merge_gap) {
+                if (end > last_end) last->len = end - last->off;
+                continue;
+            }
+        }
+        merged[m].off = sorted[i].off;
+        merged[m].len = sorted[i].len;
+        m++;
+    }
+    free(sorted);
+    for (int32_t i = 0; i < m; i++) {
+        if (merged[i].len > (uint64_t)SIZE_MAX / 2) {
+            pq_free_ranges(merged, i);
+            return pq_fail(err, PQ_E_CORRUPT, "read of %llu bytes is too large",
+                           (unsigned long long)merged[i].len);
+        }
+        uint8_t *buf = malloc(merged[i].len ? (size_t)merged[i].len : 1);
+        if (!buf) {
+            pq_free_ranges(merged, i);
+            return pq_fail(err, PQ_E_NOMEM, "out of memory for %llu bytes",
+                           (unsigned long long)merged[i].len);
+        }
+        if (pq_read_at(f, buf, (size_t)merged[i].len, merged[i].off, err) != PQ_OK) {
+            free(buf);
+            pq_free_ranges(merged, i);
+            return PQ_ERR;
+        }
+        merged[i].data = buf;
+        if (bytes) *bytes += merged[i].len;
+    }
+    *out = merged;
+    *n_out = m;
+    return PQ_OK;
+}
+
+int pq_rg_open(pq_file *f, const pq_footer *ft, int32_t rg, const int32_t *leaves, int32_t n_leaves,
+               pq_rg_reader **out, pq_error *err)
+{
+    if (rg < 0 || rg >= ft->meta.n_row_groups)
+        return pq_fail(err, PQ_E_USAGE, "row group %d does not exist", rg);
+    const pq_row_group *g = &ft->meta.row_groups[rg];
+    pq_rg_reader *r = calloc(1, sizeof *r);
+    pq_byte_range *want = calloc((size_t)(n_leaves ? n_leaves : 1), sizeof *want);
+    pq_chunk_extent *ext = calloc((size_t)(n_leaves ? n_leaves : 1), sizeof *ext);
+    if (!r || !want || !ext) {
+        free(r);
+        free(want);
+        free(ext);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    r->row_group = rg;
+    r->num_rows = g->num_rows;
+    r->n_cols = n_leaves;
+    r->leaf_of = calloc((size_t)(n_leaves ? n_leaves : 1), sizeof *r->leaf_of);
+    r->cols = calloc((size_t)(n_leaves ? n_leaves : 1), sizeof *r->cols);
+    if (!r->leaf_of || !r->cols) {
+        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (int32_t i = 0; i < n_leaves; i++) {
+        int32_t leaf = leaves[i];
+        const pq_column_chunk *cc = &g->columns[leaf];
+        r->leaf_of[i] = leaf;
+        if (pq_chunk_extent_of(cc, ft->file_size, &ext[i], err) != PQ_OK) {
+            pq_error_prefix(err, "column '%s' (row group %d): ", ft->schema.leaves[leaf].path, rg);
+            goto fail;
+        }
+        want[i].off = ext[i].start;
+        want[i].len = ext[i].len;
+    }
+    if (pq_fetch_ranges(f, want, n_leaves, PQ_MERGE_GAP, &r->ranges, &r->n_ranges, &r->bytes_fetched,
+                        err) != PQ_OK)
+        goto fail;
+    for (int32_t i = 0; i < n_leaves; i++) {
+        int32_t leaf = leaves[i];
+        pq_col_source src = {
+            .file_name = f->name,
+            .chunk = &g->columns[leaf],
+            .leaf = &ft->schema.leaves[leaf],
+            .row_group = rg,
+            .row_group_rows = g->num_rows,
+            .ranges = r->ranges,
+            .n_ranges = r->n_ranges,
+            .first_page_off = ext[i].start,
+            .end_off = ext[i].start + ext[i].len,
+        };
+        if (pq_col_reader_open(&src, &r->cols[i], err) != PQ_OK) goto fail;
+    }
+    free(want);
+    free(ext);
+    *out = r;
+    return PQ_OK;
+fail:
+    free(want);
+    free(ext);
+    pq_rg_close(r);
+    return PQ_ERR;
+}
+
+void pq_rg_close(pq_rg_reader *r)
+{
+    if (!r) return;
+    if (r->cols)
+        for (int32_t i = 0; i < r->n_cols; i++) pq_col_reader_free(r->cols[i]);
+    free(r->cols);
+    free(r->leaf_of);
+    pq_free_ranges(r->ranges, r->n_ranges);
+    free(r);
+}
+
+pq_col_reader *pq_rg_column(const pq_rg_reader *r, int32_t leaf)
+{
+    for (int32_t i = 0; i < r->n_cols; i++)
+        if (r->leaf_of[i] == leaf) return r->cols[i];
+    return NULL;
+}

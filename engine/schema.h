@@ -1,0 +1,87 @@
+/* Schema: the flat SchemaElement list of the footer as a tree.
+ *
+ * Two views of the same schema:
+ *  - the physical leaves (one per column chunk, in chunk order) with their
+ *    maximum definition and repetition levels;
+ *  - the logical tree of nodes (primitive, struct, list, map) obtained by
+ *    applying the LIST/MAP backward-compatibility rules of LogicalTypes.md, which
+ *    the CSV/JSON renderer walks.
+ * Logical types are normalized: a ConvertedType without a LogicalType becomes
+ * the equivalent pq_logical. */
+#ifndef PQ_SCHEMA_H
+#define PQ_SCHEMA_H
+
+#include "meta.h"
+
+typedef enum pq_node_kind {
+    PQ_NODE_PRIMITIVE,
+    PQ_NODE_STRUCT,
+    PQ_NODE_LIST,
+    PQ_NODE_MAP,
+} pq_node_kind;
+
+typedef struct pq_node pq_node;
+struct pq_node {
+    const char *name;
+    pq_node_kind kind;
+    pq_node *parent;
+    pq_node **children;        /* STRUCT: fields; LIST: {element}; MAP: {key, value or NULL} */
+    int32_t n_children;
+
+    /* Definition level at which this node is present (non-null).  A node
+     * whose parent is present but whose level entry has def < def_level is
+     * NULL (only possible when `nullable`). */
+    int16_t def_level;
+    int16_t rep_level;
+    bool nullable;
+
+    /* LIST / MAP: the repeated group.  The collection holds at least one
+     * element iff def >= elem_def_level; an entry with rep == elem_rep_level
+     * continues the collection. */
+    int16_t elem_def_level;
+    int16_t elem_rep_level;
+
+    /* PRIMITIVE */
+    pq_phys phys;
+    int32_t type_length;
+    pq_converted converted;
+    pq_logical logical;
+    int32_t leaf_index;        /* column chunk index, -1 for groups */
+
+    int32_t first_leaf, n_leaves; /* the leaves under this node: [first, first+n) */
+    int32_t element_index;     /* index into pq_file_meta.schema */
+};
+
+typedef struct pq_leaf {
+    const pq_node *node;       /* the primitive node */
+    int16_t max_def;
+    int16_t max_rep;
+    const char *path;          /* dotted path of the physical column, for messages */
+    int32_t column_order;      /* pq_column_order */
+} pq_leaf;
+
+typedef struct pq_schema {
+    pq_node *root;             /* STRUCT of the top-level fields */
+    pq_leaf *leaves;
+    int32_t n_leaves;
+    pq_arena arena;
+} pq_schema;
+
+/* Builds the schema of a decoded footer.  Inconsistent schemas (a group with
+ * too many children, a leaf without a type, a FIXED_LEN_BYTE_ARRAY without a
+ * length, depth beyond 64) are PQ_E_CORRUPT. */
+int pq_schema_build(const pq_file_meta *meta, pq_schema *out, pq_error *err);
+void pq_schema_free(pq_schema *s);
+
+/* The top-level field called `name` (exact match), or NULL. */
+const pq_node *pq_schema_find(const pq_schema *s, const char *name);
+
+/* Text of a node's type for schema.txt / pqtool meta, e.g. "INT64",
+ * "DECIMAL(12,2)", "TIMESTAMP(MICROS,UTC)", "LIST<STRING>",
+ * "STRUCT<a: INT32, b: STRING>". */
+int pq_node_type_text(const pq_node *n, pq_buf *out);
+
+/* Whether two schemas have the same shape and types (multi-file tables). */
+bool pq_schema_equal(const pq_schema *a, const pq_schema *b);
+
+#endif
