@@ -221,4 +221,16 @@ int pq_decode_offset_index(const uint8_t *buf, size_t len, pq_arena *arena,
 int pq_decode_bloom_header(const uint8_t *buf, size_t len, pq_bloom_header *out,
                            size_t *consumed, pq_error *err);
 
+/* Encoders: append the thrift compact encoding of the struct to `out`, writing
+ * every field the struct holds (optional ones when their has_* flag is set or
+ * their count is >= 0).  Values the structs cannot describe faithfully -- an
+ * unrecognised logical type, a column order other than TYPE_DEFINED, the
+ * encryption markers, a bloom filter other than split-block/xxhash/uncompressed
+ * -- fail with PQ_E_USAGE.  On failure `out` is left as it was. */
+int pq_encode_file_meta(const pq_file_meta *m, pq_buf *out, pq_error *err);
+int pq_encode_page_header(const pq_page_header *h, pq_buf *out, pq_error *err);
+int pq_encode_column_index(const pq_column_index *ci, pq_buf *out, pq_error *err);
+int pq_encode_offset_index(const pq_offset_index *oi, pq_buf *out, pq_error *err);
+int pq_encode_bloom_header(const pq_bloom_header *h, pq_buf *out, pq_error *err);
+
 #endif
