@@ -28,11 +28,12 @@ size_t pq_value_size(pq_phys type);
  * Used for definition/repetition levels, dictionary indices and RLE booleans.
  * bit_width 0..32.  (Levels are at most 16 bits; indices 32.) */
 typedef struct pq_rle_dec {
-    const uint8_t *p, *end;
+    const uint8_t *p, *end;     /* p: next run header */
     int bit_width;
     uint32_t rle_left;          /* values left in the current RLE run */
     uint32_t rle_value;
-    uint32_t packed_left;       /* values left in the current bit-packed run */
+    uint32_t packed_left;       /* values left in the current bit-packed run, counting
+                                 * buffered ones; clamped to the bytes actually present */
     const uint8_t *packed_p;    /* next group of 8 in the bit-packed run */
     uint32_t group[8];          /* unpacked current group */
     uint32_t group_pos;         /* next index in group; 8 = none buffered */
@@ -73,18 +74,18 @@ int pq_dict_decode(pq_dict *dict, pq_phys type, int32_t type_length, const uint8
 /* ------------------------------------------------------------------ value decoders */
 typedef struct pq_delta_state {
     /* DELTA_BINARY_PACKED decoder state */
-    const uint8_t *p, *end;
-    uint64_t block_size, miniblocks, values_per_mini;
+    const uint8_t *p, *end;     /* p: next block header, or next miniblock of this block */
+    uint32_t block_size, miniblocks, values_per_mini;
     uint64_t total_left;        /* values left to return, including first */
-    int64_t last;               /* last value returned (wraps as uint64) */
-    int64_t min_delta;
-    bool first_pending;
-    uint32_t mini_index;        /* miniblock within the current block */
-    uint32_t mini_left;         /* values left in the current miniblock */
+    uint64_t last;              /* last value produced (arithmetic wraps as uint64) */
+    uint64_t min_delta;         /* of the current block */
+    bool first_pending;         /* the header's first value is still to be returned */
+    uint32_t mini_index;        /* miniblock within the current block (== miniblocks: none) */
+    uint32_t mini_left;         /* deltas left in the current miniblock (multiple of 8) */
+    uint32_t mini_width;        /* bit width of the current miniblock */
     const uint8_t *widths;      /* bit widths of the current block's miniblocks */
-    const uint8_t *mini_p;      /* start of the current miniblock's packed data */
-    uint32_t mini_pos;          /* values consumed in the current miniblock */
-    int64_t buf[64];            /* decoded values ahead of the cursor */
+    const uint8_t *mini_p;      /* next group of 8 in the current miniblock */
+    uint64_t buf[8];            /* a decoded group, partly consumed */
     uint32_t buf_pos, buf_len;
 } pq_delta_state;
 
@@ -97,17 +98,15 @@ typedef struct pq_values_dec {
     const pq_dict *dict;
     /* per-encoding state */
     pq_rle_dec rle;             /* dictionary indices; RLE booleans */
-    uint32_t bool_bit;          /* PLAIN boolean: bit offset into p */
+    uint32_t bool_bit;          /* PLAIN boolean: bit offset (0..7) into *p */
     pq_delta_state delta;       /* DELTA_BINARY_PACKED, and lengths / prefixes below */
     pq_delta_state delta2;      /* DELTA_BYTE_ARRAY: suffix lengths */
-    const uint8_t *bytes_p;     /* DELTA_*: start of the concatenated bytes */
+    const uint8_t *bytes_p;     /* DELTA_*: next unread byte of the concatenated bytes */
     const uint8_t *bytes_end;
     uint8_t *last_value;        /* DELTA_BYTE_ARRAY: previous value (malloc'd) */
     uint32_t last_len, last_cap;
     uint32_t bss_index;         /* BYTE_STREAM_SPLIT: next value index */
-    uint32_t bss_count;         /* values in the stream */
-    uint32_t *idx_buf;          /* scratch for dictionary indices (malloc'd) */
-    uint32_t idx_cap;
+    uint32_t bss_count;         /* values in each stream (the stride) */
 } pq_values_dec;
 
 /* Initializes a decoder over a page's value bytes.  num_values is the number
@@ -124,5 +123,26 @@ int pq_values_read(pq_values_dec *d, void *out, size_t n, pq_arena *storage, pq_
 int pq_values_skip(pq_values_dec *d, size_t n, pq_error *err);
 /* Frees scratch memory held by the decoder (safe on a zeroed decoder). */
 void pq_values_free(pq_values_dec *d);
+
+/* ------------------------------------------------------------------ internal
+ * Per-family entry points behind pq_values_init / read / skip (encoding.c).
+ * Not for callers outside engine/enc_*.c: init runs after the common fields
+ * (enc, type, type_length, p, end, left, dict) are set and num_values > 0;
+ * read / skip are called only with 0 < n <= d->left. */
+int pq_plain_init(pq_values_dec *d, pq_error *err);
+int pq_plain_read(pq_values_dec *d, void *out, size_t n, pq_error *err);
+int pq_plain_skip(pq_values_dec *d, size_t n, pq_error *err);
+
+int pq_dict_values_init(pq_values_dec *d, pq_error *err);
+int pq_dict_values_read(pq_values_dec *d, void *out, size_t n, pq_error *err);
+int pq_dict_values_skip(pq_values_dec *d, size_t n, pq_error *err);
+
+int pq_delta_init(pq_values_dec *d, pq_error *err);
+int pq_delta_read(pq_values_dec *d, void *out, size_t n, pq_arena *storage, pq_error *err);
+int pq_delta_skip(pq_values_dec *d, size_t n, pq_error *err);
+
+int pq_bss_init(pq_values_dec *d, pq_error *err);
+int pq_bss_read(pq_values_dec *d, void *out, size_t n, pq_arena *storage, pq_error *err);
+int pq_bss_skip(pq_values_dec *d, size_t n, pq_error *err);
 
 #endif
