@@ -16,6 +16,9 @@ typedef struct page_buf {
 /* A page with more level entries than this is refused: it would need more
  * memory for levels than any real writer produces. */
 #define PQ_MAX_PAGE_ENTRIES (64 * 1024 * 1024)
+/* Pages are decompressed whole; a larger page is refused rather than letting
+ * one file take gigabytes of a shared daemon's memory. */
+#define PQ_MAX_PAGE_BYTES (256 * 1024 * 1024)
 
 struct pq_col_reader {
     pq_col_source src;
@@ -70,8 +73,8 @@ static int fail_at(pq_col_reader *r, pq_error *err)
     return PQ_ERR;
 }
 
-int pq_chunk_extent_of(const pq_column_chunk *cc, uint64_t file_size, pq_chunk_extent *out,
-                       pq_error *err)
+int pq_chunk_extent_of(const pq_column_chunk *cc, uint64_t file_size, bool legacy_padding,
+                       pq_chunk_extent *out, pq_error *err)
 {
     if (!cc->has_meta)
         return pq_fail(err, cc->encrypted ? PQ_E_UNSUPPORTED : PQ_E_CORRUPT,
@@ -91,6 +94,10 @@ int pq_chunk_extent_of(const pq_column_chunk *cc, uint64_t file_size, pq_chunk_e
                        "column chunk at offset %lld of %lld bytes extends past the end of the "
                        "file (%llu bytes)",
                        (long long)start, (long long)len, (unsigned long long)file_size);
+    if (legacy_padding) {
+        uint64_t room = file_size - (uint64_t)start - (uint64_t)len;
+        len += (int64_t)(room < 100 ? room : 100);
+    }
     out->start = (uint64_t)start;
     out->len = (uint64_t)len;
     return PQ_OK;
@@ -367,6 +374,9 @@ static int load_page(pq_col_reader *r, int64_t *skip_rows, pq_error *err)
         }
         if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0)
             return pq_fail(err, PQ_E_CORRUPT, "negative page size");
+        if (h.uncompressed_page_size > PQ_MAX_PAGE_BYTES)
+            return pq_fail(err, PQ_E_UNSUPPORTED, "page of %d bytes exceeds the %d MiB page limit",
+                           h.uncompressed_page_size, PQ_MAX_PAGE_BYTES >> 20);
         uint64_t data_off = r->next_page_off + hlen;
         if ((uint64_t)h.compressed_page_size > r->src.end_off - data_off)
             return pq_fail(err, PQ_E_CORRUPT, "page of %d bytes at offset %llu overruns the chunk",

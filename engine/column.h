@@ -27,9 +27,12 @@ typedef struct pq_chunk_extent {
 } pq_chunk_extent;
 
 /* Validates the chunk's offsets against the file size and returns its extent.
- * `file_size` is the size of the data file. */
-int pq_chunk_extent_of(const pq_column_chunk *cc, uint64_t file_size, pq_chunk_extent *out,
-                       pq_error *err);
+ * `file_size` is the size of the data file.  `legacy_padding`: the writer is
+ * parquet-mr before 1.2.9, which left the dictionary page header out of
+ * total_compressed_size (PARQUET-816); the extent is then extended by up to
+ * 100 bytes, as other readers do. */
+int pq_chunk_extent_of(const pq_column_chunk *cc, uint64_t file_size, bool legacy_padding,
+                       pq_chunk_extent *out, pq_error *err);
 
 typedef struct pq_col_batch {
     int32_t n_rows;

@@ -1,9 +1,23 @@
 #include "footer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "column.h"
+
+/* parquet-mr before 1.2.9 (or without a version) under-reported chunk sizes. */
+static bool writer_is_old_parquet_mr(const char *created_by)
+{
+    if (!created_by || strncmp(created_by, "parquet-mr", 10) != 0) return false;
+    const char *v = strstr(created_by, "version ");
+    if (!v) return true;
+    int major = 0, minor = 0, patch = 0;
+    if (sscanf(v + 8, "%d.%d.%d", &major, &minor, &patch) < 2) return true;
+    if (major != 1) return major < 1;
+    if (minor != 2) return minor < 2;
+    return patch < 9;
+}
 
 static int validate(pq_footer *ft, pq_error *err)
 {
@@ -12,6 +26,7 @@ static int validate(pq_footer *ft, pq_error *err)
         return pq_fail(err, PQ_E_UNSUPPORTED, "encrypted file (plaintext footer) is not supported");
     if (m->num_rows < 0) return pq_fail(err, PQ_E_CORRUPT, "negative row count %lld", (long long)m->num_rows);
     PQ_TRY(pq_schema_build(m, &ft->schema, err));
+    ft->legacy_chunk_sizes = writer_is_old_parquet_mr(m->created_by);
     int64_t rows = 0;
     for (int32_t g = 0; g < m->n_row_groups; g++) {
         const pq_row_group *rg = &m->row_groups[g];
@@ -31,7 +46,7 @@ static int validate(pq_footer *ft, pq_error *err)
                 return pq_fail(err, PQ_E_UNSUPPORTED,
                                "column chunk stored in another file ('%s') is not supported", cc->file_path);
             pq_chunk_extent ext;
-            if (pq_chunk_extent_of(cc, ft->file_size, &ext, err) != PQ_OK) {
+            if (pq_chunk_extent_of(cc, ft->file_size, ft->legacy_chunk_sizes, &ext, err) != PQ_OK) {
                 pq_error_prefix(err, "row group %d column '%s': ", g, ft->schema.leaves[c].path);
                 return PQ_ERR;
             }

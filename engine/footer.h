@@ -17,6 +17,7 @@ typedef struct pq_footer {
     uint64_t file_size;
     uint32_t meta_len;         /* thrift-encoded FileMetaData bytes */
     uint8_t *meta_buf;         /* holds the encoded metadata (statistics point into it) */
+    bool legacy_chunk_sizes;   /* parquet-mr < 1.2.9: see pq_chunk_extent_of */
     pq_arena arena;
 } pq_footer;
 

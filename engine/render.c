@@ -101,7 +101,8 @@ int pq_csv_field(const char *s, size_t n, pq_buf *out)
 static const char hexdig[] = "0123456789ABCDEF";
 static const char hexlow[] = "0123456789abcdef";
 
-/* Binary as text: printable ASCII except \ and " as is, everything else \xHH.
+/* Binary as text: printable ASCII except \ " ' as is, everything else \xHH
+ * (DuckDB's blob text, which the canonical CSV follows).
  * The result never needs CSV quote doubling; it is quoted when it holds a
  * comma or is empty. */
 static int binary_text(const uint8_t *p, size_t n, bool csv, pq_buf *out)
@@ -114,7 +115,7 @@ static int binary_text(const uint8_t *p, size_t n, bool csv, pq_buf *out)
     if (quote) *w++ = '"';
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
-        if (c >= 0x20 && c < 0x7F && c != '\\' && c != '"') {
+        if (c >= 0x20 && c < 0x7F && c != '\\' && c != '"' && c != '\'') {
             *w++ = (char)c;
         } else {
             *w++ = '\\';
@@ -541,6 +542,16 @@ int pq_csv_rows(const pq_out_col *cols, int n_cols, int32_t n_rows, const uint8_
                 if (emit && pq_csv_cell(&s->fmt, b->values, (size_t)s->val, out)) goto oom;
                 s->val++;
             } else if (s->col->node) {
+                const leaf_cursor *top = &s->json.cur[0];
+                if (top->lvl < top->b->n_levels && top->b->def &&
+                    top->b->def[top->lvl] < s->col->node->def_level) {
+                    /* The whole value is NULL: an empty field, not JSON null. */
+                    if (advance_absent(&s->json, s->col->node) != PQ_OK) {
+                        rc = PQ_ERR;
+                        break;
+                    }
+                    continue;
+                }
                 scratch.len = 0;
                 if (render_json(&s->json, s->col->node) != PQ_OK) {
                     rc = PQ_ERR;

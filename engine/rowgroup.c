@@ -101,7 +101,7 @@ int pq_rg_open(pq_file *f, const pq_footer *ft, int32_t rg, const int32_t *leave
         int32_t leaf = leaves[i];
         const pq_column_chunk *cc = &g->columns[leaf];
         r->leaf_of[i] = leaf;
-        if (pq_chunk_extent_of(cc, ft->file_size, &ext[i], err) != PQ_OK) {
+        if (pq_chunk_extent_of(cc, ft->file_size, ft->legacy_chunk_sizes, &ext[i], err) != PQ_OK) {
             pq_error_prefix(err, "column '%s' (row group %d): ", ft->schema.leaves[leaf].path, rg);
             goto fail;
         }
