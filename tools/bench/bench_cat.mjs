@@ -79,7 +79,9 @@ TIMEFORMAT='%3U %3S'
 while read -r _; do
     { time "$@" >/dev/null 2>"$err"; } 2>"$err.time"
     rc=$?
-    IFS= read -r t < "$err.time"   # builtins only: no fork inside the timed round trip
+    # the last line is time's (a crash adds bash's "Segmentation fault" before it);
+    # builtins only: no fork inside the timed round trip
+    t=; while IFS= read -r l; do t=$l; done < "$err.time"
     printf '%s %s\\n' "$rc" "$t"
 done`;
 const launcher = spawn('bash', ['-c', LAUNCHER, 'launcher', errFile, pqtool, ...pqArgs],
