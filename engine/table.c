@@ -1,0 +1,567 @@
+/* Table discovery: Hive partition directories walked through the store's
+ * one-level listings (the rules are in table.h).
+ *
+ * The walk is a depth-first recursion, one store listing per directory
+ * entered.  Each level lists once into a small arena, classifies and sorts its
+ * entries, descends into the partition directories that fit, then takes its
+ * own data files.  Nothing is listed twice and nothing the layout or the
+ * prune callback rejects is listed at all: on S3 every listing is a request. */
+#include "table.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+
+#define HIVE_NULL_VALUE "__HIVE_DEFAULT_PARTITION__"
+
+/* ------------------------------------------------------------ names --- */
+
+static bool is_hidden_name(const char *name)
+{
+    return name[0] == '_' || name[0] == '.';
+}
+
+static bool has_parquet_suffix(const char *name)
+{
+    static const char suffix[] = ".parquet";
+    size_t n = strlen(name), k = sizeof suffix - 1;
+    if (n < k) return false;
+    for (size_t i = 0; i < k; i++) {
+        char c = name[n - k + i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != suffix[i]) return false;
+    }
+    return true;
+}
+
+static bool is_data_file(const pq_dirent *e)
+{
+    return !e->st.is_dir && e->st.size > 0 && !is_hidden_name(e->name) &&
+           has_parquet_suffix(e->name);
+}
+
+/* `key=value` with a non-empty key; the value may be empty. */
+static bool is_partition_dir(const pq_dirent *e)
+{
+    if (!e->st.is_dir || is_hidden_name(e->name)) return false;
+    const char *eq = strchr(e->name, '=');
+    return eq && eq != e->name;
+}
+
+/* ------------------------------------------------- percent encoding --- */
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+int pq_percent_decode(const char *s, size_t n, char *out)
+{
+    if (n > INT_MAX) return -1;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '%') {
+            out[o++] = s[i];
+            continue;
+        }
+        if (n - i < 3) return -1;
+        int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
+        if (hi < 0 || lo < 0) return -1;
+        out[o++] = (char)(hi << 4 | lo);
+        i += 2;
+    }
+    out[o] = '\0';
+    return (int)o;
+}
+
+/* What Hive's FileUtils escapes in partition path names (the portable set:
+ * the Windows-only extras ' ', '<', '>', '|' are left alone, as Hive does on
+ * other systems).  Bytes >= 0x80 stay raw so UTF-8 names read naturally. */
+static bool needs_escape(unsigned char c)
+{
+    if (c < 0x20 || c == 0x7f) return true; /* NUL included: strchr below would match it */
+    return strchr("\"#%'*/:=?\\{[]^", c) != NULL;
+}
+
+int pq_percent_encode(const char *s, size_t n, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        size_t need = needs_escape(c) ? 3 : 1;
+        if (cap - o <= need || o + need > INT_MAX) return -1; /* keep room for the NUL */
+        if (need == 3) {
+            out[o++] = '%';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        } else {
+            out[o++] = (char)c;
+        }
+    }
+    if (cap == 0) return -1;
+    out[o] = '\0';
+    return (int)o;
+}
+
+/* Decodes a key or value into the arena; the raw text when the escape is
+ * malformed or yields a NUL byte (values are C strings). */
+static char *decode_component(pq_arena *a, const char *s, size_t n)
+{
+    char *out = pq_arena_alloc(a, n + 1);
+    if (!out) return NULL;
+    int len = pq_percent_decode(s, n, out);
+    if (len < 0 || memchr(out, '\0', (size_t)len) != NULL) {
+        memcpy(out, s, n);
+        out[n] = '\0';
+    }
+    return out;
+}
+
+/* ----------------------------------------------------- value types --- */
+
+bool pq_part_value_is_int64(const char *s)
+{
+    bool negative = *s == '-';
+    if (negative) s++;
+    if (!*s) return false;
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t acc = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return false;
+        unsigned d = (unsigned)(*s - '0');
+        if (acc > (limit - d) / 10) return false;
+        acc = acc * 10 + d;
+    }
+    return true;
+}
+
+static bool read_digits(const char *s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+bool pq_part_value_is_date(const char *s)
+{
+    static const int month_days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int year, month, day;
+    if (strlen(s) != 10 || s[4] != '-' || s[7] != '-') return false;
+    if (!read_digits(s, 4, &year) || !read_digits(s + 5, 2, &month) ||
+        !read_digits(s + 8, 2, &day))
+        return false;
+    if (month < 1 || month > 12 || day < 1) return false;
+    bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    int limit = month_days[month - 1] + (month == 2 && leap);
+    return day <= limit;
+}
+
+static bool value_fits_type(const char *value, pq_part_type type)
+{
+    if (!value) return true; /* NULL fits every type */
+    switch (type) {
+    case PQ_PART_INT64: return pq_part_value_is_int64(value);
+    case PQ_PART_DATE: return pq_part_value_is_date(value);
+    default: return true;
+    }
+}
+
+/* ---------------------------------------------------------- listing --- */
+
+/* One directory's entries, copied out of the listing callback. */
+typedef struct level_entry {
+    const char *name;          /* raw directory entry name */
+    pq_stat st;
+    const char *key;           /* partition directories: decoded key */
+    const char *value;         /*   and decoded value, NULL for the NULL partition */
+} level_entry;
+
+typedef struct level {
+    pq_arena arena;            /* names, keys and values */
+    level_entry *parts;        /* partition directories */
+    size_t n_parts, cap_parts;
+    level_entry *files;        /* data files */
+    size_t n_files, cap_files;
+    bool nomem;
+} level;
+
+static void level_free(level *lv)
+{
+    pq_arena_free(&lv->arena);
+    free(lv->parts);
+    free(lv->files);
+}
+
+static level_entry *level_push(level_entry **arr, size_t *n, size_t *cap)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        level_entry *grown = realloc(*arr, ncap * sizeof *grown);
+        if (!grown) return NULL;
+        *arr = grown;
+        *cap = ncap;
+    }
+    level_entry *e = &(*arr)[(*n)++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+static int collect_entry(void *ctx, const pq_dirent *e)
+{
+    level *lv = ctx;
+    bool part = is_partition_dir(e);
+    if (!part && !is_data_file(e)) return 0;
+    level_entry *le = part ? level_push(&lv->parts, &lv->n_parts, &lv->cap_parts)
+                           : level_push(&lv->files, &lv->n_files, &lv->cap_files);
+    if (!le) goto nomem;
+    le->st = e->st;
+    size_t len = strlen(e->name);
+    if (!(le->name = pq_arena_strndup(&lv->arena, e->name, len))) goto nomem;
+    if (part) {
+        const char *eq = strchr(le->name, '=');
+        const char *raw_value = eq + 1;
+        if (!(le->key = decode_component(&lv->arena, le->name, (size_t)(eq - le->name))))
+            goto nomem;
+        if (strcmp(raw_value, HIVE_NULL_VALUE) == 0) {
+            le->value = NULL;
+        } else if (!(le->value = decode_component(&lv->arena, raw_value, strlen(raw_value)))) {
+            goto nomem;
+        }
+    }
+    return 0;
+nomem:
+    lv->nomem = true;
+    return 1; /* stop the listing; the walk reports it */
+}
+
+static int compare_entry_names(const void *a, const void *b)
+{
+    /* strcmp compares as unsigned char: bytewise order. */
+    return strcmp(((const level_entry *)a)->name, ((const level_entry *)b)->name);
+}
+
+/* ------------------------------------------------------------- walk --- */
+
+typedef struct walker {
+    pq_store *store;
+    const pq_table_opts *opts;
+    pq_table *t;
+    int cap_files;
+    pq_buf path;               /* the directory being walked, relative to the store root */
+    const char *keys[PQ_TABLE_MAX_DEPTH];   /* partition chain of that directory */
+    const char *values[PQ_TABLE_MAX_DEPTH];
+    bool layout_fixed;
+    pq_error *err;
+} walker;
+
+static void count_ignored(walker *w)
+{
+    if (w->t->n_ignored < INT_MAX) w->t->n_ignored++;
+}
+
+static const pq_part_decl *find_declared(const pq_table_opts *opts, const char *name)
+{
+    for (int i = 0; i < opts->n_declared; i++)
+        if (opts->declared[i].name && strcmp(opts->declared[i].name, name) == 0)
+            return &opts->declared[i];
+    return NULL;
+}
+
+static int fix_layout(walker *w, const char *const *names, int n)
+{
+    pq_table *t = w->t;
+    w->layout_fixed = true;
+    if (n == 0) return PQ_OK;
+    t->part_names = calloc((size_t)n, sizeof *t->part_names);
+    t->part_types = calloc((size_t)n, sizeof *t->part_types);
+    if (!t->part_names || !t->part_types) goto nomem;
+    t->n_parts = n;
+    for (int i = 0; i < n; i++)
+        if (!(t->part_names[i] = strdup(names[i]))) goto nomem;
+    return PQ_OK;
+nomem:
+    return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+}
+
+/* Appends "dir/name" (or "name" at the store root) to the path buffer. */
+static int path_push(pq_buf *path, const char *name)
+{
+    if (path->len > 0 && pq_buf_append(path, "/", 1) != 0) return -1;
+    if (pq_buf_append(path, name, strlen(name) + 1) != 0) return -1;
+    path->len--; /* keep the NUL in the buffer, out of the length */
+    return 0;
+}
+
+static void path_pop(pq_buf *path, size_t len)
+{
+    path->len = len;
+    if (path->data) path->data[len] = '\0';
+}
+
+static int add_file(walker *w, const level_entry *f, int depth)
+{
+    pq_table *t = w->t;
+    if (t->n_files == w->cap_files) {
+        if (w->cap_files > INT_MAX / 2)
+            return pq_fail(w->err, PQ_E_USAGE, "too many files in one table");
+        int ncap = w->cap_files ? w->cap_files * 2 : 64;
+        pq_table_file *grown = realloc(t->files, (size_t)ncap * sizeof *grown);
+        if (!grown) return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+        t->files = grown;
+        w->cap_files = ncap;
+    }
+    pq_table_file *tf = &t->files[t->n_files];
+    memset(tf, 0, sizeof *tf);
+    tf->st = f->st;
+
+    size_t saved = w->path.len;
+    if (path_push(&w->path, f->name) != 0) goto nomem;
+    tf->path = strdup(w->path.data);
+    path_pop(&w->path, saved);
+    if (!tf->path) goto nomem;
+
+    if (depth > 0) {
+        /* The value array and its strings in one block. */
+        size_t size = (size_t)depth * sizeof(char *);
+        for (int i = 0; i < depth; i++)
+            if (w->values[i]) size += strlen(w->values[i]) + 1;
+        char **values = malloc(size);
+        if (!values) {
+            free(tf->path);
+            goto nomem;
+        }
+        char *text = (char *)(values + depth);
+        for (int i = 0; i < depth; i++) {
+            if (!w->values[i]) {
+                values[i] = NULL;
+                continue;
+            }
+            size_t len = strlen(w->values[i]) + 1;
+            memcpy(text, w->values[i], len);
+            values[i] = text;
+            text += len;
+        }
+        tf->values = values;
+    }
+    t->n_files++;
+    return PQ_OK;
+nomem:
+    return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+}
+
+/* Whether a partition directory at `depth` (0 = directly under the root) may
+ * be entered: the layout, the key chain, the declared type. */
+static bool partition_dir_fits(walker *w, const level_entry *p, int depth)
+{
+    if (depth >= PQ_TABLE_MAX_DEPTH) return false;
+    if (w->layout_fixed) {
+        if (depth >= w->t->n_parts || strcmp(p->key, w->t->part_names[depth]) != 0)
+            return false;
+    } else {
+        for (int i = 0; i < depth; i++)
+            if (strcmp(w->keys[i], p->key) == 0) return false;
+    }
+    const pq_part_decl *decl = find_declared(w->opts, p->key);
+    return !decl || value_fits_type(p->value, decl->type);
+}
+
+static int walk_dir(walker *w, int depth)
+{
+    level lv;
+    memset(&lv, 0, sizeof lv);
+    pq_arena_init(&lv.arena, 4096);
+    int rc = PQ_OK;
+
+    if (w->store->ops->list(w->store, w->path.data, collect_entry, &lv, w->err) != PQ_OK) {
+        pq_error_prefix(w->err, "directory '%s': ", w->path.len ? w->path.data : ".");
+        rc = PQ_ERR;
+        goto done;
+    }
+    if (lv.nomem) {
+        rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory listing '%s'", w->path.data);
+        goto done;
+    }
+    if (lv.n_parts > 1) qsort(lv.parts, lv.n_parts, sizeof *lv.parts, compare_entry_names);
+    if (lv.n_files > 1) qsort(lv.files, lv.n_files, sizeof *lv.files, compare_entry_names);
+
+    /* Subdirectories before this directory's own files (see table.h). */
+    for (size_t i = 0; i < lv.n_parts; i++) {
+        const level_entry *p = &lv.parts[i];
+        if (!partition_dir_fits(w, p, depth)) {
+            count_ignored(w);
+            continue;
+        }
+        w->keys[depth] = p->key;
+        w->values[depth] = p->value;
+        if (w->opts->prune && !w->opts->prune(w->opts->prune_ctx, depth + 1, w->keys, w->values))
+            continue;
+        size_t saved = w->path.len;
+        if (path_push(&w->path, p->name) != 0) {
+            rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+            goto done;
+        }
+        rc = walk_dir(w, depth + 1);
+        path_pop(&w->path, saved);
+        if (rc != PQ_OK) goto done;
+    }
+
+    for (size_t i = 0; i < lv.n_files; i++) {
+        if (!w->layout_fixed) {
+            if ((rc = fix_layout(w, w->keys, depth)) != PQ_OK) goto done;
+        } else if (depth != w->t->n_parts) {
+            count_ignored(w);
+            continue;
+        }
+        /* Every directory entered since the layout was fixed matched it, and
+         * those entered before are the first file's own chain: the keys of
+         * this directory are the layout's. */
+        if ((rc = add_file(w, &lv.files[i], depth)) != PQ_OK) goto done;
+    }
+
+done:
+    level_free(&lv);
+    return rc;
+}
+
+/* ------------------------------------------------------------ types --- */
+
+static pq_part_type infer_type(const pq_table *t, int col)
+{
+    bool all_int = true, all_date = true, any = false;
+    for (int i = 0; i < t->n_files && (all_int || all_date); i++) {
+        const char *v = t->files[i].values[col];
+        if (!v) continue; /* NULLs do not vote */
+        any = true;
+        if (all_int && !pq_part_value_is_int64(v)) all_int = false;
+        if (all_date && !pq_part_value_is_date(v)) all_date = false;
+    }
+    if (!any) return PQ_PART_STRING;
+    if (all_int) return PQ_PART_INT64;
+    if (all_date) return PQ_PART_DATE;
+    return PQ_PART_STRING;
+}
+
+static int settle_types(walker *w)
+{
+    pq_table *t = w->t;
+    const pq_table_opts *opts = w->opts;
+    /* A table with no file yet (a new one): the declared columns are its layout. */
+    if (!w->layout_fixed) {
+        const char *names[PQ_TABLE_MAX_DEPTH];
+        int n = 0;
+        for (int i = 0; i < opts->n_declared && n < PQ_TABLE_MAX_DEPTH; i++) {
+            const char *name = opts->declared[i].name;
+            if (name && find_declared(opts, name) == &opts->declared[i]) names[n++] = name;
+        }
+        PQ_TRY(fix_layout(w, names, n));
+    }
+    for (int i = 0; i < opts->n_declared; i++) {
+        const char *name = opts->declared[i].name;
+        if (!name) continue;
+        bool found = false;
+        for (int j = 0; j < t->n_parts && !found; j++) found = strcmp(t->part_names[j], name) == 0;
+        if (found) continue;
+        pq_buf layout;
+        pq_buf_init(&layout);
+        for (int j = 0; j < t->n_parts; j++)
+            pq_buf_printf(&layout, "%s%s", j ? ", " : "", t->part_names[j]);
+        pq_fail(w->err, PQ_E_USAGE,
+                "declared partition column '%s' is not in the table's partition layout (%s)",
+                name, layout.len ? layout.data : "none");
+        pq_buf_free(&layout);
+        return PQ_ERR;
+    }
+    for (int j = 0; j < t->n_parts; j++) {
+        const pq_part_decl *decl = find_declared(opts, t->part_names[j]);
+        t->part_types[j] = decl && decl->type != PQ_PART_INFER ? decl->type : infer_type(t, j);
+    }
+    return PQ_OK;
+}
+
+/* -------------------------------------------------------- interface --- */
+
+void pq_table_free(pq_table *t)
+{
+    if (!t) return;
+    for (int i = 0; i < t->n_files; i++) {
+        free(t->files[i].path);
+        free(t->files[i].values);
+    }
+    free(t->files);
+    for (int i = 0; i < t->n_parts; i++) free(t->part_names[i]);
+    free(t->part_names);
+    free(t->part_types);
+    free(t->root);
+    free(t);
+}
+
+int pq_table_discover(pq_store *store, const char *root, const pq_table_opts *opts, pq_table **out,
+                      pq_error *err)
+{
+    static const pq_table_opts no_opts;
+    *out = NULL;
+    if (!opts) opts = &no_opts;
+    if (opts->n_expected_layout > PQ_TABLE_MAX_DEPTH)
+        return pq_fail(err, PQ_E_USAGE, "partition layout deeper than %d levels",
+                       PQ_TABLE_MAX_DEPTH);
+
+    pq_table *t = calloc(1, sizeof *t);
+    if (!t) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    size_t root_len = strlen(root);
+    while (root_len > 0 && root[root_len - 1] == '/') root_len--;
+    if (!(t->root = strndup(root, root_len))) {
+        free(t);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+
+    walker w = {.store = store, .opts = opts, .t = t, .err = err};
+    pq_buf_init(&w.path);
+    int rc = PQ_OK;
+    if (pq_buf_append(&w.path, t->root, root_len + 1) != 0) {
+        rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        goto done;
+    }
+    w.path.len = root_len;
+    if (opts->expected_layout &&
+        (rc = fix_layout(&w, opts->expected_layout, opts->n_expected_layout)) != PQ_OK)
+        goto done;
+    if ((rc = walk_dir(&w, 0)) != PQ_OK) goto done;
+    rc = settle_types(&w);
+
+done:
+    pq_buf_free(&w.path);
+    if (rc != PQ_OK) {
+        pq_table_free(t);
+        return PQ_ERR;
+    }
+    *out = t;
+    return PQ_OK;
+}
+
+static int find_table_entry(void *ctx, const pq_dirent *e)
+{
+    if (!is_partition_dir(e) && !is_data_file(e)) return 0;
+    *(bool *)ctx = true;
+    return 1; /* one is enough */
+}
+
+int pq_dir_is_table_root(pq_store *store, const char *dir, bool *out, pq_error *err)
+{
+    bool found = false;
+    if (store->ops->list(store, dir, find_table_entry, &found, err) != PQ_OK) {
+        pq_error_prefix(err, "directory '%s': ", dir[0] ? dir : ".");
+        return PQ_ERR;
+    }
+    *out = found;
+    return PQ_OK;
+}
