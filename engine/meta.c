@@ -32,10 +32,11 @@ typedef pq_tc_sctx sctx;
 typedef pq_tc_fdef fdef;
 #define SCTX PQ_TC_SCTX
 
-static inline int begin(pq_tc_reader *r, sctx *s) { return pq_tc_sctx_begin(r, s); }
-static inline int next(pq_tc_reader *r, sctx *s, pq_tc_field *f) { return pq_tc_sctx_next(r, s, f); }
-static inline int fail_in(pq_tc_reader *r, const sctx *s, int16_t id) { return pq_tc_sctx_fail(r, s, id); }
-static inline bool seen(const sctx *s, int id) { return pq_tc_sctx_seen(s, id); }
+/* Short names for the thrift.h struct-reading calls used in every decoder. */
+#define begin pq_tc_sctx_begin
+#define next pq_tc_sctx_next
+#define fail_in pq_tc_sctx_fail
+#define seen pq_tc_sctx_seen
 
 static int expect(pq_tc_reader *r, const pq_tc_field *f, uint8_t type)
 {
@@ -164,7 +165,10 @@ static int read_stats(pq_tc_reader *r, pq_stats *st)
         case 1: rc = get_binary(r, &f, &st->max); st->has_max = true; break;
         case 2: rc = get_binary(r, &f, &st->min); st->has_min = true; break;
         case 3: rc = get_nonneg_i64(r, &f, &st->null_count); st->has_null_count = true; break;
-        case 4: rc = get_nonneg_i64(r, &f, &st->distinct_count); st->has_distinct_count = true; break;
+        case 4:
+            rc = get_nonneg_i64(r, &f, &st->distinct_count);
+            st->has_distinct_count = true;
+            break;
         case 5: rc = get_binary(r, &f, &st->max_value); st->has_max_value = true; break;
         case 6: rc = get_binary(r, &f, &st->min_value); st->has_min_value = true; break;
         case 7: rc = get_bool(r, &f, &st->max_exact); st->has_max_exact = true; break;
@@ -1133,8 +1137,9 @@ static int write_schema_element(pq_tc_writer *w, const pq_schema_element *e, pq_
 {
     pq_tc_write_struct_begin(w);
     if (e->has_type) pq_tc_write_field_i32(w, 1, e->type);
-    if (e->has_type && e->type == PQ_FIXED_LEN_BYTE_ARRAY) pq_tc_write_field_i32(w, 2, e->type_length);
-    else if (e->type_length) pq_tc_write_field_i32(w, 2, e->type_length);
+    /* type_length has no has_ flag: written for FIXED_LEN_BYTE_ARRAY or when set */
+    if ((e->has_type && e->type == PQ_FIXED_LEN_BYTE_ARRAY) || e->type_length)
+        pq_tc_write_field_i32(w, 2, e->type_length);
     if (e->has_repetition) pq_tc_write_field_i32(w, 3, e->repetition);
     pq_tc_write_field_string(w, 4, e->name ? e->name : "");
     if (e->has_num_children) pq_tc_write_field_i32(w, 5, e->num_children);
@@ -1250,7 +1255,8 @@ static int encode_file_meta_body(pq_tc_writer *w, const pq_file_meta *m, pq_erro
     pq_tc_write_field_i64(w, 3, m->num_rows);
     pq_tc_write_field(w, 4, PQ_TC_LIST);
     pq_tc_write_list_begin(w, PQ_TC_STRUCT, (uint32_t)m->n_row_groups);
-    for (int32_t i = 0; i < m->n_row_groups; i++) PQ_TRY(write_row_group(w, &m->row_groups[i], err));
+    for (int32_t i = 0; i < m->n_row_groups; i++)
+        PQ_TRY(write_row_group(w, &m->row_groups[i], err));
     if (m->n_kv > 0) write_kv_list(w, 5, m->kv, m->n_kv);
     if (m->created_by) pq_tc_write_field_string(w, 6, m->created_by);
     if (m->n_column_orders >= 0) {

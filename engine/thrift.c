@@ -56,7 +56,8 @@ int pq_tc_read_varint(pq_tc_reader *r, uint64_t *out)
             return PQ_CORRUPT(r->err, "truncated varint at byte %zu", start);
         uint8_t b = *r->p++;
         if (i == 9 && b > 1)
-            return PQ_CORRUPT(r->err, "varint at byte %zu is longer than 10 bytes or overflows 64 bits",
+            return PQ_CORRUPT(r->err,
+                              "varint at byte %zu is longer than 10 bytes or overflows 64 bits",
                               start);
         v |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
@@ -64,7 +65,7 @@ int pq_tc_read_varint(pq_tc_reader *r, uint64_t *out)
             return PQ_OK;
         }
     }
-    return PQ_CORRUPT(r->err, "varint at byte %zu is longer than 10 bytes", start); /* unreachable */
+    return PQ_CORRUPT(r->err, "varint at byte %zu is too long", start); /* not reached */
 }
 
 static inline int64_t zigzag_decode(uint64_t v)
@@ -161,7 +162,8 @@ int pq_tc_read_bool_elem(pq_tc_reader *r, bool *out)
     PQ_TRY(need(r, 1, "bool"));
     uint8_t b = *r->p++;
     /* The spec says 1/2 (like field types); some writers used 0 for false. */
-    if (b > 2) return PQ_CORRUPT(r->err, "bool element at byte %zu has value %u", pq_tc_offset(r) - 1, b);
+    if (b > 2)
+        return PQ_CORRUPT(r->err, "bool element at byte %zu has value %u", pq_tc_offset(r) - 1, b);
     *out = b == 1;
     return PQ_OK;
 }
@@ -243,8 +245,8 @@ static int check_count(pq_tc_reader *r, const char *kind, uint64_t n, size_t eac
 {
     size_t left = pq_tc_remaining(r);
     if (n > left / each)
-        return PQ_CORRUPT(r->err, "%s of %llu elements at byte %zu exceeds the %zu bytes left", kind,
-                          (unsigned long long)n, start, left);
+        return PQ_CORRUPT(r->err, "%s of %llu elements at byte %zu exceeds the %zu bytes left",
+                          kind, (unsigned long long)n, start, left);
     return PQ_OK;
 }
 
