@@ -1,0 +1,1089 @@
+/* Vectorized evaluation of bound expressions over column batches.
+ *
+ * Every node is evaluated for a selection of rows (ascending row numbers) into
+ * row-indexed scratch vectors: a value array plus a NULL mask, or for
+ * conditions a byte per row holding FALSE (0), NULL (1) or TRUE (2), so that
+ * SQL's AND is min and OR is max.  AND and OR narrow the selection as they go:
+ * a row already decided is not evaluated further (no overflow error from a row
+ * an earlier conjunct rejected, as in DuckDB).
+ *
+ * Fast paths (kernels, built once by pq_x_prepare): `column op literal`,
+ * `column [NOT] IN (literals)` and `column LIKE pattern` read the batch's
+ * stored values directly.  The literal is brought to the stored representation
+ * (scale, time unit, int32 range...) with the comparison adjusted, e.g.
+ * `ts_micros > '...00.0000005'` becomes `stored > 0` on microseconds. */
+#define PQ_EXPR_INTERNAL
+#include "expr.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "numfmt.h"
+
+enum { TRI_F = 0, TRI_N = 1, TRI_T = 2 };
+
+#define NS_PER_DAY ((int64_t)86400 * 1000000000)
+#define INT128_MAX_V ((__int128)(~(unsigned __int128)0 >> 1))
+#define INT128_MIN_V (-INT128_MAX_V - 1)
+
+bool pq_x_disable_kernels = false;
+
+/* Result of `a op b` from the sign of the comparison (-1, 0, 1). */
+static const uint8_t cmp_tri[6][3] = {
+    [PQ_OP_EQ] = {TRI_F, TRI_T, TRI_F}, [PQ_OP_NE] = {TRI_T, TRI_F, TRI_T},
+    [PQ_OP_LT] = {TRI_T, TRI_F, TRI_F}, [PQ_OP_LE] = {TRI_T, TRI_T, TRI_F},
+    [PQ_OP_GT] = {TRI_F, TRI_F, TRI_T}, [PQ_OP_GE] = {TRI_F, TRI_T, TRI_T},
+};
+
+/* ------------------------------------------------------------------ kernels */
+
+typedef enum kmode {
+    KM_I32, KM_U32, KM_I64, KM_U64, /* stored integers */
+    KM_I128,                        /* INT96 as ns, byte decimals as unscaled */
+    KM_DOUBLE,                      /* stored numbers read as double */
+    KM_BYTES, KM_BOOL,
+} kmode;
+
+typedef enum like_shape { LS_GENERAL, LS_PREFIX, LS_SUFFIX, LS_CONTAINS, LS_ALL } like_shape;
+
+typedef union klit {
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    __int128 x;
+    double d;
+    pq_bytes s;
+    uint8_t b;
+} klit;
+
+struct pq_kernel {
+    int32_t column;
+    pq_repr repr;              /* of the column */
+    kmode mode;
+    pq_cmp_op op;
+    int constant;              /* CMP: -1, or FALSE 0 / TRUE 1 for every non-null row */
+    int32_t scale;             /* KM_DOUBLE from a decimal column */
+    bool from_int, from_decimal, f32; /* KM_DOUBLE: the column is converted */
+    klit lit;
+    /* IN */
+    bool in, negated, has_null;
+    int32_t n_set;
+    const void *set;           /* sorted array of the mode's element type */
+    /* LIKE */
+    bool like;
+    like_shape shape;
+    pq_bytes needle;           /* literal part of prefix/suffix/contains patterns */
+};
+
+/* The literal as an integer L on a scale where stored value p means p * grid. */
+static bool int_grid(const pq_colinfo *c, const pq_value *lit, __int128 *L, __int128 *grid)
+{
+    *grid = 1;
+    switch (lit->type) {
+    case PQ_V_INT:
+        if (c->type != PQ_V_INT) return false;
+        *L = lit->u.i;
+        return true;
+    case PQ_V_DATE:
+        if (c->type != PQ_V_DATE) return false;
+        *L = lit->u.date;
+        return true;
+    case PQ_V_TIME:
+        if (c->type != PQ_V_TIME) return false;
+        *L = lit->u.time_ns;
+        *grid = c->unit;
+        return true;
+    case PQ_V_TIMESTAMP:
+        *L = lit->u.ts_ns;
+        if (c->type == PQ_V_DATE) *grid = NS_PER_DAY;
+        else if (c->type == PQ_V_TIMESTAMP) *grid = c->repr == PQ_R_INT96 ? 1 : c->unit;
+        else return false;
+        return true;
+    case PQ_V_DECIMAL: {
+        int32_t cs;
+        if (c->type == PQ_V_INT) cs = 0;
+        else if (c->type == PQ_V_DECIMAL) cs = c->scale;
+        else return false;
+        int32_t s = lit->u.dec.scale;
+        __int128 u = lit->u.dec.unscaled;
+        if (s >= cs) {
+            *L = u;
+            *grid = pq_x_pow10[s - cs];
+        } else if (!pq_x_dec_rescale(u, s, cs, L)) {
+            *L = u > 0 ? INT128_MAX_V : INT128_MIN_V; /* beyond every stored value */
+        }
+        return true;
+    }
+    default: return false;
+    }
+}
+
+/* Clamps q to the stored range [lo, hi]: -1 in range, else the constant. */
+static int clamp_const(pq_cmp_op op, __int128 q, __int128 lo, __int128 hi)
+{
+    if (q > hi)
+        return op == PQ_OP_LT || op == PQ_OP_LE || op == PQ_OP_NE;
+    if (q < lo)
+        return op == PQ_OP_GT || op == PQ_OP_GE || op == PQ_OP_NE;
+    return -1;
+}
+
+static void stored_range(kmode m, __int128 *lo, __int128 *hi)
+{
+    switch (m) {
+    case KM_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+    case KM_U32: *lo = 0; *hi = UINT32_MAX; break;
+    case KM_I64: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    case KM_U64: *lo = 0; *hi = (__int128)UINT64_MAX; break;
+    default: *lo = INT128_MIN_V; *hi = INT128_MAX_V; break;
+    }
+}
+
+static void store_int(kmode m, __int128 q, klit *out)
+{
+    switch (m) {
+    case KM_I32: out->i32 = (int32_t)q; break;
+    case KM_U32: out->u32 = (uint32_t)q; break;
+    case KM_I64: out->i64 = (int64_t)q; break;
+    case KM_U64: out->u64 = (uint64_t)q; break;
+    default: out->x = q; break;
+    }
+}
+
+static size_t elem_size(kmode m)
+{
+    switch (m) {
+    case KM_I32: case KM_U32: return 4;
+    case KM_I64: case KM_U64: case KM_DOUBLE: return 8;
+    case KM_I128: return 16;
+    case KM_BYTES: return sizeof(pq_bytes);
+    case KM_BOOL: return 1;
+    }
+    return 16;
+}
+
+static void put_elem(kmode m, void *set, int32_t i, const klit *v)
+{
+    switch (m) {
+    case KM_I32: ((int32_t *)set)[i] = v->i32; break;
+    case KM_U32: ((uint32_t *)set)[i] = v->u32; break;
+    case KM_I64: ((int64_t *)set)[i] = v->i64; break;
+    case KM_U64: ((uint64_t *)set)[i] = v->u64; break;
+    case KM_I128: ((__int128 *)set)[i] = v->x; break;
+    case KM_DOUBLE: ((double *)set)[i] = v->d; break;
+    case KM_BYTES: ((pq_bytes *)set)[i] = v->s; break;
+    case KM_BOOL: ((uint8_t *)set)[i] = v->b; break;
+    }
+}
+
+/* A literal of the comparison's type in the kernel's terms: the adjusted op
+ * and stored literal, or a constant (0/1) for every non-null row. */
+static int kernel_literal(const pq_kernel *k, const pq_colinfo *c, pq_cmp_op op,
+                          const pq_value *lit, pq_cmp_op *op_out, klit *out)
+{
+    *op_out = op;
+    switch (k->mode) {
+    case KM_DOUBLE:
+        if (lit->type != PQ_V_DOUBLE) return -2;
+        out->d = lit->u.d;
+        return -1;
+    case KM_BYTES:
+        if (lit->type != PQ_V_STRING) return -2;
+        out->s = lit->u.s;
+        return -1;
+    case KM_BOOL:
+        if (lit->type != PQ_V_BOOL) return -2;
+        out->b = lit->u.b;
+        return -1;
+    default: {
+        __int128 L, grid, q, lo, hi;
+        if (!int_grid(c, lit, &L, &grid)) return -2;
+        int constant;
+        pq_x_grid_literal(op, L, grid, op_out, &q, &constant);
+        if (constant >= 0) return constant;
+        stored_range(k->mode, &lo, &hi);
+        constant = clamp_const(*op_out, q, lo, hi);
+        if (constant >= 0) return constant;
+        store_int(k->mode, q, out);
+        return -1;
+    }
+    }
+}
+
+static void like_shape_of(pq_bytes p, like_shape *shape, pq_bytes *needle)
+{
+    uint32_t lead = 0, trail = 0, n = p.len;
+    while (lead < n && p.ptr[lead] == '%') lead++;
+    if (lead == n) {
+        *shape = LS_ALL;
+        return;
+    }
+    while (trail < n - lead && p.ptr[n - 1 - trail] == '%') trail++;
+    for (uint32_t i = lead; i < n - trail; i++)
+        if (p.ptr[i] == '%' || p.ptr[i] == '_') {
+            *shape = LS_GENERAL;
+            return;
+        }
+    needle->ptr = p.ptr + lead;
+    needle->len = n - lead - trail;
+    if (lead == 0 && trail > 0) *shape = LS_PREFIX;
+    else if (lead > 0 && trail == 0) *shape = LS_SUFFIX;
+    else if (lead > 0 && trail > 0) *shape = LS_CONTAINS;
+    else *shape = LS_GENERAL; /* no wildcard: the binder made it an equality */
+}
+
+static int build_kernel(pq_expr *e, pq_arena *arena)
+{
+    const pq_expr *x = e->args[0];
+    const pq_expr *cast = NULL;
+    if (x->kind == PQ_X_CAST) {
+        cast = x;
+        x = x->args[0];
+    }
+    if (x->kind != PQ_X_COLUMN || x->col.opaque || x->col.repr == PQ_R_NONE)
+        return PQ_OK;
+    const pq_colinfo *c = &x->col;
+    pq_kernel k = {.column = x->column, .repr = c->repr, .constant = -1, .op = (pq_cmp_op)e->op};
+    if (cast && cast->type == PQ_V_DOUBLE) {
+        k.mode = KM_DOUBLE;
+        k.from_int = c->type == PQ_V_INT;
+        k.from_decimal = c->type == PQ_V_DECIMAL;
+        k.scale = c->scale;
+        k.f32 = cast->f32;
+        if (!k.from_int && !k.from_decimal && c->type != PQ_V_DOUBLE)
+            return PQ_OK;
+    } else {
+        switch (c->repr) {
+        case PQ_R_I32: k.mode = KM_I32; break;
+        case PQ_R_U32: k.mode = KM_U32; break;
+        case PQ_R_I64: k.mode = KM_I64; break;
+        case PQ_R_U64: k.mode = KM_U64; break;
+        case PQ_R_INT96: case PQ_R_DEC_BYTES: k.mode = KM_I128; break;
+        case PQ_R_FLOAT: case PQ_R_DOUBLE: case PQ_R_HALF: k.mode = KM_DOUBLE; break;
+        case PQ_R_BYTES: k.mode = KM_BYTES; break;
+        case PQ_R_BOOL: k.mode = KM_BOOL; break;
+        default: return PQ_OK;
+        }
+    }
+    if (e->kind == PQ_X_CMP) {
+        const pq_expr *lit = e->args[1];
+        if (lit->kind != PQ_X_LITERAL || lit->value.is_null || lit->value.type == PQ_V_NULL)
+            return PQ_OK;
+        pq_cmp_op op;
+        int constant = kernel_literal(&k, c, k.op, &lit->value, &op, &k.lit);
+        if (constant == -2)
+            return PQ_OK;
+        k.op = op;
+        k.constant = constant;
+    } else if (e->kind == PQ_X_IN) {
+        k.in = true;
+        k.negated = e->negated;
+        k.has_null = e->list_has_null;
+        void *set = pq_arena_alloc(arena, elem_size(k.mode) * (size_t)(e->n_list ? e->n_list : 1));
+        if (!set)
+            return PQ_ERR;
+        for (int32_t i = 0; i < e->n_list; i++) {
+            pq_cmp_op op;
+            klit v;
+            int constant = kernel_literal(&k, c, PQ_OP_EQ, &e->list[i], &op, &v);
+            if (constant == -2)
+                return PQ_OK;
+            if (constant < 0) /* values that no stored value equals are dropped */
+                put_elem(k.mode, set, k.n_set++, &v);
+        }
+        k.set = set; /* still sorted: the mapping to stored values is monotone */
+    } else if (e->kind == PQ_X_LIKE) {
+        if (k.mode != KM_BYTES || cast)
+            return PQ_OK;
+        k.like = true;
+        k.negated = e->negated;
+        like_shape_of(e->pattern, &k.shape, &k.needle);
+    } else {
+        return PQ_OK;
+    }
+    pq_kernel *kp = pq_arena_dup(arena, &k, sizeof k);
+    if (!kp)
+        return PQ_ERR;
+    e->kernel = kp;
+    return PQ_OK;
+}
+
+int pq_x_prepare(pq_expr *e, pq_arena *arena, pq_error *err)
+{
+    for (int i = 0; i < e->n_args; i++)
+        PQ_TRY(pq_x_prepare(e->args[i], arena, err));
+    if (e->kernel || (e->kind != PQ_X_CMP && e->kind != PQ_X_IN && e->kind != PQ_X_LIKE))
+        return PQ_OK;
+    if (build_kernel(e, arena) != PQ_OK)
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    return PQ_OK;
+}
+
+int pq_x_kernel_constant(const pq_expr *e)
+{
+    const pq_kernel *k = e->kernel;
+    if (!k)
+        return -1;
+    if (k->in)
+        return k->n_set == 0 && !k->has_null ? (k->negated ? 1 : 0) : -1;
+    if (k->like)
+        return -1;
+    return k->constant;
+}
+
+/* ------------------------------------------------------------------ evaluation context */
+
+typedef struct vec {
+    uint8_t *null;             /* 1: NULL */
+    union {
+        int64_t *i;            /* INT, DATE (days), TIME (ns) */
+        double *d;
+        __int128 *x;           /* DECIMAL (unscaled), TIMESTAMP (ns) */
+        pq_bytes *s;
+        uint8_t *t;            /* BOOL as TRI_F / TRI_T */
+    } v;
+} vec;
+
+typedef struct ctx {
+    const pq_col_batch *const *batches;
+    int32_t n_rows;
+    pq_arena *arena;
+    pq_error *err;
+    int32_t n_cols;
+    const int32_t **rowmap;    /* per column: dense value index per row, -1 for NULL */
+    const int32_t *identity;
+} ctx;
+
+static void *scratch(ctx *c, size_t elem, int32_t count)
+{
+    void *p = pq_arena_alloc(c->arena, elem * (size_t)(count > 0 ? count : 1));
+    if (!p)
+        pq_fail(c->err, PQ_E_NOMEM, "out of memory for the filter's scratch vectors");
+    return p;
+}
+
+/* Row -> dense value index of column i, built once per call. */
+static const int32_t *rowmap(ctx *c, const pq_expr *col)
+{
+    int32_t i = col->column;
+    if (i < c->n_cols && c->rowmap[i])
+        return c->rowmap[i];
+    const pq_col_batch *b = c->batches && i < c->n_cols ? c->batches[i] : NULL;
+    if (!b) {
+        pq_fail(c->err, PQ_E_USAGE, "no batch for column '%s'", col->name);
+        return NULL;
+    }
+    if (b->n_rows < c->n_rows) {
+        pq_fail(c->err, PQ_E_CORRUPT, "column '%s': batch of %d rows, %d expected", col->name,
+                b->n_rows, c->n_rows);
+        return NULL;
+    }
+    const int32_t *map;
+    if (!b->def) {
+        if (b->n_values < c->n_rows) {
+            pq_fail(c->err, PQ_E_CORRUPT, "column '%s': %d values for %d rows", col->name,
+                    b->n_values, c->n_rows);
+            return NULL;
+        }
+        map = c->identity;
+    } else {
+        int32_t *m = scratch(c, sizeof *m, c->n_rows);
+        if (!m)
+            return NULL;
+        int32_t k = 0;
+        uint16_t full = (uint16_t)col->col.def_level;
+        for (int32_t r = 0; r < c->n_rows; r++) {
+            bool present = b->def[r] == full;
+            m[r] = present ? k : -1;
+            k += present;
+        }
+        if (k > b->n_values) {
+            pq_fail(c->err, PQ_E_CORRUPT, "column '%s': %d non-null rows but %d values", col->name,
+                    k, b->n_values);
+            return NULL;
+        }
+        map = m;
+    }
+    c->rowmap[i] = map;
+    return map;
+}
+
+static int overflow(ctx *c, const pq_expr *e, const char *what)
+{
+    pq_buf text;
+    pq_buf_init(&text);
+    pq_expr_text(e, &text);
+    pq_fail(c->err, PQ_E_USAGE, "%s overflow in %.*s", what, (int)(text.len > 300 ? 300 : text.len),
+            text.data ? text.data : "");
+    pq_buf_free(&text);
+    return PQ_ERR;
+}
+
+static int cmp_bytes(pq_bytes a, pq_bytes b)
+{
+    uint32_t n = a.len < b.len ? a.len : b.len;
+    int c = n ? memcmp(a.ptr, b.ptr, n) : 0;
+    if (c != 0)
+        return c < 0 ? -1 : 1;
+    return (a.len > b.len) - (a.len < b.len);
+}
+
+static double half_at(const pq_bytes *v, int32_t k)
+{
+    if (v[k].len < 2)
+        return NAN;
+    return pq_half_to_float((uint16_t)(v[k].ptr[0] | v[k].ptr[1] << 8));
+}
+
+static __int128 be_at(const pq_bytes *v, int32_t k)
+{
+    bool fits;
+    return pq_x_be_int(v[k].ptr, v[k].len, &fits);
+}
+
+/* ------------------------------------------------------------------ kernel evaluation */
+
+#define ROWS_LOOP(...)                                                                    \
+    for (int32_t i_ = 0; i_ < n; i_++) {                                                  \
+        int32_t r = sel[i_], k = map[r];                                                  \
+        if (k < 0) {                                                                      \
+            out[r] = TRI_N;                                                               \
+            continue;                                                                     \
+        }                                                                                 \
+        __VA_ARGS__                                                                       \
+    }
+
+#define SIGN(a, b) (((a) > (b)) - ((a) < (b)))
+
+/* The stored value k of a KM_DOUBLE column, converted as the CAST would. */
+static inline double double_at(const pq_kernel *kn, const void *values, int32_t k)
+{
+    double d;
+    switch (kn->repr) {
+    case PQ_R_FLOAT: return ((const float *)values)[k];
+    case PQ_R_DOUBLE: return ((const double *)values)[k];
+    case PQ_R_HALF: return half_at(values, k);
+    case PQ_R_I32:
+        d = kn->from_int ? (kn->f32 ? (double)(float)((const int32_t *)values)[k]
+                                    : (double)((const int32_t *)values)[k])
+                         : pq_x_dec_to_double(((const int32_t *)values)[k], kn->scale);
+        break;
+    case PQ_R_U32: d = kn->f32 ? (double)(float)((const uint32_t *)values)[k] : ((const uint32_t *)values)[k]; break;
+    case PQ_R_I64:
+        d = kn->from_int ? (kn->f32 ? (double)(float)((const int64_t *)values)[k]
+                                    : (double)((const int64_t *)values)[k])
+                         : pq_x_dec_to_double(((const int64_t *)values)[k], kn->scale);
+        break;
+    case PQ_R_U64: d = pq_x_dec_to_double(((const uint64_t *)values)[k], 0); break;
+    case PQ_R_DEC_BYTES: d = pq_x_dec_to_double(be_at(values, k), kn->scale); break;
+    default: return NAN;
+    }
+    return kn->f32 && kn->from_decimal ? pq_x_round_f32(d) : d;
+}
+
+static inline __int128 i128_at(const pq_kernel *kn, const void *values, int32_t k)
+{
+    if (kn->repr == PQ_R_INT96)
+        return pq_x_int96_ns(((const pq_int96 *)values)[k].b);
+    return be_at(values, k);
+}
+
+#define DEFINE_SEARCH(NAME, T, SIGNF)                                                     \
+    static inline bool NAME(const T *a, int32_t n, T x)                                   \
+    {                                                                                     \
+        int32_t lo = 0, hi = n;                                                           \
+        while (lo < hi) {                                                                 \
+            int32_t mid = lo + (hi - lo) / 2;                                             \
+            if (SIGNF(a[mid], x) < 0) lo = mid + 1;                                       \
+            else hi = mid;                                                                \
+        }                                                                                 \
+        return lo < n && SIGNF(a[lo], x) == 0;                                            \
+    }
+#define SIGN_FN(a, b) SIGN(a, b)
+DEFINE_SEARCH(find_i32, int32_t, SIGN_FN)
+DEFINE_SEARCH(find_u32, uint32_t, SIGN_FN)
+DEFINE_SEARCH(find_i64, int64_t, SIGN_FN)
+DEFINE_SEARCH(find_u64, uint64_t, SIGN_FN)
+DEFINE_SEARCH(find_i128, __int128, SIGN_FN)
+DEFINE_SEARCH(find_double, double, pq_x_double_cmp)
+DEFINE_SEARCH(find_bytes, pq_bytes, cmp_bytes)
+
+static bool find_bool(const uint8_t *a, int32_t n, uint8_t x)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (a[i] == x)
+            return true;
+    return false;
+}
+
+static size_t next_char(const uint8_t *s, size_t n, size_t i)
+{
+    i++;
+    while (i < n && (s[i] & 0xC0) == 0x80)
+        i++;
+    return i;
+}
+
+/* SQL LIKE without escape: % any run, _ one UTF-8 character.  Greedy with
+ * backtracking to the last %, linear in practice, O(n*m) at worst. */
+static bool like_match(const uint8_t *s, size_t n, const uint8_t *p, size_t m)
+{
+    size_t si = 0, pi = 0, star_p = SIZE_MAX, star_s = 0;
+    while (si < n) {
+        if (pi < m && p[pi] == '%') {
+            star_p = ++pi;
+            star_s = si;
+        } else if (pi < m && p[pi] == '_') {
+            si = next_char(s, n, si);
+            pi++;
+        } else if (pi < m && p[pi] == s[si]) {
+            si++;
+            pi++;
+        } else if (star_p != SIZE_MAX) {
+            star_s = next_char(s, n, star_s);
+            si = star_s;
+            pi = star_p;
+        } else {
+            return false;
+        }
+    }
+    while (pi < m && p[pi] == '%')
+        pi++;
+    return pi == m;
+}
+
+static bool like_fast(like_shape shape, pq_bytes needle, pq_bytes pattern, pq_bytes s)
+{
+    switch (shape) {
+    case LS_ALL: return true;
+    case LS_PREFIX: return s.len >= needle.len && memcmp(s.ptr, needle.ptr, needle.len) == 0;
+    case LS_SUFFIX:
+        return s.len >= needle.len && memcmp(s.ptr + s.len - needle.len, needle.ptr, needle.len) == 0;
+    case LS_CONTAINS: return s.len >= needle.len && memmem(s.ptr, s.len, needle.ptr, needle.len) != NULL;
+    case LS_GENERAL: break;
+    }
+    return like_match(s.ptr, s.len, pattern.ptr, pattern.len);
+}
+
+static int run_kernel(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, uint8_t *out)
+{
+    const pq_kernel *kn = e->kernel;
+    const pq_expr *col = e->args[0]->kind == PQ_X_CAST ? e->args[0]->args[0] : e->args[0];
+    const int32_t *map = rowmap(c, col);
+    if (!map)
+        return PQ_ERR;
+    const void *values = c->batches[kn->column]->values;
+    if (kn->like) {
+        const pq_bytes *v = values;
+        uint8_t yes = kn->negated ? TRI_F : TRI_T, no = kn->negated ? TRI_T : TRI_F;
+        ROWS_LOOP(out[r] = like_fast(kn->shape, kn->needle, e->pattern, v[k]) ? yes : no;)
+        return PQ_OK;
+    }
+    if (kn->in) {
+        uint8_t yes = kn->negated ? TRI_F : TRI_T;
+        uint8_t no = kn->has_null ? TRI_N : kn->negated ? TRI_T : TRI_F;
+        int32_t m = kn->n_set;
+        switch (kn->mode) {
+        case KM_I32: ROWS_LOOP(out[r] = find_i32(kn->set, m, ((const int32_t *)values)[k]) ? yes : no;) break;
+        case KM_U32: ROWS_LOOP(out[r] = find_u32(kn->set, m, ((const uint32_t *)values)[k]) ? yes : no;) break;
+        case KM_I64: ROWS_LOOP(out[r] = find_i64(kn->set, m, ((const int64_t *)values)[k]) ? yes : no;) break;
+        case KM_U64: ROWS_LOOP(out[r] = find_u64(kn->set, m, ((const uint64_t *)values)[k]) ? yes : no;) break;
+        case KM_I128: ROWS_LOOP(out[r] = find_i128(kn->set, m, i128_at(kn, values, k)) ? yes : no;) break;
+        case KM_DOUBLE: ROWS_LOOP(out[r] = find_double(kn->set, m, double_at(kn, values, k)) ? yes : no;) break;
+        case KM_BYTES: ROWS_LOOP(out[r] = find_bytes(kn->set, m, ((const pq_bytes *)values)[k]) ? yes : no;) break;
+        case KM_BOOL: ROWS_LOOP(out[r] = find_bool(kn->set, m, ((const uint8_t *)values)[k] != 0) ? yes : no;) break;
+        }
+        return PQ_OK;
+    }
+    if (kn->constant >= 0) {
+        uint8_t v = kn->constant ? TRI_T : TRI_F;
+        ROWS_LOOP(out[r] = v;)
+        return PQ_OK;
+    }
+    const uint8_t *row = cmp_tri[kn->op];
+    switch (kn->mode) {
+    case KM_I32: {
+        const int32_t *v = values;
+        int32_t lit = kn->lit.i32;
+        ROWS_LOOP(out[r] = row[SIGN(v[k], lit) + 1];)
+        break;
+    }
+    case KM_U32: {
+        const uint32_t *v = values;
+        uint32_t lit = kn->lit.u32;
+        ROWS_LOOP(out[r] = row[SIGN(v[k], lit) + 1];)
+        break;
+    }
+    case KM_I64: {
+        const int64_t *v = values;
+        int64_t lit = kn->lit.i64;
+        ROWS_LOOP(out[r] = row[SIGN(v[k], lit) + 1];)
+        break;
+    }
+    case KM_U64: {
+        const uint64_t *v = values;
+        uint64_t lit = kn->lit.u64;
+        ROWS_LOOP(out[r] = row[SIGN(v[k], lit) + 1];)
+        break;
+    }
+    case KM_I128: {
+        __int128 lit = kn->lit.x;
+        ROWS_LOOP(__int128 x = i128_at(kn, values, k); out[r] = row[SIGN(x, lit) + 1];)
+        break;
+    }
+    case KM_DOUBLE: {
+        double lit = kn->lit.d;
+        if (kn->repr == PQ_R_DOUBLE && !isnan(lit)) {
+            const double *v = values;
+            /* NaN values: above every number (isnan check kept out of the common path) */
+            ROWS_LOOP(double x = v[k]; out[r] = x != x ? row[2] : row[SIGN(x, lit) + 1];)
+        } else {
+            ROWS_LOOP(out[r] = row[pq_x_double_cmp(double_at(kn, values, k), lit) + 1];)
+        }
+        break;
+    }
+    case KM_BYTES: {
+        const pq_bytes *v = values;
+        pq_bytes lit = kn->lit.s;
+        ROWS_LOOP(out[r] = row[cmp_bytes(v[k], lit) + 1];)
+        break;
+    }
+    case KM_BOOL: {
+        const uint8_t *v = values;
+        int lit = kn->lit.b;
+        ROWS_LOOP(int x = v[k] != 0; out[r] = row[SIGN(x, lit) + 1];)
+        break;
+    }
+    }
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ general path */
+
+static int eval_pred(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, uint8_t *out);
+
+static int alloc_vec(ctx *c, pq_vtype t, vec *out)
+{
+    size_t elem;
+    switch (t) {
+    case PQ_V_BOOL: elem = 1; break;
+    case PQ_V_DOUBLE: elem = sizeof(double); break;
+    case PQ_V_DECIMAL: case PQ_V_TIMESTAMP: elem = sizeof(__int128); break;
+    case PQ_V_STRING: elem = sizeof(pq_bytes); break;
+    default: elem = sizeof(int64_t); break;
+    }
+    out->null = scratch(c, 1, c->n_rows);
+    out->v.x = scratch(c, elem, c->n_rows);
+    return out->null && out->v.x ? PQ_OK : PQ_ERR;
+}
+
+static int load_column(ctx *c, const pq_expr *col, const int32_t *sel, int32_t n, vec *out)
+{
+    const int32_t *map = col->col.repr == PQ_R_NONE ? NULL : rowmap(c, col);
+    if (!map && col->col.repr != PQ_R_NONE)
+        return PQ_ERR;
+    PQ_TRY(alloc_vec(c, col->type, out));
+    const pq_colinfo *ci = &col->col;
+    if (ci->repr == PQ_R_NONE) {
+        for (int32_t i = 0; i < n; i++)
+            out->null[sel[i]] = 1;
+        return PQ_OK;
+    }
+    const void *values = c->batches[col->column]->values;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t r = sel[i], k = map[r];
+        out->null[r] = k < 0;
+        if (k < 0)
+            continue;
+        int64_t stored = 0;
+        switch (ci->repr) {
+        case PQ_R_BOOL: out->v.t[r] = ((const uint8_t *)values)[k] ? TRI_T : TRI_F; continue;
+        case PQ_R_FLOAT: out->v.d[r] = ((const float *)values)[k]; continue;
+        case PQ_R_DOUBLE: out->v.d[r] = ((const double *)values)[k]; continue;
+        case PQ_R_HALF: out->v.d[r] = half_at(values, k); continue;
+        case PQ_R_INT96: out->v.x[r] = pq_x_int96_ns(((const pq_int96 *)values)[k].b); continue;
+        case PQ_R_BYTES: out->v.s[r] = ((const pq_bytes *)values)[k]; continue;
+        case PQ_R_DEC_BYTES: out->v.x[r] = be_at(values, k); continue;
+        case PQ_R_U64: out->v.x[r] = ((const uint64_t *)values)[k]; continue;
+        case PQ_R_I32: stored = ((const int32_t *)values)[k]; break;
+        case PQ_R_U32: stored = ((const uint32_t *)values)[k]; break;
+        case PQ_R_I64: stored = ((const int64_t *)values)[k]; break;
+        case PQ_R_NONE: break;
+        }
+        switch (ci->type) {
+        case PQ_V_DECIMAL: out->v.x[r] = stored; break;
+        case PQ_V_TIMESTAMP: out->v.x[r] = (__int128)stored * ci->unit; break;
+        case PQ_V_TIME: out->v.i[r] = stored * ci->unit; break;
+        default: out->v.i[r] = stored; break;
+        }
+    }
+    return PQ_OK;
+}
+
+static void literal_vec(const pq_expr *e, const int32_t *sel, int32_t n, vec *out)
+{
+    const pq_value *v = &e->value;
+    bool null = v->is_null || v->type == PQ_V_NULL;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t r = sel[i];
+        out->null[r] = null;
+        if (null)
+            continue;
+        switch (e->type) {
+        case PQ_V_BOOL: out->v.t[r] = v->u.b ? TRI_T : TRI_F; break;
+        case PQ_V_INT: out->v.i[r] = v->u.i; break;
+        case PQ_V_DATE: out->v.i[r] = v->u.date; break;
+        case PQ_V_TIME: out->v.i[r] = v->u.time_ns; break;
+        case PQ_V_DOUBLE: out->v.d[r] = v->u.d; break;
+        case PQ_V_DECIMAL: out->v.x[r] = v->u.dec.unscaled; break;
+        case PQ_V_TIMESTAMP: out->v.x[r] = v->u.ts_ns; break;
+        case PQ_V_STRING: out->v.s[r] = v->u.s; break;
+        case PQ_V_NULL: out->null[r] = 1; break;
+        }
+    }
+}
+
+static int eval_value(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, vec *out);
+
+static int eval_cast(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, vec *out)
+{
+    vec a;
+    const pq_expr *x = e->args[0];
+    PQ_TRY(eval_value(c, x, sel, n, &a));
+    PQ_TRY(alloc_vec(c, e->type, out));
+    for (int32_t i = 0; i < n; i++) {
+        int32_t r = sel[i];
+        out->null[r] = a.null[r];
+        if (a.null[r])
+            continue;
+        switch (e->type) {
+        case PQ_V_DECIMAL: out->v.x[r] = a.v.i[r]; break; /* INT -> DECIMAL(scale 0) */
+        case PQ_V_TIMESTAMP: out->v.x[r] = (__int128)a.v.i[r] * NS_PER_DAY; break;
+        case PQ_V_DOUBLE: {
+            double d;
+            if (x->type == PQ_V_INT) d = e->f32 ? (double)(float)a.v.i[r] : (double)a.v.i[r];
+            else if (x->type == PQ_V_DECIMAL) d = pq_x_dec_to_double(a.v.x[r], x->scale);
+            else d = a.v.d[r];
+            out->v.d[r] = e->f32 ? pq_x_round_f32(d) : d;
+            break;
+        }
+        default: break;
+        }
+    }
+    return PQ_OK;
+}
+
+static int eval_arith(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, vec *out)
+{
+    vec a, b = {0};
+    PQ_TRY(eval_value(c, e->args[0], sel, n, &a));
+    if (e->kind == PQ_X_ARITH)
+        PQ_TRY(eval_value(c, e->args[1], sel, n, &b));
+    PQ_TRY(alloc_vec(c, e->type, out));
+    bool unary = e->kind == PQ_X_NEG;
+    int32_t sa = e->args[0]->scale, sb = unary ? 0 : e->args[1]->scale;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t r = sel[i];
+        out->null[r] = a.null[r] || (!unary && b.null[r]);
+        if (out->null[r])
+            continue;
+        switch (e->type) {
+        case PQ_V_INT: {
+            int64_t x = a.v.i[r], y = unary ? 0 : b.v.i[r], z = 0;
+            bool bad = false;
+            if (unary) bad = __builtin_sub_overflow((int64_t)0, x, &z);
+            else if (e->op == PQ_OP_ADD) bad = __builtin_add_overflow(x, y, &z);
+            else if (e->op == PQ_OP_SUB) bad = __builtin_sub_overflow(x, y, &z);
+            else if (e->op == PQ_OP_MUL) bad = __builtin_mul_overflow(x, y, &z);
+            else if (y == 0) out->null[r] = 1; /* x % 0 is NULL */
+            else if (x == INT64_MIN && y == -1) bad = true;
+            else z = x % y;
+            if (bad)
+                return overflow(c, e, "integer");
+            out->v.i[r] = z;
+            break;
+        }
+        case PQ_V_DECIMAL: {
+            __int128 x = a.v.x[r], y = unary ? 0 : b.v.x[r], z = 0;
+            bool bad = false;
+            if (unary) {
+                z = -x;
+            } else if (e->op == PQ_OP_MUL) {
+                bad = __builtin_mul_overflow(x, y, &z);
+            } else {
+                bad = !pq_x_dec_rescale(x, sa, e->scale, &x) || !pq_x_dec_rescale(y, sb, e->scale, &y);
+                if (bad) {
+                } else if (e->op == PQ_OP_ADD) bad = __builtin_add_overflow(x, y, &z);
+                else if (e->op == PQ_OP_SUB) bad = __builtin_sub_overflow(x, y, &z);
+                else if (y == 0) out->null[r] = 1;
+                else z = x % y;
+            }
+            if (bad)
+                return overflow(c, e, "decimal");
+            out->v.x[r] = z;
+            break;
+        }
+        default: {
+            double x = a.v.d[r], y = unary ? 0 : b.v.d[r], z;
+            if (unary) z = -x;
+            else if (e->op == PQ_OP_ADD) z = x + y;
+            else if (e->op == PQ_OP_SUB) z = x - y;
+            else if (e->op == PQ_OP_MUL) z = x * y;
+            else z = fmod(x, y);
+            out->v.d[r] = e->f32 ? pq_x_round_f32(z) : z;
+            break;
+        }
+        }
+    }
+    return PQ_OK;
+}
+
+static int eval_value(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, vec *out)
+{
+    switch (e->kind) {
+    case PQ_X_LITERAL:
+        PQ_TRY(alloc_vec(c, e->type, out));
+        literal_vec(e, sel, n, out);
+        return PQ_OK;
+    case PQ_X_COLUMN:
+        return load_column(c, e, sel, n, out);
+    case PQ_X_CAST:
+        return eval_cast(c, e, sel, n, out);
+    case PQ_X_NEG:
+    case PQ_X_ARITH:
+        return eval_arith(c, e, sel, n, out);
+    default: {
+        /* a condition used as a value (compared with another) */
+        PQ_TRY(alloc_vec(c, PQ_V_BOOL, out));
+        PQ_TRY(eval_pred(c, e, sel, n, out->v.t));
+        for (int32_t i = 0; i < n; i++)
+            out->null[sel[i]] = out->v.t[sel[i]] == TRI_N;
+        return PQ_OK;
+    }
+    }
+}
+
+/* Sign of a[r] vs b[r] for vectors of type t (both non-null). */
+static inline int vec_cmp(pq_vtype t, const vec *a, int32_t sa, const vec *b, int32_t sb, int32_t r)
+{
+    switch (t) {
+    case PQ_V_DOUBLE: return pq_x_double_cmp(a->v.d[r], b->v.d[r]);
+    case PQ_V_DECIMAL:
+        if (sa == sb) return SIGN(a->v.x[r], b->v.x[r]);
+        return pq_x_dec_cmp(a->v.x[r], sa, b->v.x[r], sb);
+    case PQ_V_TIMESTAMP: return SIGN(a->v.x[r], b->v.x[r]);
+    case PQ_V_STRING: return cmp_bytes(a->v.s[r], b->v.s[r]);
+    case PQ_V_BOOL: return SIGN(a->v.t[r], b->v.t[r]);
+    default: return SIGN(a->v.i[r], b->v.i[r]);
+    }
+}
+
+/* Vector element r as a value, for IN lists on computed operands. */
+static void vec_value(pq_vtype t, int32_t scale, const vec *a, int32_t r, pq_value *v)
+{
+    memset(v, 0, sizeof *v);
+    v->type = t;
+    switch (t) {
+    case PQ_V_BOOL: v->u.b = a->v.t[r] == TRI_T; break;
+    case PQ_V_INT: v->u.i = a->v.i[r]; break;
+    case PQ_V_DATE: v->u.date = (int32_t)a->v.i[r]; break;
+    case PQ_V_TIME: v->u.time_ns = a->v.i[r]; break;
+    case PQ_V_DOUBLE: v->u.d = a->v.d[r]; break;
+    case PQ_V_DECIMAL: v->u.dec.unscaled = a->v.x[r]; v->u.dec.scale = scale; break;
+    case PQ_V_TIMESTAMP: v->u.ts_ns = a->v.x[r]; break;
+    case PQ_V_STRING: v->u.s = a->v.s[r]; break;
+    case PQ_V_NULL: v->is_null = true; break;
+    }
+}
+
+static bool list_contains(const pq_expr *e, const pq_value *v)
+{
+    int32_t lo = 0, hi = e->n_list;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (pq_value_cmp(&e->list[mid], v) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < e->n_list && pq_value_cmp(&e->list[lo], v) == 0;
+}
+
+static int eval_junction(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, uint8_t *out)
+{
+    bool is_and = e->kind == PQ_X_AND;
+    uint8_t decided = is_and ? TRI_F : TRI_T;
+    int32_t *cur = scratch(c, sizeof *cur, n);
+    uint8_t *part = scratch(c, 1, c->n_rows);
+    if (!cur || !part)
+        return PQ_ERR;
+    for (int32_t i = 0; i < n; i++)
+        out[sel[i]] = is_and ? TRI_T : TRI_F;
+    memcpy(cur, sel, sizeof *cur * (size_t)n);
+    int32_t m = n;
+    for (int32_t a = 0; a < e->n_args && m > 0; a++) {
+        PQ_TRY(eval_pred(c, e->args[a], cur, m, part));
+        int32_t kept = 0;
+        for (int32_t i = 0; i < m; i++) {
+            int32_t r = cur[i];
+            uint8_t t = part[r];
+            uint8_t v = is_and ? (t < out[r] ? t : out[r]) : (t > out[r] ? t : out[r]);
+            out[r] = v;
+            if (v != decided)
+                cur[kept++] = r;
+        }
+        m = kept;
+    }
+    return PQ_OK;
+}
+
+static int eval_pred(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, uint8_t *out)
+{
+    switch (e->kind) {
+    case PQ_X_AND:
+    case PQ_X_OR:
+        return eval_junction(c, e, sel, n, out);
+    case PQ_X_NOT: {
+        PQ_TRY(eval_pred(c, e->args[0], sel, n, out));
+        for (int32_t i = 0; i < n; i++)
+            out[sel[i]] = (uint8_t)(TRI_T - out[sel[i]]);
+        return PQ_OK;
+    }
+    case PQ_X_CMP:
+    case PQ_X_IN:
+    case PQ_X_LIKE:
+        if (e->kernel && !pq_x_disable_kernels)
+            return run_kernel(c, e, sel, n, out);
+        break;
+    case PQ_X_IS_NULL: {
+        const pq_expr *x = e->args[0];
+        uint8_t is = e->negated ? TRI_F : TRI_T, isnt = e->negated ? TRI_T : TRI_F;
+        if (x->kind == PQ_X_COLUMN && x->col.repr != PQ_R_NONE) {
+            const int32_t *map = rowmap(c, x);
+            if (!map)
+                return PQ_ERR;
+            for (int32_t i = 0; i < n; i++)
+                out[sel[i]] = map[sel[i]] < 0 ? is : isnt;
+            return PQ_OK;
+        }
+        vec a;
+        PQ_TRY(eval_value(c, x, sel, n, &a));
+        for (int32_t i = 0; i < n; i++)
+            out[sel[i]] = a.null[sel[i]] ? is : isnt;
+        return PQ_OK;
+    }
+    default: {
+        /* literals and boolean columns */
+        vec a;
+        PQ_TRY(eval_value(c, e, sel, n, &a));
+        for (int32_t i = 0; i < n; i++) {
+            int32_t r = sel[i];
+            out[r] = a.null[r] ? TRI_N : a.v.t[r];
+        }
+        return PQ_OK;
+    }
+    }
+    /* general CMP / IN / LIKE */
+    vec a;
+    PQ_TRY(eval_value(c, e->args[0], sel, n, &a));
+    const pq_expr *x = e->args[0];
+    if (e->kind == PQ_X_CMP) {
+        vec b;
+        PQ_TRY(eval_value(c, e->args[1], sel, n, &b));
+        const uint8_t *row = cmp_tri[e->op];
+        int32_t sa = x->scale, sb = e->args[1]->scale;
+        for (int32_t i = 0; i < n; i++) {
+            int32_t r = sel[i];
+            out[r] = a.null[r] || b.null[r] ? TRI_N : row[vec_cmp(x->type, &a, sa, &b, sb, r) + 1];
+        }
+        return PQ_OK;
+    }
+    if (e->kind == PQ_X_IN) {
+        uint8_t yes = e->negated ? TRI_F : TRI_T;
+        uint8_t no = e->list_has_null ? TRI_N : e->negated ? TRI_T : TRI_F;
+        for (int32_t i = 0; i < n; i++) {
+            int32_t r = sel[i];
+            if (a.null[r]) {
+                out[r] = TRI_N;
+                continue;
+            }
+            pq_value v;
+            vec_value(x->type, x->scale, &a, r, &v);
+            out[r] = list_contains(e, &v) ? yes : no;
+        }
+        return PQ_OK;
+    }
+    uint8_t yes = e->negated ? TRI_F : TRI_T, no = e->negated ? TRI_T : TRI_F;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t r = sel[i];
+        if (a.null[r])
+            out[r] = TRI_N;
+        else
+            out[r] = like_match(a.v.s[r].ptr, a.v.s[r].len, e->pattern.ptr, e->pattern.len) ? yes : no;
+    }
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ entry points */
+
+static int max_column(const pq_expr *e)
+{
+    int m = e->kind == PQ_X_COLUMN ? e->column : -1;
+    for (int i = 0; i < e->n_args; i++) {
+        int a = max_column(e->args[i]);
+        if (a > m)
+            m = a;
+    }
+    return m;
+}
+
+int pq_expr_filter(const pq_expr *e, const pq_col_batch *const *batches, int32_t n_rows,
+                   uint8_t *keep, bool only_kept, pq_arena *scratch_arena, pq_error *err)
+{
+    if (n_rows <= 0)
+        return PQ_OK;
+    if (!e) {
+        if (!only_kept)
+            memset(keep, 1, (size_t)n_rows);
+        return PQ_OK;
+    }
+    ctx c = {.batches = batches, .n_rows = n_rows, .arena = scratch_arena, .err = err};
+    c.n_cols = max_column(e) + 1;
+    int32_t *sel = scratch(&c, sizeof *sel, n_rows);
+    int32_t *identity = scratch(&c, sizeof *identity, n_rows);
+    uint8_t *out = scratch(&c, 1, n_rows);
+    c.rowmap = scratch(&c, sizeof *c.rowmap, c.n_cols);
+    if (!sel || !identity || !out || !c.rowmap)
+        return PQ_ERR;
+    int32_t n = 0;
+    for (int32_t r = 0; r < n_rows; r++) {
+        identity[r] = r;
+        if (!only_kept || keep[r])
+            sel[n++] = r;
+    }
+    c.identity = identity;
+    PQ_TRY(eval_pred(&c, e, sel, n, out));
+    memset(keep, 0, (size_t)n_rows);
+    for (int32_t i = 0; i < n; i++)
+        keep[sel[i]] = out[sel[i]] == TRI_T;
+    return PQ_OK;
+}
+
+int pq_x_eval_constant(const pq_expr *e, pq_arena *arena, pq_value *out, pq_error *err)
+{
+    static const int32_t zero = 0;
+    ctx c = {.n_rows = 1, .arena = arena, .err = err, .identity = &zero}; /* no columns */
+    memset(out, 0, sizeof *out);
+    if (e->type == PQ_V_BOOL) {
+        uint8_t t = TRI_N;
+        PQ_TRY(eval_pred(&c, e, &zero, 1, &t));
+        out->type = PQ_V_BOOL;
+        out->is_null = t == TRI_N;
+        out->u.b = t == TRI_T;
+        return PQ_OK;
+    }
+    vec v;
+    PQ_TRY(eval_value(&c, e, &zero, 1, &v));
+    vec_value(e->type, e->scale, &v, 0, out);
+    out->is_null = v.null[0] || e->type == PQ_V_NULL;
+    return PQ_OK;
+}
