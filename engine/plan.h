@@ -1,0 +1,110 @@
+/* The access plan: for each row group of a file, what the pruning ladder
+ * proved, as one inspectable value.
+ *
+ * Rungs, each one-sided (it drops only what it proves cannot match), each run
+ * only on what the rungs before it kept:
+ *   1. partitions    (per file, by the caller: pq_expr_substitute + fold)
+ *   2. statistics    footer min/max/null_count, used only where trusted
+ *   3. dictionary    equality / IN against an all-dictionary chunk's values
+ *   4. page index    ColumnIndex + OffsetIndex: pages → row ranges
+ *   5. bloom filter  equality / IN: "definitely absent" prunes
+ *   6. fully matched the statistics prove every row matches: no row filter
+ * The result per row group is SKIP, SCAN (all rows) or SELECT (row ranges),
+ * plus the fully-matched flag. */
+#ifndef PQ_PLAN_H
+#define PQ_PLAN_H
+
+#include "expr.h"
+#include "footer.h"
+
+typedef enum pq_rg_decision {
+    PQ_RG_SCAN = 0,
+    PQ_RG_SKIP = 1,
+    PQ_RG_SELECT = 2,
+} pq_rg_decision;
+
+typedef enum pq_rung {
+    PQ_RUNG_NONE = 0,
+    PQ_RUNG_PARTITION,
+    PQ_RUNG_STATS,
+    PQ_RUNG_DICTIONARY,
+    PQ_RUNG_PAGE_INDEX,
+    PQ_RUNG_BLOOM,
+    PQ_RUNG_COUNT,
+} pq_rung;
+
+const char *pq_rung_name(pq_rung r);
+
+typedef struct pq_row_range {
+    int64_t begin, end;        /* [begin, end) rows within the row group */
+} pq_row_range;
+
+typedef struct pq_rg_plan {
+    int32_t row_group;
+    pq_rg_decision decision;
+    pq_rung pruned_by;         /* SKIP: the rung that proved it */
+    bool fully_matched;        /* every row matches: no row filter */
+    pq_row_range *ranges;      /* SELECT: sorted, disjoint, non-empty */
+    int32_t n_ranges;
+    int64_t rows;
+    int64_t rows_selected;     /* rows the scan will decode (all for SCAN) */
+    int32_t pages_total;       /* data pages of the filter columns (from the page index) */
+    int32_t pages_pruned;
+    uint64_t bytes_total;      /* compressed bytes of the columns the query reads */
+    uint64_t bytes_to_read;    /* of those, what the plan still needs */
+    /* Offset indexes loaded by the page-index rung, per leaf (NULL where
+     * not loaded): the scan uses them to fetch only the selected pages. */
+    pq_offset_index **offset_index;
+    int32_t n_leaves;
+} pq_rg_plan;
+
+typedef struct pq_plan_input {
+    pq_file *file;
+    const pq_footer *footer;
+    const pq_expr *pred;           /* with partition values substituted; NULL = no filter */
+    const pq_expr_column *cols;    /* the table's columns (data + partition) */
+    int n_cols;
+    const int32_t *col_leaf;       /* per column: leaf index in this file; -1: partition or nested */
+    const int32_t *read_leaves;    /* leaves the scan reads (projection and filter), for bytes */
+    int32_t n_read_leaves;
+    bool no_stats, no_dictionary, no_page_index, no_bloom; /* disable rungs (tests, benchmarks) */
+} pq_plan_input;
+
+/* Plans one row group.  Memory (ranges, indexes) comes from `arena`.  I/O
+ * (dictionary pages, page indexes, bloom filters) goes through the file.
+ * A rung that fails to read or decode what it needs keeps the row group
+ * (it proves nothing) — except for I/O errors, which are returned. */
+int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_rg_plan *out,
+                      pq_error *err);
+
+/* Totals over many row groups (and files) for plan.txt and counters. */
+typedef struct pq_plan_totals {
+    uint64_t files, files_pruned;
+    uint64_t row_groups, row_groups_pruned[PQ_RUNG_COUNT], row_groups_fully_matched;
+    uint64_t pages, pages_pruned;
+    uint64_t rows, rows_selected;
+    uint64_t bytes_total, bytes_to_read;
+} pq_plan_totals;
+
+void pq_plan_totals_add(pq_plan_totals *t, const pq_rg_plan *p);
+int pq_plan_rg_text(const pq_rg_plan *p, pq_buf *out);
+int pq_plan_totals_text(const pq_plan_totals *t, pq_buf *out);
+
+/* Statistics of a chunk as a range, applying the trust rules (sort order,
+ * deprecated fields, NaN bounds, truncation).  Exposed for tests. */
+void pq_range_from_stats(const pq_leaf *leaf, const pq_stats *st, bool has_stats, int64_t rows,
+                         pq_col_range *out);
+
+/* ---- bloom filters (split block, XXH64) ---- */
+typedef struct pq_bloom {
+    const uint8_t *bitset;
+    uint32_t n_bytes;          /* multiple of 32 */
+} pq_bloom;
+
+/* Whether the filter may contain the value's PLAIN bytes (false = definitely absent). */
+bool pq_bloom_may_contain(const pq_bloom *b, const uint8_t *plain, size_t len);
+/* Hash for one value (exposed for tests): XXH64 with seed 0. */
+uint64_t pq_bloom_hash(const uint8_t *plain, size_t len);
+bool pq_bloom_check_hash(const pq_bloom *b, uint64_t hash);
+
+#endif
