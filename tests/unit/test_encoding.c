@@ -64,6 +64,14 @@ static void tb_uleb(tbuf *b, uint64_t v)
 }
 
 
+static void tb_zigzag(tbuf *b, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    tb_uleb(b, (u << 1) ^ (0 - (u >> 63)));
+}
+
+static int width_of(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
 /* Appends count values of `width` bits, LSB-first, padded to a whole byte. */
 static void tb_pack_lsb(tbuf *b, const uint64_t *v, size_t count, int width)
 {
@@ -923,6 +931,635 @@ static void test_rle_booleans(void)
     }
 }
 
+/* ------------------------------------------------------------------ DELTA_BINARY_PACKED */
+
+typedef struct dbp_opts {
+    uint32_t block, minis;
+    bool wrap32;      /* deltas computed in 32-bit arithmetic (INT32 writers) */
+    bool garbage;     /* unused miniblocks of the last block get random widths */
+    bool cut_padding; /* the last miniblock holds only its values' bytes */
+} dbp_opts;
+
+/* Encodes n values; returns the widest miniblock bit width used. */
+static int dbp_encode(tbuf *b, const int64_t *v, size_t n, dbp_opts o)
+{
+    const uint32_t vpm = o.block / o.minis;
+    tb_uleb(b, o.block);
+    tb_uleb(b, o.minis);
+    tb_uleb(b, n);
+    tb_zigzag(b, n ? v[0] : 0);
+    uint64_t *deltas = malloc(o.block * sizeof *deltas);
+    int widest = 0;
+    for (size_t i = 1; i < n; i += o.block) {
+        size_t m = n - i < o.block ? n - i : o.block;
+        for (size_t j = 0; j < m; j++) {
+            uint64_t d = (uint64_t)v[i + j] - (uint64_t)v[i + j - 1];
+            if (o.wrap32) d = (uint64_t)(int64_t)(int32_t)(uint32_t)d;
+            deltas[j] = d;
+        }
+        int64_t min_delta = (int64_t)deltas[0];
+        for (size_t j = 1; j < m; j++)
+            if ((int64_t)deltas[j] < min_delta) min_delta = (int64_t)deltas[j];
+        for (size_t j = 0; j < o.block; j++) deltas[j] = j < m ? deltas[j] - (uint64_t)min_delta : 0;
+        tb_zigzag(b, min_delta);
+        size_t used = (m + vpm - 1) / vpm;
+        int widths[64];
+        for (size_t k = 0; k < o.minis; k++) {
+            int w = 0;
+            if (k < used) {
+                for (size_t j = k * vpm; j < (k + 1) * vpm; j++)
+                    if (width_of(deltas[j]) > w) w = width_of(deltas[j]);
+                if (w > widest) widest = w;
+            } else if (o.garbage) {
+                w = (int)rnd_below(256);
+            }
+            widths[k] = w;
+            tb_byte(b, (uint8_t)w);
+        }
+        bool last_block = i + m >= n;
+        for (size_t k = 0; k < used; k++) {
+            size_t count = vpm;
+            if (o.cut_padding && last_block && k == used - 1) count = m - k * vpm;
+            tb_pack_lsb(b, deltas + k * vpm, count, widths[k]);
+        }
+    }
+    free(deltas);
+    return widest;
+}
+
+static const dbp_opts dbp_shapes[] = {
+    {128, 4, false, false, false}, {128, 1, false, true, false}, {256, 8, false, true, false},
+    {128, 2, false, false, true},  {512, 4, false, true, true},  {1024, 32, false, false, false},
+    {256, 1, false, false, false},
+};
+
+/* Value patterns that exercise widths 0 (constant, arithmetic), small, full
+ * 32 / 64 bits, and the wrap-around extremes. */
+static void gen_ints(int64_t *v, size_t n, int pattern, bool int32)
+{
+    int64_t x = (int64_t)(rnd() >> 1);
+    for (size_t i = 0; i < n; i++) {
+        switch (pattern) {
+        case 0: v[i] = 42; break;
+        case 1: v[i] = 1000 + 7 * (int64_t)i; break;
+        case 2: x += (int64_t)rnd_below(100) - 30; v[i] = x; break;
+        case 3: v[i] = (int64_t)rnd(); break;
+        case 4: v[i] = (i % 3 == 0) ? INT64_MIN : (i % 3 == 1) ? INT64_MAX : 0; break;
+        default: {
+            unsigned shift = (unsigned)(rnd() % 64); /* two calls: keep their order fixed */
+            v[i] = (int64_t)(rnd() >> shift);
+            break;
+        }
+        }
+        if (int32) v[i] = (int32_t)(uint32_t)v[i];
+    }
+}
+
+/* Runs a DBP page for values v through check_page (INT32 or INT64). */
+static void dbp_check(const char *what, const int64_t *v, size_t n, bool int32, dbp_opts o,
+                      bool truncations)
+{
+    tbuf b = {0};
+    dbp_encode(&b, v, n, o);
+    void *expect = malloc(n * 8 + 1);
+    for (size_t i = 0; i < n; i++) {
+        if (int32)
+            ((int32_t *)expect)[i] = (int32_t)v[i];
+        else
+            ((int64_t *)expect)[i] = v[i];
+    }
+    page_case c = {what, PQ_ENC_DELTA_BINARY_PACKED, int32 ? PQ_INT32 : PQ_INT64, 0, b.d, b.len,
+                   (uint32_t)n, NULL, expect};
+    check_page(&c);
+    if (truncations) check_truncations(&c);
+    free(expect);
+    tb_free(&b);
+}
+
+static void test_dbp(void)
+{
+    /* parquet-format's first example: 1 2 3 4 5, min delta 1, all widths 0 */
+    static const uint8_t five[] = {0x80, 0x01, 0x04, 0x05, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00};
+    int64_t out[8];
+    pq_error err = {0};
+    pq_values_dec d;
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BINARY_PACKED, PQ_INT64, 0, five, sizeof five, 5,
+                                NULL, &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out, 5, NULL, &err), PQ_OK);
+    for (int i = 0; i < 5; i++) CHECK_EQ_INT(out[i], i + 1);
+    /* the header alone holds a single value */
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BINARY_PACKED, PQ_INT64, 0, five, 5, 1, NULL,
+                                &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out, 1, NULL, &err), PQ_OK);
+    CHECK_EQ_INT(out[0], 1);
+
+    static const size_t counts[] = {1, 2, 7, 8, 9, 31, 32, 33, 127, 128, 129, 130, 256, 257, 1000,
+                                    5000};
+    for (size_t s = 0; s < sizeof dbp_shapes / sizeof dbp_shapes[0]; s++) {
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+            for (int pattern = 0; pattern < 6; pattern++) {
+                size_t n = counts[ci];
+                int64_t *v = malloc(n * sizeof *v);
+                bool int32 = (ci + (size_t)pattern) % 2 == 0;
+                gen_ints(v, n, pattern, int32);
+                dbp_opts o = dbp_shapes[s];
+                o.wrap32 = int32 && pattern % 3 == 0;
+                char what[96];
+                snprintf(what, sizeof what, "DBP block %u/%u n %zu pattern %d %s", o.block,
+                         o.minis, n, pattern, int32 ? "INT32" : "INT64");
+                dbp_check(what, v, n, int32, o, n <= 130 && pattern >= 2 && s < 4);
+                free(v);
+            }
+        }
+    }
+}
+
+static void test_dbp_edges(void)
+{
+    pq_error err = {0};
+    pq_values_dec d;
+    int64_t v[600];
+    int32_t out32[600];
+
+    /* width 64: deltas INT64_MIN and INT64_MAX in one miniblock */
+    for (int i = 0; i < 600; i++) v[i] = i % 2 ? INT64_MIN : (i % 4 == 0 ? 0 : -1);
+    tbuf b = {0};
+    CHECK_EQ_INT(dbp_encode(&b, v, 600, (dbp_opts){256, 8, false, true, false}), 64);
+    tb_free(&b);
+    dbp_check("DBP width 64", v, 600, false, (dbp_opts){256, 8, false, true, false}, false);
+    dbp_check("DBP width 64 cut", v, 35, false, (dbp_opts){128, 4, false, true, true}, true);
+
+    /* INT32 overflow wraps, whether the writer wrapped deltas in 32 or 64 bits */
+    for (int i = 0; i < 300; i++) v[i] = i % 2 ? INT32_MIN : INT32_MAX;
+    dbp_check("DBP int32 wrap (32-bit deltas)", v, 300, true, (dbp_opts){128, 4, true, 0, 0},
+              false);
+    dbp_check("DBP int32 wrap (64-bit deltas)", v, 300, true, (dbp_opts){128, 4, false, 0, 0},
+              false);
+    for (int i = 0; i < 300; i++) v[i] = (int32_t)(uint32_t)(0x7ffffff0u + 3u * (uint32_t)i);
+    dbp_check("DBP int32 counting through the wrap", v, 300, true,
+              (dbp_opts){128, 4, true, 0, 0}, false);
+    b = (tbuf){0};
+    dbp_encode(&b, v, 300, (dbp_opts){128, 4, true, 0, 0});
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BINARY_PACKED, PQ_INT32, 0, b.d, b.len, 300,
+                                NULL, &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out32, 300, NULL, &err), PQ_OK);
+    CHECK_EQ_INT(out32[5], INT32_MAX);
+    CHECK_EQ_INT(out32[6], INT32_MIN + 2);
+    tb_free(&b);
+
+    /* header count smaller than the page's value count */
+    for (int i = 0; i < 10; i++) v[i] = i;
+    dbp_encode(&b, v, 10, (dbp_opts){128, 4, 0, 0, 0});
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BINARY_PACKED, PQ_INT32, 0, b.d, b.len, 11, NULL,
+                                &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out32, 10, NULL, &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out32, 1, NULL, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
+    tb_free(&b);
+
+    /* bad headers: block size not a multiple of 128, miniblocks of 16 values,
+     * zero miniblocks, a width above 64 */
+    static const uint8_t bad_block[] = {0x64, 0x04, 0x05, 0x02};
+    static const uint8_t bad_minis[] = {0x80, 0x01, 0x08, 0x05, 0x02};
+    static const uint8_t zero_minis[] = {0x80, 0x01, 0x00, 0x05, 0x02};
+    static const uint8_t wide[] = {0x80, 0x01, 0x04, 0x05, 0x02, 0x02, 65, 0, 0, 0};
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BINARY_PACKED, PQ_INT32, 0, bad_block,
+                                sizeof bad_block, 5, NULL, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BINARY_PACKED, PQ_INT32, 0, bad_minis,
+                                sizeof bad_minis, 5, NULL, &err), PQ_ERR);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BINARY_PACKED, PQ_INT32, 0, zero_minis,
+                                sizeof zero_minis, 5, NULL, &err), PQ_ERR);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BINARY_PACKED, PQ_INT32, 0, wide, sizeof wide, 5,
+                                NULL, &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out32, 5, NULL, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
+    /* ... but a garbage width in an unused miniblock of the last block is fine */
+    static const uint8_t unused_wide[] = {0x80, 0x01, 0x04, 0x05, 0x02, 0x02, 0, 200, 255, 77};
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BINARY_PACKED, PQ_INT32, 0, unused_wide,
+                                sizeof unused_wide, 5, NULL, &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out32, 5, NULL, &err), PQ_OK);
+    CHECK_EQ_INT(out32[4], 5);
+}
+
+/* ------------------------------------------------------------------ byte-array values */
+
+/* Random byte strings with shared prefixes (each value edits the previous
+ * one's tail), some empty.  Fixed length tl > 0 makes them all tl bytes.
+ * Views point into *pool, which must not change afterwards. */
+static void gen_strings(pq_bytes *v, size_t n, int32_t tl, tbuf *pool)
+{
+    size_t *off = malloc((n + 1) * sizeof *off);
+    uint32_t *len = malloc((n + 1) * sizeof *len);
+    uint8_t prev[64] = {0};
+    uint32_t prev_len = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t keep, total;
+        if (tl > 0) {
+            total = (uint32_t)tl;
+            keep = (uint32_t)rnd_below(total + 1);
+            if (i == 0) keep = 0;
+        } else {
+            keep = (uint32_t)rnd_below(prev_len + 1);
+            total = rnd() % 6 == 0 ? 0 : keep + (uint32_t)rnd_below(64 - keep);
+            if (total < keep) keep = total;
+        }
+        for (uint32_t k = keep; k < total; k++) prev[k] = (uint8_t)('a' + rnd_below(3));
+        off[i] = pool->len;
+        len[i] = total;
+        tb_put(pool, prev, total);
+        prev_len = total;
+    }
+    for (size_t i = 0; i < n; i++) v[i] = (pq_bytes){pool->d + off[i], len[i]};
+    free(len);
+    free(off);
+}
+
+static dbp_opts random_dbp_shape(void)
+{
+    dbp_opts o = dbp_shapes[rnd_below(sizeof dbp_shapes / sizeof dbp_shapes[0])];
+    o.cut_padding = false; /* a section follows: the padding must be there */
+    return o;
+}
+
+static void dlba_encode(tbuf *b, const pq_bytes *v, size_t n)
+{
+    int64_t *lens = calloc(n + 1, sizeof *lens);
+    for (size_t i = 0; i < n; i++) lens[i] = v[i].len;
+    dbp_encode(b, lens, n, random_dbp_shape());
+    for (size_t i = 0; i < n; i++) tb_put(b, v[i].ptr, v[i].len);
+    free(lens);
+}
+
+/* max_prefix: use the longest shared prefix (otherwise sometimes a shorter
+ * one, which is just as valid). */
+static void dba_encode(tbuf *b, const pq_bytes *v, size_t n, bool max_prefix)
+{
+    int64_t *pre = calloc(n + 1, sizeof *pre), *suf = calloc(n + 1, sizeof *suf);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = 0;
+        if (i > 0)
+            while (p < v[i].len && p < v[i - 1].len && v[i].ptr[p] == v[i - 1].ptr[p]) p++;
+        if (!max_prefix && p && rnd() % 4 == 0) p = (uint32_t)rnd_below(p);
+        pre[i] = p;
+        suf[i] = v[i].len - p;
+    }
+    dbp_encode(b, pre, n, random_dbp_shape());
+    dbp_encode(b, suf, n, random_dbp_shape());
+    for (size_t i = 0; i < n; i++) tb_put(b, v[i].ptr + pre[i], (size_t)suf[i]);
+    free(suf);
+    free(pre);
+}
+
+static void test_delta_byte_arrays(void)
+{
+    static const size_t counts[] = {1, 2, 9, 128, 129, 700};
+    for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+        for (int flba = 0; flba < 2; flba++) {
+            size_t n = counts[ci];
+            int32_t tl = flba ? 1 + (int32_t)rnd_below(12) : 0;
+            pq_phys type = flba ? PQ_FIXED_LEN_BYTE_ARRAY : PQ_BYTE_ARRAY;
+            tbuf pool = {0}, b = {0};
+            pq_bytes *v = malloc(n * sizeof *v);
+            gen_strings(v, n, tl, &pool);
+            char what[80];
+            if (!flba) {
+                dlba_encode(&b, v, n);
+                snprintf(what, sizeof what, "DELTA_LENGTH_BYTE_ARRAY n %zu", n);
+                page_case c = {what, PQ_ENC_DELTA_LENGTH_BYTE_ARRAY, type, 0, b.d, b.len,
+                               (uint32_t)n, NULL, v};
+                check_page(&c);
+                if (n < 200) CHECK_EQ_INT(check_truncations(&c), 0);
+                tb_free(&b);
+            }
+            dba_encode(&b, v, n, ci % 2 == 0);
+            snprintf(what, sizeof what, "DELTA_BYTE_ARRAY %s n %zu", pq_phys_name(type), n);
+            page_case c = {what, PQ_ENC_DELTA_BYTE_ARRAY, type, tl, b.d, b.len, (uint32_t)n, NULL,
+                           v};
+            check_page(&c);
+            if (n < 200) CHECK_EQ_INT(check_truncations(&c), 0);
+            tb_free(&b);
+            free(v);
+            tb_free(&pool);
+        }
+    }
+
+    /* all values empty, and a run of identical values */
+    pq_bytes v[300];
+    for (int i = 0; i < 300; i++) v[i] = (pq_bytes){(const uint8_t *)"", 0};
+    tbuf b = {0};
+    dba_encode(&b, v, 300, true);
+    page_case c = {"DELTA_BYTE_ARRAY empty strings", PQ_ENC_DELTA_BYTE_ARRAY, PQ_BYTE_ARRAY, 0,
+                   b.d, b.len, 300, NULL, v};
+    check_page(&c);
+    tb_free(&b);
+    dlba_encode(&b, v, 300);
+    c.what = "DELTA_LENGTH_BYTE_ARRAY empty strings";
+    c.enc = PQ_ENC_DELTA_LENGTH_BYTE_ARRAY;
+    c.page = b.d;
+    c.len = b.len;
+    check_page(&c);
+    tb_free(&b);
+    for (int i = 0; i < 300; i++) v[i] = (pq_bytes){(const uint8_t *)"same-value", 10};
+    dba_encode(&b, v, 300, true);
+    c = (page_case){"DELTA_BYTE_ARRAY repeats", PQ_ENC_DELTA_BYTE_ARRAY, PQ_BYTE_ARRAY, 0, b.d,
+                    b.len, 300, NULL, v};
+    check_page(&c);
+
+    /* one value per read with `storage` reset in between: the previous value
+     * must survive in the decoder */
+    pq_error err = {0};
+    pq_values_dec d;
+    pq_arena storage;
+    pq_arena_init(&storage, 0);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BYTE_ARRAY, PQ_BYTE_ARRAY, 0, b.d, b.len, 300,
+                                NULL, &err), PQ_OK);
+    bool same = true;
+    for (int i = 0; i < 300; i++) {
+        pq_bytes one;
+        if (i % 7 == 3) {
+            same &= pq_values_skip(&d, 1, &err) == PQ_OK;
+            continue;
+        }
+        same &= pq_values_read(&d, &one, 1, &storage, &err) == PQ_OK;
+        same &= one.len == 10 && memcmp(one.ptr, "same-value", 10) == 0;
+        memset((void *)one.ptr, 'x', one.len); /* storage is the caller's to clobber */
+        pq_arena_reset(&storage);
+    }
+    CHECK(same);
+    pq_values_free(&d); /* before re-initializing: the previous value is malloc'd */
+    /* a read that rebuilds values needs a storage arena */
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BYTE_ARRAY, PQ_BYTE_ARRAY, 0, b.d, b.len, 300,
+                                NULL, &err), PQ_OK);
+    pq_bytes two[2];
+    CHECK_EQ_INT(pq_values_read(&d, two, 2, NULL, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_USAGE);
+    pq_values_free(&d);
+    pq_arena_free(&storage);
+    tb_free(&b);
+}
+
+static void test_delta_byte_array_errors(void)
+{
+    pq_error err = {0};
+    pq_values_dec d;
+    pq_arena storage;
+    pq_arena_init(&storage, 0);
+    pq_bytes out[4];
+    tbuf b = {0};
+
+    /* a prefix longer than the previous value */
+    int64_t pre[3] = {0, 2, 4}, suf[3] = {3, 1, 1};
+    dbp_encode(&b, pre, 3, (dbp_opts){128, 4, 0, 0, 0});
+    dbp_encode(&b, suf, 3, (dbp_opts){128, 4, 0, 0, 0});
+    tb_put(&b, "abcde", 5);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BYTE_ARRAY, PQ_BYTE_ARRAY, 0, b.d, b.len, 3, NULL,
+                                &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out, 2, &storage, &err), PQ_OK);
+    CHECK_EQ_MEM(out[1].ptr, out[1].len, "abd");
+    CHECK_EQ_INT(pq_values_read(&d, out, 1, &storage, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
+    pq_values_free(&d);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BYTE_ARRAY, PQ_BYTE_ARRAY, 0, b.d, b.len, 3, NULL,
+                                &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_skip(&d, 3, &err), PQ_ERR);
+    pq_values_free(&d);
+    tb_free(&b);
+
+    /* negative prefix and suffix lengths */
+    int64_t neg[2] = {0, -1}, pos[2] = {1, 1};
+    dbp_encode(&b, neg, 2, (dbp_opts){128, 4, 0, 0, 0});
+    dbp_encode(&b, pos, 2, (dbp_opts){128, 4, 0, 0, 0});
+    tb_put(&b, "ab", 2);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BYTE_ARRAY, PQ_BYTE_ARRAY, 0, b.d, b.len, 2, NULL,
+                                &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out, 2, &storage, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
+    pq_values_free(&d);
+    tb_free(&b);
+    dbp_encode(&b, pos, 2, (dbp_opts){128, 4, 0, 0, 0});
+    tb_put(&b, "ab", 2);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_LENGTH_BYTE_ARRAY, PQ_BYTE_ARRAY, 0, b.d, b.len,
+                                2, NULL, &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out, 2, &storage, &err), PQ_OK);
+    CHECK_EQ_MEM(out[1].ptr, out[1].len, "b");
+    tb_free(&b);
+    dbp_encode(&b, neg, 2, (dbp_opts){128, 4, 0, 0, 0});
+    tb_put(&b, "ab", 2);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_LENGTH_BYTE_ARRAY, PQ_BYTE_ARRAY, 0, b.d, b.len,
+                                2, NULL, &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out, 2, &storage, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
+    tb_free(&b);
+
+    /* FIXED_LEN_BYTE_ARRAY values of the wrong length */
+    int64_t fpre[2] = {0, 1}, fsuf[2] = {4, 2};
+    dbp_encode(&b, fpre, 2, (dbp_opts){128, 4, 0, 0, 0});
+    dbp_encode(&b, fsuf, 2, (dbp_opts){128, 4, 0, 0, 0});
+    tb_put(&b, "abcdxy", 6);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_DELTA_BYTE_ARRAY, PQ_FIXED_LEN_BYTE_ARRAY, 4, b.d,
+                                b.len, 2, NULL, &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out, 1, &storage, &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, out, 1, &storage, &err), PQ_ERR);
+    pq_values_free(&d);
+    tb_free(&b);
+    pq_arena_free(&storage);
+}
+
+/* ------------------------------------------------------------------ BYTE_STREAM_SPLIT */
+
+static void bss_encode(tbuf *b, const uint8_t *values, size_t n, size_t w)
+{
+    for (size_t k = 0; k < w; k++)
+        for (size_t i = 0; i < n; i++) tb_byte(b, values[i * w + k]);
+}
+
+static void test_bss(void)
+{
+    static const size_t counts[] = {1, 2, 7, 8, 100, 1001};
+    static const struct {
+        pq_phys type;
+        int32_t tl;
+    } kinds[] = {{PQ_FLOAT, 0}, {PQ_DOUBLE, 0}, {PQ_INT32, 0}, {PQ_INT64, 0},
+                 {PQ_FIXED_LEN_BYTE_ARRAY, 2}, {PQ_FIXED_LEN_BYTE_ARRAY, 3},
+                 {PQ_FIXED_LEN_BYTE_ARRAY, 4}, {PQ_FIXED_LEN_BYTE_ARRAY, 5},
+                 {PQ_FIXED_LEN_BYTE_ARRAY, 8}, {PQ_FIXED_LEN_BYTE_ARRAY, 16}};
+    for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+            pq_phys type = kinds[ki].type;
+            size_t n = counts[ci];
+            size_t w = pq_phys_width(type, kinds[ki].tl);
+            uint8_t *raw = malloc(n * w);
+            for (size_t i = 0; i < n * w; i++) raw[i] = (uint8_t)rnd();
+            tbuf b = {0};
+            bss_encode(&b, raw, n, w);
+            void *expect = raw;
+            pq_bytes *views = NULL;
+            if (type == PQ_FIXED_LEN_BYTE_ARRAY) {
+                views = malloc(n * sizeof *views);
+                for (size_t i = 0; i < n; i++) views[i] = (pq_bytes){raw + i * w, (uint32_t)w};
+                expect = views;
+            }
+            char what[80];
+            snprintf(what, sizeof what, "BYTE_STREAM_SPLIT %s(%zu) n %zu", pq_phys_name(type), w,
+                     n);
+            page_case c = {what, PQ_ENC_BYTE_STREAM_SPLIT, type, kinds[ki].tl, b.d, b.len,
+                           (uint32_t)n, NULL, expect};
+            check_page(&c);
+            if (n <= 100) CHECK_EQ_INT(check_truncations(&c), 0);
+            free(views);
+            free(raw);
+            tb_free(&b);
+        }
+    }
+    /* float values survive bit-exactly */
+    float f[3] = {1.5f, -0.0f, 3.25e-20f}, fo[3];
+    tbuf b = {0};
+    bss_encode(&b, (const uint8_t *)f, 3, 4);
+    pq_error err = {0};
+    pq_values_dec d;
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_BYTE_STREAM_SPLIT, PQ_FLOAT, 0, b.d, b.len, 3, NULL,
+                                &err), PQ_OK);
+    CHECK_EQ_INT(pq_values_read(&d, fo, 3, NULL, &err), PQ_OK);
+    CHECK(memcmp(f, fo, sizeof f) == 0);
+    /* length not a multiple of the width; fewer values than the page claims */
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_BYTE_STREAM_SPLIT, PQ_FLOAT, 0, b.d, b.len - 1, 2, NULL,
+                                &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_BYTE_STREAM_SPLIT, PQ_FLOAT, 0, b.d, b.len, 4, NULL,
+                                &err), PQ_ERR);
+    /* FIXED_LEN_BYTE_ARRAY needs storage */
+    CHECK_EQ_INT(pq_values_init(&d, PQ_ENC_BYTE_STREAM_SPLIT, PQ_FIXED_LEN_BYTE_ARRAY, 4, b.d,
+                                b.len, 3, NULL, &err), PQ_OK);
+    pq_bytes views[3];
+    CHECK_EQ_INT(pq_values_read(&d, views, 3, NULL, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_USAGE);
+    tb_free(&b);
+}
+
+/* ------------------------------------------------------------------ randomized differential */
+
+/* Random values of a type, encoded by the test-side encoder for `enc`, read
+ * back with random read / skip interleaving (check_page). */
+static void test_random_differential(void)
+{
+    static const struct {
+        pq_encoding enc;
+        pq_phys type;
+    } combos[] = {
+        {PQ_ENC_PLAIN, PQ_BOOLEAN}, {PQ_ENC_PLAIN, PQ_INT32}, {PQ_ENC_PLAIN, PQ_INT64},
+        {PQ_ENC_PLAIN, PQ_INT96}, {PQ_ENC_PLAIN, PQ_DOUBLE}, {PQ_ENC_PLAIN, PQ_BYTE_ARRAY},
+        {PQ_ENC_PLAIN, PQ_FIXED_LEN_BYTE_ARRAY}, {PQ_ENC_RLE, PQ_BOOLEAN},
+        {PQ_ENC_RLE_DICTIONARY, PQ_BYTE_ARRAY}, {PQ_ENC_RLE_DICTIONARY, PQ_INT64},
+        {PQ_ENC_RLE_DICTIONARY, PQ_FLOAT}, {PQ_ENC_DELTA_BINARY_PACKED, PQ_INT32},
+        {PQ_ENC_DELTA_BINARY_PACKED, PQ_INT64}, {PQ_ENC_DELTA_LENGTH_BYTE_ARRAY, PQ_BYTE_ARRAY},
+        {PQ_ENC_DELTA_BYTE_ARRAY, PQ_BYTE_ARRAY},
+        {PQ_ENC_DELTA_BYTE_ARRAY, PQ_FIXED_LEN_BYTE_ARRAY},
+        {PQ_ENC_BYTE_STREAM_SPLIT, PQ_DOUBLE}, {PQ_ENC_BYTE_STREAM_SPLIT, PQ_INT32},
+        {PQ_ENC_BYTE_STREAM_SPLIT, PQ_FIXED_LEN_BYTE_ARRAY},
+    };
+    const size_t n_combos = sizeof combos / sizeof combos[0];
+    for (int iter = 0; iter < 400; iter++) {
+        pq_encoding enc = combos[iter % n_combos].enc;
+        pq_phys type = combos[iter % n_combos].type;
+        size_t n = rnd() % 8 == 0 ? rnd_below(10) : rnd_below(4000);
+        int32_t tl = type == PQ_FIXED_LEN_BYTE_ARRAY ? 1 + (int32_t)rnd_below(20) : 0;
+        const size_t esz = pq_value_size(type);
+        void *expect = malloc(n * esz + 1);
+        tbuf page = {0}, pool = {0}, dpage = {0};
+        pq_arena arena;
+        pq_arena_init(&arena, 0);
+        pq_dict dict;
+        const pq_dict *dict_p = NULL;
+
+        switch (enc) {
+        case PQ_ENC_PLAIN:
+            plain_page(&page, type, tl, n, expect);
+            break;
+        case PQ_ENC_RLE: {
+            uint32_t *v = malloc((n + 1) * sizeof *v);
+            gen_runs(v, n, 1);
+            for (size_t i = 0; i < n; i++) ((uint8_t *)expect)[i] = (uint8_t)v[i];
+            tbuf body = {0};
+            rle_encode_random(&body, v, n, 1);
+            tb_le32(&page, (uint32_t)body.len);
+            tb_put(&page, body.d, body.len);
+            tb_free(&body);
+            free(v);
+            break;
+        }
+        case PQ_ENC_RLE_DICTIONARY: {
+            uint32_t dn = 1 + (uint32_t)rnd_below(rnd() % 2 ? 10 : 5000);
+            void *dvals = malloc(dn * esz);
+            plain_page(&dpage, type, tl, dn, dvals);
+            CHECK_EQ_INT(pq_dict_decode(&dict, type, tl, dpage.d, dpage.len, dn, &arena, NULL),
+                         PQ_OK);
+            dict_p = &dict;
+            uint32_t *idx = malloc((n + 1) * sizeof *idx);
+            gen_runs(idx, n, 32);
+            for (size_t i = 0; i < n; i++) idx[i] %= dn;
+            for (size_t i = 0; i < n; i++)
+                memcpy((uint8_t *)expect + i * esz, (uint8_t *)dict.values + idx[i] * esz, esz);
+            dict_indices_page(&page, idx, n, pq_bit_width(dn - 1));
+            free(idx);
+            free(dvals);
+            break;
+        }
+        case PQ_ENC_DELTA_BINARY_PACKED: {
+            int64_t *v = malloc((n + 1) * sizeof *v);
+            bool int32 = type == PQ_INT32;
+            gen_ints(v, n, (int)rnd_below(6), int32);
+            dbp_opts o = dbp_shapes[rnd_below(sizeof dbp_shapes / sizeof dbp_shapes[0])];
+            o.wrap32 = int32 && rnd() % 2;
+            dbp_encode(&page, v, n, o);
+            for (size_t i = 0; i < n; i++) {
+                if (int32)
+                    ((int32_t *)expect)[i] = (int32_t)v[i];
+                else
+                    ((int64_t *)expect)[i] = v[i];
+            }
+            free(v);
+            break;
+        }
+        case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
+        case PQ_ENC_DELTA_BYTE_ARRAY:
+            gen_strings(expect, n, tl, &pool);
+            if (enc == PQ_ENC_DELTA_BYTE_ARRAY)
+                dba_encode(&page, expect, n, rnd() % 2);
+            else
+                dlba_encode(&page, expect, n);
+            break;
+        case PQ_ENC_BYTE_STREAM_SPLIT: {
+            size_t w = pq_phys_width(type, tl);
+            uint8_t *raw = malloc(n * w + 1);
+            for (size_t i = 0; i < n * w; i++) raw[i] = (uint8_t)rnd();
+            bss_encode(&page, raw, n, w);
+            if (type == PQ_FIXED_LEN_BYTE_ARRAY) {
+                tb_put(&pool, raw, n * w);
+                for (size_t i = 0; i < n; i++)
+                    ((pq_bytes *)expect)[i] = (pq_bytes){pool.d + i * w, (uint32_t)w};
+            } else {
+                memcpy(expect, raw, n * w);
+            }
+            free(raw);
+            break;
+        }
+        default:
+            break;
+        }
+        char what[96];
+        snprintf(what, sizeof what, "random %s %s n %zu (iteration %d)", pq_encoding_name(enc),
+                 pq_phys_name(type), n, iter);
+        page_case c = {what, enc, type, tl, page.d, page.len, (uint32_t)n, dict_p, expect};
+        check_page(&c);
+        pq_arena_free(&arena);
+        tb_free(&dpage);
+        tb_free(&pool);
+        tb_free(&page);
+        free(expect);
+    }
+}
+
 int main(void)
 {
     test_bit_width();
@@ -939,5 +1576,11 @@ int main(void)
     test_dictionary();
     test_dictionary_errors();
     test_rle_booleans();
+    test_dbp();
+    test_dbp_edges();
+    test_delta_byte_arrays();
+    test_delta_byte_array_errors();
+    test_bss();
+    test_random_differential();
     return check_report();
 }
