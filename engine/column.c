@@ -48,6 +48,8 @@ struct pq_col_reader {
     pq_values_dec dec;
     page_buf cur;              /* decompressed bytes of the current page (p NULL: none) */
     int32_t page_index;        /* data pages met so far */
+    int32_t oi_next;           /* with an offset index: the next page to load */
+    bool dict_checked;
 
     page_buf held[16];
     int n_held;
@@ -348,59 +350,150 @@ static int setup_page_v2(pq_col_reader *r, const pq_page_header *h, const uint8_
                         n_values, err);
 }
 
+/* Decodes the page header at `off` and checks the page lies in the chunk. */
+static int read_header_at(pq_col_reader *r, uint64_t off, pq_page_header *h, uint64_t *data_off,
+                          pq_error *err)
+{
+    if (off >= r->src.end_off)
+        return pq_fail(err, PQ_E_CORRUPT, "page at offset %llu is past the end of the chunk",
+                       (unsigned long long)off);
+    uint64_t avail;
+    const uint8_t *hp = locate(r, off, 1, &avail);
+    if (!hp)
+        return pq_fail(err, PQ_E_CORRUPT, "page at offset %llu is outside the fetched chunk",
+                       (unsigned long long)off);
+    uint64_t limit = r->src.end_off - off;
+    if (avail > limit) avail = limit;
+    size_t hlen;
+    if (pq_decode_page_header(hp, (size_t)avail, NULL, h, &hlen, err) != PQ_OK) {
+        pq_error_prefix(err, "page header at offset %llu: ", (unsigned long long)off);
+        return PQ_ERR;
+    }
+    if (h->compressed_page_size < 0 || h->uncompressed_page_size < 0)
+        return pq_fail(err, PQ_E_CORRUPT, "negative page size");
+    if (h->uncompressed_page_size > PQ_MAX_PAGE_BYTES)
+        return pq_fail(err, PQ_E_UNSUPPORTED, "page of %d bytes exceeds the %d MiB page limit",
+                       h->uncompressed_page_size, PQ_MAX_PAGE_BYTES >> 20);
+    *data_off = off + hlen;
+    if ((uint64_t)h->compressed_page_size > r->src.end_off - *data_off)
+        return pq_fail(err, PQ_E_CORRUPT, "page of %d bytes at offset %llu overruns the chunk",
+                       h->compressed_page_size, (unsigned long long)*data_off);
+    return PQ_OK;
+}
+
+static int page_entries(const pq_page_header *h, int32_t *n, pq_error *err)
+{
+    bool v2 = h->type == PQ_PAGE_DATA_V2;
+    if ((v2 && !h->has_data_v2) || (!v2 && !h->has_data))
+        return pq_fail(err, PQ_E_CORRUPT, "data page without its header");
+    *n = v2 ? h->data_v2.num_values : h->data.num_values;
+    if (*n < 0 || *n > PQ_MAX_PAGE_ENTRIES) return pq_fail(err, PQ_E_CORRUPT, "page of %d values", *n);
+    return PQ_OK;
+}
+
+static int start_data_page(pq_col_reader *r, const pq_page_header *h, uint64_t data_off, int32_t n,
+                           pq_error *err)
+{
+    const uint8_t *data = locate(r, data_off, (uint64_t)h->compressed_page_size, NULL);
+    if (!data) return pq_fail(err, PQ_E_CORRUPT, "data page not fetched");
+    PQ_TRY(ensure_levels(r, (size_t)n, err));
+    PQ_TRY(h->type == PQ_PAGE_DATA_V2 ? setup_page_v2(r, h, data, err) : setup_page_v1(r, h, data, err));
+    r->page_levels = n;
+    r->page_pos = 0;
+    r->in_page = true;
+    r->counters.pages_read++;
+    if (!r->first_entry_checked) {
+        if (r->max_rep > 0 && r->page_rep[0] != 0)
+            return pq_fail(err, PQ_E_CORRUPT, "the chunk's first repetition level is not 0");
+        r->first_entry_checked = true;
+    }
+    return PQ_OK;
+}
+
+static int dictionary_page(pq_col_reader *r, const pq_page_header *h, uint64_t data_off, pq_error *err)
+{
+    const uint8_t *data = locate(r, data_off, (uint64_t)h->compressed_page_size, NULL);
+    if (!data) return pq_fail(err, PQ_E_CORRUPT, "dictionary page not fetched");
+    return load_dictionary(r, h, data, err);
+}
+
+/* Pages from the offset index: the reader jumps to page locations instead of
+ * walking headers, so pages outside the selection need not be fetched. */
+static int load_page_indexed(pq_col_reader *r, int64_t *skip_rows, pq_error *err)
+{
+    const pq_offset_index *oi = r->src.offset_index;
+    if (!r->dict_checked) {
+        /* Anything before the first data page is the dictionary (if any). */
+        r->dict_checked = true;
+        uint64_t off = r->src.first_page_off;
+        while (off < (uint64_t)oi->pages[0].offset) {
+            pq_page_header h;
+            uint64_t data_off;
+            PQ_TRY(read_header_at(r, off, &h, &data_off, err));
+            if (h.type == PQ_PAGE_DICTIONARY) PQ_TRY(dictionary_page(r, &h, data_off, err));
+            off = data_off + (uint64_t)h.compressed_page_size;
+        }
+    }
+    while (!r->in_page) {
+        if (r->oi_next >= oi->n_pages) return PQ_OK;
+        int32_t k = r->oi_next;
+        int64_t end = k + 1 < oi->n_pages ? oi->pages[k + 1].first_row_index : r->src.row_group_rows;
+        int64_t page_rows = end - oi->pages[k].first_row_index;
+        r->page_index = k + 1;
+        r->oi_next++;
+        if (skip_rows && page_rows <= *skip_rows) {
+            *skip_rows -= page_rows;
+            r->counters.pages_skipped++;
+            continue;
+        }
+        pq_page_header h;
+        uint64_t data_off;
+        PQ_TRY(read_header_at(r, (uint64_t)oi->pages[k].offset, &h, &data_off, err));
+        if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2)
+            return pq_fail(err, PQ_E_CORRUPT, "offset index points at a page of type %d", h.type);
+        int32_t n;
+        PQ_TRY(page_entries(&h, &n, err));
+        if (r->max_rep == 0 && n != page_rows)
+            return pq_fail(err, PQ_E_CORRUPT, "page holds %d values, the offset index says %lld rows", n,
+                           (long long)page_rows);
+        if (n == 0) continue;
+        PQ_TRY(start_data_page(r, &h, data_off, n, err));
+    }
+    return PQ_OK;
+}
+
 /* Reads page headers until a data page with entries is set up.  Returns
  * PQ_OK with r->in_page false at the end of the chunk.  When skip_rows is
  * given, a data page whose row count is known and fits entirely in *skip_rows
  * is skipped without decompression and *skip_rows reduced. */
 static int load_page(pq_col_reader *r, int64_t *skip_rows, pq_error *err)
 {
+    if (r->src.offset_index) return load_page_indexed(r, skip_rows, err);
     while (!r->in_page) {
         if (r->values_seen >= r->total_values) return PQ_OK;
         if (r->next_page_off >= r->src.end_off)
             return pq_fail(err, PQ_E_CORRUPT, "chunk ends after %lld of %lld values",
                            (long long)r->values_seen, (long long)r->total_values);
-        uint64_t avail;
-        const uint8_t *hp = locate(r, r->next_page_off, 1, &avail);
-        if (!hp)
-            return pq_fail(err, PQ_E_CORRUPT, "page at offset %llu is outside the fetched chunk",
-                           (unsigned long long)r->next_page_off);
-        uint64_t limit = r->src.end_off - r->next_page_off;
-        if (avail > limit) avail = limit;
         pq_page_header h;
-        size_t hlen;
-        if (pq_decode_page_header(hp, (size_t)avail, NULL, &h, &hlen, err) != PQ_OK) {
-            pq_error_prefix(err, "page header at offset %llu: ", (unsigned long long)r->next_page_off);
-            return PQ_ERR;
-        }
-        if (h.compressed_page_size < 0 || h.uncompressed_page_size < 0)
-            return pq_fail(err, PQ_E_CORRUPT, "negative page size");
-        if (h.uncompressed_page_size > PQ_MAX_PAGE_BYTES)
-            return pq_fail(err, PQ_E_UNSUPPORTED, "page of %d bytes exceeds the %d MiB page limit",
-                           h.uncompressed_page_size, PQ_MAX_PAGE_BYTES >> 20);
-        uint64_t data_off = r->next_page_off + hlen;
-        if ((uint64_t)h.compressed_page_size > r->src.end_off - data_off)
-            return pq_fail(err, PQ_E_CORRUPT, "page of %d bytes at offset %llu overruns the chunk",
-                           h.compressed_page_size, (unsigned long long)data_off);
+        uint64_t data_off;
+        PQ_TRY(read_header_at(r, r->next_page_off, &h, &data_off, err));
         r->next_page_off = data_off + (uint64_t)h.compressed_page_size;
         if (h.type == PQ_PAGE_DICTIONARY) {
-            const uint8_t *data = locate(r, data_off, (uint64_t)h.compressed_page_size, NULL);
-            if (!data) return pq_fail(err, PQ_E_CORRUPT, "dictionary page not fetched");
-            PQ_TRY(load_dictionary(r, &h, data, err));
+            PQ_TRY(dictionary_page(r, &h, data_off, err));
             continue;
         }
         if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2) continue; /* index pages etc. */
-        bool v2 = h.type == PQ_PAGE_DATA_V2;
-        if ((v2 && !h.has_data_v2) || (!v2 && !h.has_data))
-            return pq_fail(err, PQ_E_CORRUPT, "data page without its header");
-        int32_t n = v2 ? h.data_v2.num_values : h.data.num_values;
-        if (n < 0 || n > PQ_MAX_PAGE_ENTRIES || n > r->total_values - r->values_seen)
+        int32_t n;
+        PQ_TRY(page_entries(&h, &n, err));
+        if (n > r->total_values - r->values_seen)
             return pq_fail(err, PQ_E_CORRUPT, "page of %d values (chunk has %lld left)", n,
                            (long long)(r->total_values - r->values_seen));
         r->values_seen += n;
         r->page_index++;
         if (n == 0) continue;
         /* A page's row count is known when it holds no repeated values, or
-         * from the v2 header. */
+         * from the v2 header (v2 pages start at row boundaries). */
+        bool v2 = h.type == PQ_PAGE_DATA_V2;
         int64_t page_rows = r->max_rep == 0 ? n : (v2 ? h.data_v2.num_rows : -1);
         if (skip_rows && page_rows >= 0 && page_rows <= *skip_rows &&
             (r->max_rep == 0 || r->first_entry_checked)) {
@@ -408,23 +501,7 @@ static int load_page(pq_col_reader *r, int64_t *skip_rows, pq_error *err)
             r->counters.pages_skipped++;
             continue;
         }
-        const uint8_t *data = locate(r, data_off, (uint64_t)h.compressed_page_size, NULL);
-        if (!data) return pq_fail(err, PQ_E_CORRUPT, "data page not fetched");
-        PQ_TRY(ensure_levels(r, (size_t)n, err));
-        int rc = v2 ? setup_page_v2(r, &h, data, err) : setup_page_v1(r, &h, data, err);
-        if (rc != PQ_OK) {
-            /* The page buffer stays owned by r->cur and is freed with the reader. */
-            return PQ_ERR;
-        }
-        r->page_levels = n;
-        r->page_pos = 0;
-        r->in_page = true;
-        r->counters.pages_read++;
-        if (!r->first_entry_checked) {
-            if (r->max_rep > 0 && r->page_rep[0] != 0)
-                return pq_fail(err, PQ_E_CORRUPT, "the chunk's first repetition level is not 0");
-            r->first_entry_checked = true;
-        }
+        PQ_TRY(start_data_page(r, &h, data_off, n, err));
     }
     return PQ_OK;
 }
@@ -613,6 +690,33 @@ int pq_col_skip(pq_col_reader *r, int64_t n_rows, pq_error *err)
         pq_fail(err, PQ_E_CORRUPT, "chunk ends %lld rows early", (long long)(n_rows - rows));
         return fail_at(r, err);
     }
+    return PQ_OK;
+}
+
+int pq_col_read_selected(pq_col_reader *r, int32_t n_rows, const uint8_t *keep, pq_col_batch *out,
+                         pq_error *err)
+{
+    begin_batch(r);
+    memset(out, 0, sizeof *out);
+    int64_t kept = 0;
+    for (int32_t i = 0; i < n_rows;) {
+        bool k = keep[i] != 0;
+        int32_t j = i + 1;
+        while (j < n_rows && (keep[j] != 0) == k) j++;
+        int64_t rows;
+        if (consume_rows(r, j - i, k ? out : NULL, &rows, err) != PQ_OK) return fail_at(r, err);
+        if (rows != j - i) {
+            pq_fail(err, PQ_E_CORRUPT, "chunk ends %lld rows early", (long long)(j - i - rows));
+            return fail_at(r, err);
+        }
+        if (k) kept += rows;
+        i = j;
+    }
+    out->n_rows = (int32_t)kept;
+    out->def = r->max_def > 0 ? r->out_def : NULL;
+    out->rep = r->max_rep > 0 ? r->out_rep : NULL;
+    out->values = r->out_values;
+    r->rows_done += n_rows;
     return PQ_OK;
 }
 

@@ -70,6 +70,11 @@ void pq_col_reader_free(pq_col_reader *r);
 
 /* Reads up to max_rows whole rows (fewer only at the end of the chunk). */
 int pq_col_read(pq_col_reader *r, int32_t max_rows, pq_col_batch *out, pq_error *err);
+/* Reads the next n_rows rows but materializes only those with keep[i] != 0:
+ * the batch holds just the kept rows (n_rows = how many).  Runs of dropped
+ * rows are skipped as in pq_col_skip, whole pages without decoding. */
+int pq_col_read_selected(pq_col_reader *r, int32_t n_rows, const uint8_t *keep, pq_col_batch *out,
+                         pq_error *err);
 /* Skips n rows without materializing values; whole pages are skipped without
  * decompression when their row count is known. */
 int pq_col_skip(pq_col_reader *r, int64_t n_rows, pq_error *err);
