@@ -11,6 +11,10 @@
 
 #define PQ_FMT_MAX 48
 
+/* "00" "01" ... "99" back to back (and a NUL): two digits per table lookup,
+ * shared by the integer, float and date formatters. */
+extern const char pq_digit_pairs[201];
+
 size_t pq_fmt_u64(uint64_t v, char *out);
 size_t pq_fmt_i64(int64_t v, char *out);
 size_t pq_fmt_u32(uint32_t v, char *out);
