@@ -244,7 +244,9 @@ typedef struct pq_colinfo {
  * `opaque` set; nothing fails. */
 void pq_x_colinfo(const pq_node *node, pq_colinfo *out);
 
-typedef enum pq_litform { PQ_LF_PLAIN, PQ_LF_UUID, PQ_LF_BINARY } pq_litform;
+/* How a literal prints: PQ_LF_FLOAT_TOKEN makes a DOUBLE read back as a float
+ * literal (`1.5e0`), not a DECIMAL that a FLOAT operand would round. */
+typedef enum pq_litform { PQ_LF_PLAIN, PQ_LF_UUID, PQ_LF_BINARY, PQ_LF_FLOAT_TOKEN } pq_litform;
 
 typedef struct pq_kernel pq_kernel; /* evaluator fast path, expr_eval.c */
 

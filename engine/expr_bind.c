@@ -455,7 +455,7 @@ static pq_expr *cast_to(binder *b, pq_expr *e, const target *t)
 
 /* Gives n compared operands one type.  String literals (strlit[i]) take the
  * type of the others; two incompatible others are an error. */
-static int unify_operands(binder *b, pq_expr **ops, const bool *strlit, int n)
+static int unify_operands(binder *b, pq_expr **ops, const bool *strlit, int n, target *out)
 {
     target t = {.type = PQ_V_NULL};
     const pq_expr *first = NULL;
@@ -481,6 +481,8 @@ static int unify_operands(binder *b, pq_expr **ops, const bool *strlit, int n)
         if (!ops[i])
             return PQ_ERR;
     }
+    if (out)
+        *out = t;
     return PQ_OK;
 }
 
@@ -585,7 +587,7 @@ static pq_expr *bind_cmp(binder *b, const pq_ast *a)
             return NULL;
         strlit[i] = a->args[i]->kind == PQ_A_STRING;
     }
-    if (unify_operands(b, ops, strlit, 2))
+    if (unify_operands(b, ops, strlit, 2, NULL))
         return NULL;
     return compare(b, (pq_cmp_op)a->op, ops[0], ops[1], a->pos);
 }
@@ -608,7 +610,7 @@ static pq_expr *bind_between(binder *b, const pq_ast *a)
             return NULL;
         strlit[i] = a->args[i]->kind == PQ_A_STRING;
     }
-    if (unify_operands(b, ops, strlit, 3))
+    if (unify_operands(b, ops, strlit, 3, NULL))
         return NULL;
     /* x BETWEEN lo AND hi is x >= lo AND x <= hi; NOT BETWEEN is x < lo OR x > hi. */
     pq_expr *parts[2];
@@ -633,8 +635,10 @@ static pq_expr *bind_in(binder *b, const pq_ast *a)
         if (i > 0 && ops[i]->kind != PQ_X_LITERAL)
             all_literal = false;
     }
-    if (unify_operands(b, ops, strlit, n))
+    target t;
+    if (unify_operands(b, ops, strlit, n, &t))
         return NULL;
+    bool f32 = t.type == PQ_V_DOUBLE && t.f32; /* the list was rounded to float */
     pq_expr *x = ops[0];
     if (is_null_literal(x))
         return null_of(b, PQ_V_BOOL, a->pos);
@@ -660,7 +664,7 @@ static pq_expr *bind_in(binder *b, const pq_ast *a)
     if (m == 1 && !had_null) {
         pq_expr *lit = pq_x_literal(b->arena, &list[0]);
         if (!lit) return oom(b);
-        lit->f32 = x->f32 && x->type == PQ_V_DOUBLE;
+        lit->f32 = f32;
         for (int i = 1; i < n; i++)
             if (ops[i]->kind == PQ_X_LITERAL && !is_null_literal(ops[i]))
                 lit->lit_form = ops[i]->lit_form;
@@ -673,6 +677,7 @@ static pq_expr *bind_in(binder *b, const pq_ast *a)
     e->list = list;
     e->n_list = m;
     e->list_has_null = had_null;
+    e->f32 = f32;
     e->pos = a->pos;
     for (int i = 1; i < n; i++)
         if (ops[i]->lit_form != PQ_LF_PLAIN)

@@ -270,6 +270,20 @@ static pq_expr *simplify(norm *n, pq_expr *e)
         }
         if (e->n_list == 0)
             return e->negated ? not_null(n, e->args[0]) : make_bool(n, 0);
+        if (e->n_list == 1) {
+            /* x IN (v) is x = v (x NOT IN (v) is x != v) */
+            pq_expr *c = pq_x_new(n->arena, PQ_X_CMP, PQ_V_BOOL, 2);
+            pq_expr *lit = pq_x_literal(n->arena, &e->list[0]);
+            if (!c || !lit)
+                return fail_oom(n);
+            lit->lit_form = e->lit_form;
+            lit->f32 = e->f32;
+            c->op = e->negated ? PQ_OP_NE : PQ_OP_EQ;
+            c->args[0] = e->args[0];
+            c->args[1] = lit;
+            c->pos = e->pos;
+            e = c;
+        }
         break;
     }
     case PQ_X_LIKE: {
@@ -536,13 +550,28 @@ static int strength(const pq_expr *e)
 
 static int put_expr(pq_buf *out, const pq_expr *e);
 
-static int put_operand(pq_buf *out, const pq_expr *e, int min_strength)
+/* A DOUBLE literal next to a FLOAT operand must read back as a double. */
+static pq_litform form_near(const pq_expr *lit, const pq_expr *sibling)
 {
+    if (lit->type == PQ_V_DOUBLE && !lit->f32 && sibling->type == PQ_V_DOUBLE && sibling->f32)
+        return PQ_LF_FLOAT_TOKEN;
+    return (pq_litform)lit->lit_form;
+}
+
+static int put_operand_near(pq_buf *out, const pq_expr *e, int min_strength, const pq_expr *sibling)
+{
+    if (e->kind == PQ_X_LITERAL && strength(e) >= min_strength)
+        return pq_x_value_text(&e->value, form_near(e, sibling), out);
     if (strength(e) >= min_strength)
         return put_expr(out, e);
     if (pq_buf_puts(out, "(") || put_expr(out, e))
         return -1;
     return pq_buf_puts(out, ")");
+}
+
+static int put_operand(pq_buf *out, const pq_expr *e, int min_strength)
+{
+    return put_operand_near(out, e, min_strength, e);
 }
 
 static int put_expr(pq_buf *out, const pq_expr *e)
@@ -562,16 +591,16 @@ static int put_expr(pq_buf *out, const pq_expr *e)
         return put_operand(out, e->args[0], 8);
     case PQ_X_ARITH: {
         int s = strength(e);
-        if (put_operand(out, e->args[0], s) || pq_buf_puts(out, " ") ||
+        if (put_operand_near(out, e->args[0], s, e->args[1]) || pq_buf_puts(out, " ") ||
             pq_buf_puts(out, arith_text[e->op]) || pq_buf_puts(out, " "))
             return -1;
-        return put_operand(out, e->args[1], s + 1);
+        return put_operand_near(out, e->args[1], s + 1, e->args[0]);
     }
     case PQ_X_CMP:
-        if (put_operand(out, e->args[0], 5) || pq_buf_puts(out, " ") ||
+        if (put_operand_near(out, e->args[0], 5, e->args[1]) || pq_buf_puts(out, " ") ||
             pq_buf_puts(out, cmp_text[e->op]) || pq_buf_puts(out, " "))
             return -1;
-        return put_operand(out, e->args[1], 5);
+        return put_operand_near(out, e->args[1], 5, e->args[0]);
     case PQ_X_IS_NULL:
         if (put_operand(out, e->args[0], 5))
             return -1;
@@ -579,10 +608,14 @@ static int put_expr(pq_buf *out, const pq_expr *e)
     case PQ_X_IN:
         if (put_operand(out, e->args[0], 5) || pq_buf_puts(out, e->negated ? " NOT IN (" : " IN ("))
             return -1;
-        for (int i = 0; i < e->n_list; i++)
-            if ((i && pq_buf_puts(out, ", ")) ||
-                pq_x_value_text(&e->list[i], (pq_litform)e->lit_form, out))
+        for (int i = 0; i < e->n_list; i++) {
+            pq_litform form = (pq_litform)e->lit_form;
+            if (e->list[i].type == PQ_V_DOUBLE && e->args[0]->type == PQ_V_DOUBLE && !e->f32 &&
+                e->args[0]->f32)
+                form = PQ_LF_FLOAT_TOKEN; /* f32: the list was rounded to float */
+            if ((i && pq_buf_puts(out, ", ")) || pq_x_value_text(&e->list[i], form, out))
                 return -1;
+        }
         if (e->list_has_null && pq_buf_puts(out, e->n_list ? ", NULL" : "NULL"))
             return -1;
         return pq_buf_puts(out, ")");

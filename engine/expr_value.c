@@ -334,11 +334,9 @@ static void int_to_value(const pq_colinfo *c, int64_t v, pq_value *out)
     }
 }
 
-int pq_value_from_plain(const pq_node *col, const uint8_t *p, size_t len, pq_value *out)
+static int decode_plain(const pq_colinfo *cp, const uint8_t *p, size_t len, pq_value *out)
 {
-    pq_colinfo c;
-    pq_x_colinfo(col, &c);
-    memset(out, 0, sizeof *out);
+    pq_colinfo c = *cp;
     switch (c.repr) {
     case PQ_R_NONE: return -1;
     case PQ_R_BOOL:
@@ -406,6 +404,18 @@ int pq_value_from_plain(const pq_node *col, const uint8_t *p, size_t len, pq_val
     }
     }
     return -1;
+}
+
+int pq_value_from_plain(const pq_node *col, const uint8_t *p, size_t len, pq_value *out)
+{
+    pq_colinfo c;
+    pq_value v;
+    pq_x_colinfo(col, &c);
+    memset(&v, 0, sizeof v);
+    if (decode_plain(&c, p, len, &v) != 0)
+        return -1; /* *out untouched */
+    *out = v;
+    return 0;
 }
 
 /* IEEE half bits of d when d is exactly a half-precision value. */
@@ -806,6 +816,18 @@ int pq_x_value_text(const pq_value *v, pq_litform form, pq_buf *out)
         n = pq_fmt_double(v->u.d, tmp);
         if (!isfinite(v->u.d)) /* 'nan', 'inf', '-inf': read back by a DOUBLE comparison */
             return put_quoted(out, (const uint8_t *)tmp, n, false);
+        if (!memchr(tmp, 'e', n)) {
+            /* "0.1" reads back as a DECIMAL: say "0.1e0" where that would
+             * not give the same double. */
+            __int128 u;
+            int32_t sc;
+            bool token = form == PQ_LF_FLOAT_TOKEN || pq_x_parse_decimal(tmp, n, &u, &sc) != 0 ||
+                         pq_x_dec_to_double(u, sc) != v->u.d;
+            if (token) {
+                memcpy(tmp + n, "e0", 2);
+                n += 2;
+            }
+        }
         return pq_buf_append(out, tmp, n);
     case PQ_V_DECIMAL: return put_decimal(out, v->u.dec.unscaled, v->u.dec.scale);
     case PQ_V_STRING:

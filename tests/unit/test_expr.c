@@ -67,6 +67,7 @@ static void fill(int i, const void *rows, size_t elem, unsigned nulls)
 
 static pq_bytes B(const char *s, uint32_t n) { return (pq_bytes){(const uint8_t *)s, n}; }
 #define S(lit) B(lit, sizeof(lit) - 1)
+#define SB(lit) {(const uint8_t *)(lit), sizeof(lit) - 1} /* for static initializers */
 
 static uint8_t int96s[NR][12];
 static uint8_t uuids[NR][16];
@@ -489,7 +490,7 @@ static void test_normalize(void)
         {"t_ms > '12:00'", "t_ms > '12:00:00'"},
         {"i64 > 1e0", "CAST(i64 AS DOUBLE) > 1.0"},
         {"f = 0.1", "f = 0.10000000149011612"},
-        {"f = 1e-1", "f = 0.1"},
+        {"f = 1e-1", "f = 0.1e0"},
         {"i32 = f", "CAST(i32 AS FLOAT) = f"},
         {"d = 'nan'", "d = 'nan'"},
         {"d < '-inf'", "d < '-inf'"},
@@ -809,6 +810,814 @@ static void test_eval_table(void)
         expect_rows(cases[i][0], cases[i][1]);
 }
 
+static void test_eval_errors(void)
+{
+    pq_error err;
+    const char *got = rows_of("i64 - 1 < 0", &err);
+    CHECK_EQ_STR(got, "E");
+    CHECK_EQ_STR(err.msg, "integer overflow in i64 - 1");
+    CHECK(err.cls == PQ_E_USAGE);
+    CHECK_EQ_STR(rows_of("i64 * 1000 > 0", &err), "E");
+    CHECK_EQ_STR(err.msg, "integer overflow in i64 * 1000");
+    CHECK_EQ_STR(rows_of("-i64 > 0", &err), "E");
+    CHECK_EQ_STR(err.msg, "integer overflow in -i64");
+    CHECK_EQ_STR(rows_of("i64 % -1 = 0", &err), "E");
+    CHECK_EQ_STR(rows_of("decba * decba > 0", &err), "E");
+    CHECK_EQ_STR(err.msg, "decimal overflow in decba * decba");
+    /* rows an earlier conjunct rejected are not evaluated further */
+    expect_rows("i64 BETWEEN -100 AND 1000000 AND i64 * 1000 > 0", "1000010111");
+    expect_rows("i64 < 0 OR i64 > 1000000 OR i64 * 1000 >= 0", "1101111111");
+    expect_rows("i64 % 0 IS NULL", "1111111111");
+
+    /* only_kept: excluded rows are neither evaluated nor kept */
+    pq_expr *e = compile("i64 * 1000 > 0", &err);
+    CHECK(e != NULL);
+    uint8_t keep[NR] = {1, 0, 1, 0, 1, 1, 1, 1, 1, 1};
+    pq_arena scratch;
+    pq_arena_init(&scratch, 0);
+    CHECK_EQ_INT(pq_expr_filter(e, batch_ptrs, NR, keep, true, &scratch, &err), PQ_OK);
+    static const uint8_t want[NR] = {1, 0, 0, 0, 0, 1, 0, 1, 1, 1};
+    CHECK(memcmp(keep, want, NR) == 0);
+    /* no expression keeps everything (or the kept rows) */
+    memset(keep, 0, NR);
+    CHECK_EQ_INT(pq_expr_filter(NULL, batch_ptrs, NR, keep, false, &scratch, &err), PQ_OK);
+    CHECK(keep[0] == 1 && keep[NR - 1] == 1);
+    /* a column without a batch is an error, not a crash */
+    const pq_col_batch *none[N_COLS] = {0};
+    CHECK_EQ_INT(pq_expr_filter(e, none, NR, keep, false, &scratch, &err), PQ_ERR);
+    /* a batch whose values do not cover its non-null rows is corrupt */
+    pq_col_batch short_batch = batches[C_I64];
+    short_batch.n_values = 3;
+    const pq_col_batch *bad[N_COLS];
+    memcpy(bad, batch_ptrs, sizeof bad);
+    bad[C_I64] = &short_batch;
+    CHECK_EQ_INT(pq_expr_filter(e, bad, NR, keep, false, &scratch, &err), PQ_ERR);
+    CHECK(err.cls == PQ_E_CORRUPT);
+    pq_arena_free(&scratch);
+}
+
+/* ------------------------------------------------------------------ values */
+
+static void test_values(void)
+{
+    pq_value v;
+    uint8_t buf[32];
+    const uint8_t five[4] = {5, 0, 0, 0};
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_I32], five, 4, &v), 0);
+    CHECK(v.type == PQ_V_INT && v.u.i == 5);
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_I32], five, 3, &v), -1);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_I32], &v, buf, sizeof buf), 4);
+    CHECK(memcmp(buf, five, 4) == 0);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_I32], &v, buf, 2), -2);
+    pq_value big = {.type = PQ_V_INT, .u.i = 1LL << 40};
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_I32], &big, buf, sizeof buf), -1);
+    pq_value dec = {.type = PQ_V_DECIMAL, .u.dec = {250, 2}};
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_I32], &dec, buf, sizeof buf), -1); /* 2.50 */
+    dec.u.dec.unscaled = 200;
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_I32], &dec, buf, sizeof buf), 4);
+    CHECK(buf[0] == 2);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_DEC32], &dec, buf, sizeof buf), 4);
+    CHECK(buf[0] == 200);
+    dec.u.dec.unscaled = 2005;
+    dec.u.dec.scale = 3;
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_DEC32], &dec, buf, sizeof buf), -1);
+    /* dates and timestamps */
+    pq_value ts = {.type = PQ_V_TIMESTAMP, .u.ts_ns = (__int128)19723 * 86400 * 1000000000};
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_DT], &ts, buf, sizeof buf), 4);
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_DT], buf, 4, &v), 0);
+    CHECK(v.type == PQ_V_DATE && v.u.date == 19723);
+    ts.u.ts_ns += 1000;
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_DT], &ts, buf, sizeof buf), -1);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_TS_US], &ts, buf, sizeof buf), 8);
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_TS_US], buf, 8, &v), 0);
+    CHECK(v.type == PQ_V_TIMESTAMP && v.u.ts_ns == ts.u.ts_ns);
+    ts.u.ts_ns += 1;
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_TS_US], &ts, buf, sizeof buf), -1);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_TS_NS], &ts, buf, sizeof buf), 8);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_TS96], &ts, buf, sizeof buf), 12);
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_TS96], buf, 12, &v), 0);
+    CHECK(v.u.ts_ns == ts.u.ts_ns);
+    CHECK(memcmp(buf, int96s[0], 8) != 0 && memcmp(buf + 8, int96s[0] + 8, 4) == 0);
+    ts.u.ts_ns = -1; /* before the epoch: the previous Julian day */
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_TS96], &ts, buf, sizeof buf), 12);
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_TS96], buf, 12, &v), 0);
+    CHECK(v.u.ts_ns == -1);
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_T_MS], five, 4, &v), 0);
+    CHECK(v.type == PQ_V_TIME && v.u.time_ns == 5000000);
+    /* decimals in bytes */
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_DECFL], decfl[5], 9, &v), 0);
+    CHECK(v.type == PQ_V_DECIMAL && v.u.dec.scale == 2 &&
+          v.u.dec.unscaled == -(__int128)10000000000000000000ULL);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_DECFL], &v, buf, sizeof buf), 9);
+    CHECK(memcmp(buf, decfl[5], 9) == 0);
+    dec.u.dec.unscaled = (__int128)1 << 80;
+    dec.u.dec.scale = 2;
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_DECFL], &dec, buf, sizeof buf), -1); /* > 9 bytes */
+    static const struct { int64_t v; int len; uint8_t b0, b1; } minimal[] = {
+        {150000, 3, 0x02, 0x49}, {-1, 1, 0xFF, 0}, {128, 2, 0x00, 0x80}, {-128, 1, 0x80, 0}, {0, 1, 0, 0}};
+    for (size_t i = 0; i < sizeof minimal / sizeof minimal[0]; i++) {
+        dec.u.dec.unscaled = minimal[i].v;
+        dec.u.dec.scale = 4;
+        CHECK_EQ_INT(pq_value_to_plain(&nodes[C_DECBA], &dec, buf, sizeof buf), minimal[i].len);
+        CHECK(buf[0] == minimal[i].b0 && (minimal[i].len < 2 || buf[1] == minimal[i].b1));
+        CHECK_EQ_INT(pq_value_from_plain(&nodes[C_DECBA], buf, (size_t)minimal[i].len, &v), 0);
+        CHECK(v.u.dec.unscaled == minimal[i].v);
+    }
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_DECBA], decba[7], 16, &v), 0);
+    CHECK(v.u.dec.unscaled == 12500);
+    uint8_t wide[20] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe};
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_DECBA], wide, 20, &v), 0);
+    CHECK(v.u.dec.unscaled == -2);
+    wide[0] = 0x7f;
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_DECBA], wide, 20, &v), -1);
+    /* floats */
+    pq_value d = {.type = PQ_V_DOUBLE, .u.d = 0.1};
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_F], &d, buf, sizeof buf), -1);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_D], &d, buf, sizeof buf), 8);
+    d.u.d = 0.5;
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_F], &d, buf, sizeof buf), 4);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_H], &d, buf, sizeof buf), 2);
+    CHECK(buf[0] == 0x00 && buf[1] == 0x38);
+    d.u.d = 0.0999755859375;
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_H], &d, buf, sizeof buf), 2);
+    CHECK(buf[0] == 0x66 && buf[1] == 0x2E);
+    d.u.d = 5.960464477539063e-08; /* the smallest subnormal half */
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_H], &d, buf, sizeof buf), 2);
+    CHECK(buf[0] == 0x01 && buf[1] == 0x00);
+    d.u.d = 0.1;
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_H], &d, buf, sizeof buf), -1);
+    d.u.d = 65520;
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_H], &d, buf, sizeof buf), -1);
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_H], halfs[6], 2, &v), 0);
+    CHECK(v.type == PQ_V_DOUBLE && v.u.d == 65504);
+    /* strings, UUIDs, unsigned, booleans */
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_S], (const uint8_t *)"abc", 3, &v), 0);
+    CHECK(v.type == PQ_V_STRING && v.u.s.len == 3);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_S], &v, buf, sizeof buf), 3);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_U], &v, buf, sizeof buf), -1); /* not 16 bytes */
+    const uint8_t ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_U64], ones, 8, &v), 0);
+    CHECK(v.type == PQ_V_DECIMAL && v.u.dec.unscaled == (__int128)UINT64_MAX);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_U64], &v, buf, sizeof buf), 8);
+    pq_value neg = {.type = PQ_V_INT, .u.i = -1};
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_U64], &neg, buf, sizeof buf), -1);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_U32], &neg, buf, sizeof buf), -1);
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_U32], ones, 4, &v), 0);
+    CHECK(v.type == PQ_V_INT && v.u.i == 4294967295LL);
+    CHECK_EQ_INT(pq_value_from_plain(&nodes[C_B], ones, 1, &v), 0);
+    CHECK(v.type == PQ_V_BOOL && v.u.b);
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_S], &neg, buf, sizeof buf), -2); /* other type */
+    CHECK_EQ_INT(pq_value_to_plain(&nodes[C_IV], &v, buf, sizeof buf), -2);
+
+    /* the order */
+    pq_value a = {.type = PQ_V_DOUBLE, .u.d = NAN}, b = {.type = PQ_V_DOUBLE, .u.d = INFINITY};
+    CHECK_EQ_INT(pq_value_cmp(&a, &b), 1);
+    CHECK_EQ_INT(pq_value_cmp(&a, &a), 0);
+    a.u.d = -0.0;
+    b.u.d = 0.0;
+    CHECK_EQ_INT(pq_value_cmp(&a, &b), 0);
+    pq_value x = {.type = PQ_V_DECIMAL, .u.dec = {150, 2}}, y = {.type = PQ_V_DECIMAL, .u.dec = {15, 1}};
+    CHECK_EQ_INT(pq_value_cmp(&x, &y), 0);
+    x.u.dec.unscaled = (__int128)1 << 120;
+    x.u.dec.scale = 0;
+    y.u.dec.scale = 30;
+    CHECK_EQ_INT(pq_value_cmp(&x, &y), 1);
+    CHECK_EQ_INT(pq_value_cmp(&y, &x), -1);
+    pq_value i = {.type = PQ_V_INT, .u.i = 2}, j = {.type = PQ_V_DECIMAL, .u.dec = {200, 2}};
+    CHECK_EQ_INT(pq_value_cmp(&i, &j), 0);
+    pq_value s1 = {.type = PQ_V_STRING, .u.s = S("a")}, s2 = {.type = PQ_V_STRING, .u.s = S("ab")},
+             s3 = {.type = PQ_V_STRING, .u.s = S("\xff")};
+    CHECK_EQ_INT(pq_value_cmp(&s1, &s2), -1);
+    CHECK_EQ_INT(pq_value_cmp(&s3, &s2), 1);
+}
+
+/* ------------------------------------------------------------------ API */
+
+static void test_api(void)
+{
+    pq_error err;
+    pq_expr *e = compile("i32 > 1 AND (s = 'a' OR i32 < d)", &err);
+    int idx[4];
+    CHECK_EQ_INT(pq_expr_columns(e, idx, 4), 3);
+    CHECK(idx[0] == C_I32 && idx[1] == C_D && idx[2] == C_S);
+    CHECK_EQ_INT(pq_expr_columns(e, idx, 2), 3);
+    CHECK(idx[0] == C_I32 && idx[1] == C_D);
+    const pq_expr *conj[4];
+    CHECK_EQ_INT(pq_expr_conjuncts(e, conj, 4), 2);
+    CHECK_EQ_STR(text_of(conj[0]), "i32 > 1");
+    CHECK_EQ_INT(pq_expr_conjuncts(compile("i32 > 1", &err), conj, 4), 1);
+
+    static const struct { const char *text; int column, n; } eq[] = {
+        {"s IN ('b', 'a', 'a')", C_S, 2}, {"i32 = 5", C_I32, 1}, {"dec32 = 1.5", C_DEC32, 1},
+        {"i32 = 2.0", C_I32, 1}, {"ts_us = '2024-01-01'", C_TS_US, 1}, {"d = 1.5", C_D, 1},
+        {"d = 0", -1, 0}, {"d IN (1, 'nan')", -1, 0}, {"i64 = 1e0", -1, 0}, {"i32 > 5", -1, 0},
+        {"i32 NOT IN (1, 2)", -1, 0}, {"i32 IN (1, 2, 3, 4, 5)", -1, 0}, {"dt = ts_us", -1, 0},
+        {"u = '123e4567-e89b-12d3-a456-426614174000'", C_U, 1}, {"u64 = 5", C_U64, 1},
+        {"dt = '2024-01-01'", C_DT, 1},
+    };
+    for (size_t i = 0; i < sizeof eq / sizeof eq[0]; i++) {
+        pq_value vals[4];
+        int n = -1;
+        e = compile(eq[i].text, &err);
+        CHECK(e != NULL);
+        int col = pq_expr_equality_values(e, vals, 4, &n);
+        if (col != eq[i].column) fprintf(stderr, "  for: %s\n", eq[i].text);
+        CHECK_EQ_INT(col, eq[i].column);
+        if (col >= 0) {
+            CHECK_EQ_INT(n, eq[i].n);
+            uint8_t buf[32];
+            for (int k = 0; k < n; k++) /* values are in the column's domain */
+                CHECK(pq_value_to_plain(cols[col].node, &vals[k], buf, sizeof buf) > 0);
+        }
+    }
+    pq_value vals[4];
+    int n;
+    e = compile("dec32 = 1.5", &err);
+    CHECK_EQ_INT(pq_expr_equality_values(e, vals, 4, &n), C_DEC32);
+    CHECK(vals[0].type == PQ_V_DECIMAL && vals[0].u.dec.unscaled == 150 && vals[0].u.dec.scale == 2);
+
+    /* substitution of partition values */
+    e = compile("dt = '2024-01-01' AND i32 > 1", &err);
+    pq_value day = {.type = PQ_V_DATE, .u.date = 19723};
+    pq_expr *sub = pq_expr_substitute(&arena, e, C_DT, &day);
+    CHECK_EQ_STR(text_of(sub), "i32 > 1");
+    CHECK_EQ_INT(pq_expr_constant(sub), PQ_TRI_MAYBE);
+    CHECK_EQ_STR(text_of(e), "(dt = '2024-01-01') AND (i32 > 1)"); /* unchanged */
+    day.u.date = 19722;
+    CHECK_EQ_INT(pq_expr_constant(pq_expr_substitute(&arena, e, C_DT, &day)), PQ_TRI_FALSE);
+    pq_value null = {.type = PQ_V_NULL, .is_null = true};
+    CHECK_EQ_INT(pq_expr_constant(pq_expr_substitute(&arena, e, C_DT, &null)), PQ_TRI_FALSE);
+    e = compile("dt IS NULL OR i32 > 1", &err);
+    CHECK_EQ_INT(pq_expr_constant(pq_expr_substitute(&arena, e, C_DT, &null)), PQ_TRI_TRUE);
+    e = compile("s = 'x' OR i32 > 1", &err);
+    pq_value x = {.type = PQ_V_STRING, .u.s = S("x")};
+    CHECK_EQ_INT(pq_expr_constant(pq_expr_substitute(&arena, e, C_S, &x)), PQ_TRI_TRUE);
+    e = compile("i64 + 1 > 5", &err);
+    pq_value huge = {.type = PQ_V_INT, .u.i = INT64_MAX};
+    sub = pq_expr_substitute(&arena, e, C_I64, &huge);
+    CHECK_EQ_INT(pq_expr_constant(sub), PQ_TRI_MAYBE); /* the overflow is reported by the scan */
+    uint8_t keep[NR];
+    pq_arena scratch;
+    pq_arena_init(&scratch, 0);
+    CHECK_EQ_INT(pq_expr_filter(sub, batch_ptrs, NR, keep, false, &scratch, &err), PQ_ERR);
+    CHECK_EQ_STR(err.msg, "integer overflow in 9223372036854775807 + 1");
+    pq_arena_free(&scratch);
+
+    /* AND and constants */
+    pq_expr *a = compile("i32 > 1", &err), *b = compile("s = 'x' AND d < 2", &err);
+    CHECK(pq_expr_and(&arena, NULL, a) == a);
+    CHECK(pq_expr_and(&arena, a, NULL) == a);
+    CHECK_EQ_STR(text_of(pq_expr_and(&arena, a, b)), "(i32 > 1) AND (s = 'x') AND (d < 2.0)");
+    CHECK_EQ_INT(pq_expr_constant(pq_expr_and(&arena, a, compile("FALSE", &err))), PQ_TRI_FALSE);
+    CHECK_EQ_INT(pq_expr_constant(compile("TRUE OR i32 > 1", &err)), PQ_TRI_TRUE);
+    CHECK_EQ_INT(pq_expr_constant(compile("i32 > 1", &err)), PQ_TRI_MAYBE);
+    CHECK_EQ_INT(pq_expr_constant(NULL), PQ_TRI_TRUE);
+    CHECK_EQ_STR(text_of(NULL), "TRUE");
+}
+
+/* ------------------------------------------------------------------ pruning */
+
+static pq_col_range ranges[N_COLS];
+
+static pq_col_range range_of(pq_vtype t, int64_t lo, int64_t hi, int64_t nulls, int64_t rows)
+{
+    pq_col_range r = {.known = true, .has_min = true, .has_max = true, .exact_min = true,
+                      .exact_max = true, .has_null_count = nulls >= 0, .null_count = nulls,
+                      .row_count = rows};
+    r.min.type = r.max.type = t;
+    if (t == PQ_V_DOUBLE) {
+        r.min.u.d = (double)lo;
+        r.max.u.d = (double)hi;
+    } else if (t == PQ_V_TIMESTAMP) {
+        r.min.u.ts_ns = lo;
+        r.max.u.ts_ns = hi;
+    } else {
+        r.min.u.i = lo;
+        r.max.u.i = hi;
+    }
+    return r;
+}
+
+static void expect_prune(const char *text, int want)
+{
+    pq_error err;
+    pq_expr *e = compile(text, &err);
+    CHECK(e != NULL);
+    int got = e ? (int)pq_expr_prune(e, ranges) : PQ_TRI_MAYBE;
+    if (got != want)
+        fprintf(stderr, "  prune: %s\n", text);
+    CHECK_EQ_INT(got, want);
+}
+
+static void test_prune(void)
+{
+    enum { F = PQ_TRI_FALSE, T = PQ_TRI_TRUE, M = PQ_TRI_MAYBE };
+    ranges[C_I32] = range_of(PQ_V_INT, 1, 10, 0, 10);
+    ranges[C_I64] = range_of(PQ_V_INT, 20, 30, 0, 10);
+    static const struct { const char *text; int want; } a[] = {
+        {"i32 > 0", T}, {"i32 > 10", F}, {"i32 >= 10", M}, {"i32 = 5", M}, {"i32 = 11", F},
+        {"i32 != 11", T}, {"i32 IN (11, 12)", F}, {"i32 IN (0, 5)", M}, {"i32 NOT IN (11, 12)", T},
+        {"i32 IS NULL", F}, {"i32 IS NOT NULL", T}, {"i32 < 1", F}, {"i32 <= 1", M},
+        {"i32 BETWEEN 1 AND 10", T}, {"i32 NOT BETWEEN 1 AND 10", F}, {"i32 > 0.5", T},
+        {"i32 > 1e0", M}, {"i32 >= 1e0", T}, {"i32 < i64", T}, {"i32 >= i64", F}, {"i32 = i64", F},
+        {"i32 > 5 AND i32 > 20", F}, {"i32 > 5 OR i32 > 0", T}, {"i32 > 5 OR i32 > 20", M},
+        {"i32 + 1 > 0", M}, {"NOT (i32 > 0)", F}, {"i32 > 0 AND i64 = 25", M},
+    };
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+        expect_prune(a[i].text, a[i].want);
+    ranges[C_I32] = range_of(PQ_V_INT, 5, 5, 0, 10);
+    expect_prune("i32 = 5", T);
+    expect_prune("i32 != 5", F);
+    expect_prune("i32 IN (5, 7)", T);
+    expect_prune("i32 NOT IN (5, 7)", F);
+    ranges[C_I32].exact_min = ranges[C_I32].exact_max = false; /* bounds stay bounds */
+    expect_prune("i32 = 5", T);
+    ranges[C_I32] = range_of(PQ_V_INT, 1, 10, 3, 10);
+    expect_prune("i32 > 0", M);
+    expect_prune("i32 > 10", F);
+    expect_prune("i32 IS NULL", M);
+    expect_prune("i32 NOT IN (11, NULL)", F);
+    ranges[C_I32] = range_of(PQ_V_INT, 1, 10, 10, 10);
+    expect_prune("i32 > 0", F);
+    expect_prune("i32 IS NULL", T);
+    expect_prune("i32 IS NOT NULL", F);
+    ranges[C_I32] = range_of(PQ_V_INT, 1, 10, -1, 10);
+    expect_prune("i32 > 0", M);
+    expect_prune("i32 > 10", F);
+    ranges[C_I32].has_max = false;
+    expect_prune("i32 > 10", M);
+    expect_prune("i32 < 1", F);
+    ranges[C_I32].known = false;
+    expect_prune("i32 < 1", M);
+    /* NaN sorts above everything */
+    ranges[C_D] = range_of(PQ_V_DOUBLE, 1, 3, 0, 10);
+    expect_prune("d > 5", F);
+    expect_prune("d < 5", T);
+    expect_prune("d = 'nan'", F);
+    expect_prune("d < 'nan'", T);
+    ranges[C_D].may_have_nan = true;
+    expect_prune("d > 5", M);
+    expect_prune("d < 5", M);
+    expect_prune("d = 'nan'", M);
+    expect_prune("d <= 'nan'", T);
+    expect_prune("d > 'nan'", F);
+    expect_prune("d < 0", F);
+    expect_prune("d != 2", M);
+    expect_prune("d IN (5, 6)", F);
+    expect_prune("d IN (5, 'nan')", M);
+    /* strings: unsigned bytes, LIKE prefixes */
+    ranges[C_S] = (pq_col_range){.known = true, .has_min = true, .has_max = true,
+                                 .has_null_count = true, .row_count = 10};
+    ranges[C_S].min = (pq_value){.type = PQ_V_STRING, .u.s = S("apple")};
+    ranges[C_S].max = (pq_value){.type = PQ_V_STRING, .u.s = S("apply")};
+    static const struct { const char *text; int want; } b[] = {
+        {"s LIKE 'app%'", T}, {"s LIKE 'appl%'", T}, {"s LIKE 'b%'", F}, {"s LIKE 'ab%'", F},
+        {"s LIKE '%x'", M}, {"s LIKE 'appl_'", M}, {"s LIKE 'x_'", F}, {"s NOT LIKE 'app%'", F},
+        {"s NOT LIKE 'b%'", T}, {"s LIKE 'apple'", M}, {"s < 'b'", T}, {"s > '\xc3\xa9'", F},
+        {"s = 'apples'", M}, {"s = 'b'", F}, {"s IN ('a', 'b')", F}, {"s LIKE 'apply%'", M},
+    };
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+        expect_prune(b[i].text, b[i].want);
+    ranges[C_S].max = (pq_value){.type = PQ_V_STRING, .u.s = S("\xff\xff")};
+    expect_prune("s LIKE '\xff%'", M);
+    expect_prune("s LIKE 'a%'", M);
+    ranges[C_S].min = ranges[C_S].max;
+    expect_prune("s LIKE '\xff%'", T);
+    expect_prune("s LIKE 'a%'", F);
+    /* timestamps compare as instants, dates as midnight */
+    const int64_t day = 86400LL * 1000000000;
+    ranges[C_TS_US] = range_of(PQ_V_TIMESTAMP, 19723 * day, 19724 * day, 0, 10);
+    expect_prune("ts_us >= '2024-01-01'", T);
+    expect_prune("ts_us > '2024-01-02'", F);
+    expect_prune("ts_us > '2024-01-02 00:00:00.0000005'", F);
+    ranges[C_DT] = range_of(PQ_V_DATE, 0, 0, 0, 10);
+    ranges[C_DT].min.u.date = ranges[C_DT].max.u.date = 19725;
+    expect_prune("dt > ts_us", T);
+    expect_prune("dt < ts_us", F);
+    /* decimals exactly, across scales */
+    ranges[C_DEC32] = range_of(PQ_V_DECIMAL, 0, 0, 0, 10);
+    ranges[C_DEC32].min.u.dec.unscaled = 150;
+    ranges[C_DEC32].max.u.dec.unscaled = 250;
+    ranges[C_DEC32].min.u.dec.scale = ranges[C_DEC32].max.u.dec.scale = 2;
+    expect_prune("dec32 >= 1.5", T);
+    expect_prune("dec32 > 1.4999", T);
+    expect_prune("dec32 > 2.5", F);
+    expect_prune("dec32 >= 2.50000", M);
+    expect_prune("dec32 < 1.5", F);
+    expect_prune("dec32 > 1", T);
+    /* constants */
+    expect_prune("FALSE", F);
+    expect_prune("i32 > 1 AND NULL", F);
+    expect_prune("TRUE", T);
+    CHECK_EQ_INT(pq_expr_prune(NULL, ranges), PQ_TRI_TRUE);
+}
+
+/* ------------------------------------------------------------------ randomized */
+
+static uint64_t rng = 0x2545F4914F6CDD1DULL;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+static int rn(int n) { return (int)(rnd() % (uint64_t)n); }
+static const char *pick(const char *const *a, int n) { return a[rn(n)]; }
+#define PICK(a) pick(a, (int)(sizeof a / sizeof a[0]))
+
+#define MR 12
+/* A column of the random tests: a pool of stored values and literals. */
+typedef struct rcol {
+    int col;
+    size_t elem;               /* bytes per stored value; 0: pool of pq_bytes */
+    const void *pool;
+    int n_pool;
+    const char *const *lits;
+    int n_lits;
+    int family;                /* columns of one family can be compared */
+} rcol;
+
+static const int32_t p_i32[] = {INT32_MIN, -3, -1, 0, 1, 2, 3, 7, INT32_MAX};
+static const int64_t p_i64[] = {INT64_MIN, -3, -1, 0, 1, 2, 3, 1000, INT64_MAX};
+static const double p_d[] = {-INFINITY, -2, -0.5, -0.0, 0.0, 0.5, 1, 2, 1e308, INFINITY, NAN, NAN};
+static const float p_f[] = {-INFINITY, -1, 0.1f, 0.0f, -0.0f, 0.5f, 2.5f, 3.4e38f, INFINITY, NAN};
+static const pq_bytes p_s[] = {SB(""), SB("a"), SB("ab"), SB("abc"), SB("b"), SB("ba"), SB("\xc3\xa9"),
+                               SB("\xff"), SB("a%"), SB("A")};
+static const int32_t p_dt[] = {-25567, -1, 0, 1, 19723, 19724};
+static const int64_t p_us[] = {-1, 0, 1, 999, 1000, 86400000000LL, 1704067200000000LL};
+static const int64_t p_ms[] = {-1, 0, 1, 1000, 86400000};
+static const int64_t p_ns[] = {-1, 0, 1, 999, 1000, 1001, 86400000000000LL};
+static const int32_t p_dec32[] = {-999999999, -150, -1, 0, 1, 150, 250, 999999999};
+static const int64_t p_dec64[] = {-1, 0, 1, 1225, 1500, 999999999999999999LL};
+static const uint8_t p_b[] = {0, 1};
+static const int32_t p_tms[] = {0, 1, 999, 1000, 43200000, 86399999};
+static const uint32_t p_u32[] = {0, 1, 3, 2147483647u, 2147483648u, 4294967295u};
+static const uint64_t p_u64[] = {0, 1, 3, 9223372036854775807ull, 9223372036854775808ull, UINT64_MAX};
+static const pq_bytes p_bin[] = {SB(""), SB("a"), SB("a\0"), SB("ab"), SB("\x80"), SB("\xff"), SB("\\")};
+static const int64_t p_req[] = {0, 1, 2, 3, 4, 5};
+static pq_bytes p_fl[7], p_ba[8], p_h[9], p_u[5], p_iv[2];
+static uint8_t p_96[6][12], s_fl[7][9], s_ba[8][16], s_h[9][2], s_u[5][16], s_iv[2][12];
+
+static const char *const l_int[] = {"-1", "0", "1", "2", "3", "7", "1000", "2147483647", "2147483648",
+    "-2147483649", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+    "18446744073709551615", "1.5", "2.0", "-0.5", "1e0", "2.5e0", "'2'", "'1.5'", "NULL"};
+static const char *const l_dbl[] = {"0", "-0.0", "0.5", "-2", "1", "2.5", "0.1", "1e-1", "1e308",
+    "'nan'", "'inf'", "'-inf'", "3.4e38", "NULL", "65504", "2"};
+static const char *const l_str[] = {"''", "'a'", "'ab'", "'abc'", "'b'", "'\xc3\xa9'", "'A'", "'a%'", "NULL"};
+static const char *const l_bin[] = {"''", "'a'", "'ab'", "'\\x80'", "'\\xff'", "'\\x5c'", "'a\\x00'"};
+static const char *const l_dt[] = {"'1970-01-01'", "'1969-12-31'", "'1970-01-02'", "'2024-01-01'",
+    "'2024-01-01 12:00'", "'1900-01-01'", "NULL"};
+static const char *const l_ts[] = {"'1970-01-01'", "'1970-01-01 00:00:00.000001'",
+    "'1970-01-01 00:00:00.0000005'", "'1969-12-31 23:59:59.999999'", "'1970-01-02'",
+    "'1970-01-01 00:00:00.001'", "'2024-01-01'", "'2500-01-01'", "NULL", "'1970-01-01 00:00:00.000000999'"};
+static const char *const l_dec[] = {"0", "1", "1.5", "1.50", "0.01", "-1.5", "2.5", "1.505", "'1.505'",
+    "1e0", "123.45", "NULL", "100000000000000000", "-0.0001", "12.25"};
+static const char *const l_bool[] = {"TRUE", "FALSE", "'t'", "NULL"};
+static const char *const l_uuid[] = {"'00000000-0000-0000-0000-000000000000'",
+    "'12000000-0000-0000-0000-000000000000'", "'80000000-0000-0000-0000-000000000000'",
+    "'ffffffff-ffff-ffff-ffff-ffffffffffff'"};
+static const char *const l_time[] = {"'00:00:00'", "'00:00:00.001'", "'00:00:00.0005'", "'12:00'",
+    "'23:59:59.999'"};
+static const char *const l_like[] = {"'a%'", "'%'", "'%b'", "'a_'", "'_'", "'%a%'", "'\xc3\xa9%'", "'ab'",
+    "''", "'%\xff'", "'_%'", "'a%b%'", "'%%'", "'b_%'"};
+
+#define RC(c, el, pool, lits, fam) {c, el, pool, (int)(sizeof pool / sizeof pool[0]), lits, \
+                                    (int)(sizeof lits / sizeof lits[0]), fam}
+enum { F_NUM = 1, F_STR, F_TIME, F_BOOL, F_UUID, F_TOD, F_BIN, F_NONE };
+static const rcol rcols[] = {
+    RC(C_I32, 4, p_i32, l_int, F_NUM), RC(C_I64, 8, p_i64, l_int, F_NUM), RC(C_D, 8, p_d, l_dbl, F_NUM),
+    RC(C_F, 4, p_f, l_dbl, F_NUM), RC(C_S, 0, p_s, l_str, F_STR), RC(C_DT, 4, p_dt, l_dt, F_TIME),
+    RC(C_TS_US, 8, p_us, l_ts, F_TIME), RC(C_TS_MS, 8, p_ms, l_ts, F_TIME),
+    RC(C_TS_NS, 8, p_ns, l_ts, F_TIME), RC(C_TS96, 12, p_96, l_ts, F_TIME),
+    RC(C_DEC32, 4, p_dec32, l_dec, F_NUM), RC(C_DEC64, 8, p_dec64, l_dec, F_NUM),
+    RC(C_DECFL, 0, p_fl, l_dec, F_NUM), RC(C_DECBA, 0, p_ba, l_dec, F_NUM), RC(C_B, 1, p_b, l_bool, F_BOOL),
+    RC(C_U, 0, p_u, l_uuid, F_UUID), RC(C_T_MS, 4, p_tms, l_time, F_TOD), RC(C_U32, 4, p_u32, l_int, F_NUM),
+    RC(C_U64, 8, p_u64, l_int, F_NUM), RC(C_BIN, 0, p_bin, l_bin, F_BIN), RC(C_REQ, 8, p_req, l_int, F_NUM),
+    RC(C_H, 0, p_h, l_dbl, F_NUM), RC(C_IV, 0, p_iv, l_bool, F_NONE),
+};
+#define N_RCOLS ((int)(sizeof rcols / sizeof rcols[0]))
+
+static void setup_pools(void)
+{
+    static const int64_t fl[7] = {-1000000000000000000LL, -150, 0, 1, 150, 12345, 1000000000000000000LL};
+    static const int64_t ba[8] = {-15000, -1, 0, 1, 5, 12500, 15000, 99990000};
+    static const uint16_t h[9] = {0x3C00, 0x7E00, 0x8000, 0, 0x3800, 0x7BFF, 0xC000, 0x7C00, 0xFC00};
+    static const uint8_t u0[5] = {0x00, 0x12, 0x7f, 0x80, 0xff};
+    const __int128 G = 1000000000;
+    const __int128 ns96[6] = {-1, 0, 1, 1000, 86400 * G, (__int128)16725225600LL * G};
+    for (int i = 0; i < 7; i++) { put_be(s_fl[i], 9, fl[i]); p_fl[i] = B((const char *)s_fl[i], 9); }
+    for (int i = 0; i < 8; i++) {
+        int len = 1 + i % 3 + (i == 7 ? 13 : 0);
+        put_be(s_ba[i], len, ba[i]);
+        p_ba[i] = B((const char *)s_ba[i], (uint32_t)len);
+    }
+    for (int i = 0; i < 9; i++) {
+        s_h[i][0] = (uint8_t)h[i];
+        s_h[i][1] = (uint8_t)(h[i] >> 8);
+        p_h[i] = B((const char *)s_h[i], 2);
+    }
+    for (int i = 0; i < 5; i++) { memset(s_u[i], u0[i], 16); p_u[i] = B((const char *)s_u[i], 16); }
+    for (int i = 0; i < 2; i++) { s_iv[i][0] = (uint8_t)i; p_iv[i] = B((const char *)s_iv[i], 12); }
+    for (int i = 0; i < 6; i++) put_int96(p_96[i], ns96[i]);
+}
+
+/* The random batch: which pool value each row holds (-1: NULL). */
+static int picks[N_RCOLS][MR];
+static pq_col_batch rbatches[N_COLS];
+static const pq_col_batch *rptrs[N_COLS];
+static uint16_t rdefs[N_COLS][MR];
+static unsigned char rdense[N_COLS][MR * 16];
+
+static void plain_of(const rcol *c, int k, const uint8_t **p, size_t *len)
+{
+    if (c->elem) {
+        *p = (const uint8_t *)c->pool + c->elem * (size_t)k;
+        *len = c->elem;
+    } else {
+        const pq_bytes *b = (const pq_bytes *)c->pool + k;
+        *p = b->ptr;
+        *len = b->len;
+    }
+}
+
+static void make_batch(int n, int constant_col)
+{
+    for (int i = 0; i < N_RCOLS; i++) {
+        const rcol *c = &rcols[i];
+        bool nullable = nodes[c->col].def_level > 0;
+        int null_pct = rn(4) == 0 ? 0 : rn(2) ? 20 : 70;
+        int fixed = rn(c->n_pool);
+        bool fixed_null = nullable && rn(3) == 0;
+        pq_col_batch *b = &rbatches[c->col];
+        int k = 0;
+        size_t elem = c->elem ? c->elem : sizeof(pq_bytes);
+        for (int r = 0; r < n; r++) {
+            int v = rn(c->n_pool);
+            if (i == constant_col)
+                v = fixed_null ? -1 : fixed;
+            else if (nullable && rn(100) < null_pct)
+                v = -1;
+            picks[i][r] = v;
+            rdefs[c->col][r] = v >= 0;
+            if (v >= 0)
+                memcpy(rdense[c->col] + elem * (size_t)k++, (const char *)c->pool + elem * (size_t)v, elem);
+        }
+        b->n_rows = b->n_levels = n;
+        b->def = nullable ? rdefs[c->col] : NULL;
+        b->n_values = k;
+        b->values = rdense[c->col];
+        rptrs[c->col] = b;
+    }
+}
+
+/* The exact range of a column over the batch, then loosened at random. */
+static void make_range(int i, int n, pq_col_range *r, bool loosen)
+{
+    const rcol *c = &rcols[i];
+    memset(r, 0, sizeof *r);
+    r->known = true;
+    r->row_count = n;
+    r->has_null_count = true;
+    r->exact_min = r->exact_max = true;
+    for (int row = 0; row < n; row++) {
+        pq_value v;
+        const uint8_t *p;
+        size_t len;
+        if (picks[i][row] < 0) {
+            r->null_count++;
+            continue;
+        }
+        plain_of(c, picks[i][row], &p, &len);
+        if (pq_value_from_plain(&nodes[c->col], p, len, &v) != 0)
+            continue;
+        if (v.type == PQ_V_DOUBLE && isnan(v.u.d)) {
+            r->may_have_nan = true;
+            continue;
+        }
+        if (!r->has_min || pq_value_cmp(&v, &r->min) < 0) r->min = v;
+        if (!r->has_max || pq_value_cmp(&v, &r->max) > 0) r->max = v;
+        r->has_min = r->has_max = true;
+    }
+    if (!loosen)
+        return;
+    for (int t = 0; t < 3; t++) { /* wider bounds from the pool */
+        pq_value v;
+        const uint8_t *p;
+        size_t len;
+        plain_of(c, rn(c->n_pool), &p, &len);
+        if (pq_value_from_plain(&nodes[c->col], p, len, &v) != 0 || (v.type == PQ_V_DOUBLE && isnan(v.u.d)))
+            continue;
+        if (r->has_min && pq_value_cmp(&v, &r->min) < 0) { r->min = v; r->exact_min = false; }
+        if (r->has_max && pq_value_cmp(&v, &r->max) > 0) { r->max = v; r->exact_max = false; }
+    }
+    if (rn(8) == 0) r->has_min = false;
+    if (rn(8) == 0) r->has_max = false;
+    if (rn(6) == 0) r->has_null_count = false;
+    if (rn(6) == 0 && r->min.type == PQ_V_DOUBLE) r->may_have_nan = true;
+    if (rn(10) == 0) r->exact_min = r->exact_max = false;
+    if (rn(20) == 0) r->known = false;
+}
+
+static char pbuf[2048];
+static size_t plen;
+static void put(const char *s)
+{
+    size_t n = strlen(s);
+    if (plen + n < sizeof pbuf) { memcpy(pbuf + plen, s, n); plen += n; pbuf[plen] = '\0'; }
+}
+static void put_col(const rcol *c)
+{
+    const char *name = cols[c->col].name;
+    put(strchr(name, ' ') ? "\"odd name\"" : name);
+}
+
+static void gen_leaf(void)
+{
+    static const char *const ops[] = {" = ", " != ", " < ", " <= ", " > ", " >= ", " <> ", " == "};
+    static const char *const arith[] = {" + ", " - ", " * ", " % "};
+    const rcol *c = &rcols[rn(N_RCOLS)];
+    int kind = rn(12);
+    if (c->family == F_NONE) kind = 5;
+    switch (kind) {
+    case 0: case 1: case 2: put_col(c); put(PICK(ops)); put(pick(c->lits, c->n_lits)); break;
+    case 3: put(pick(c->lits, c->n_lits)); put(PICK(ops)); put_col(c); break;
+    case 4:
+        put_col(c); put(rn(2) ? " NOT BETWEEN " : " BETWEEN ");
+        put(pick(c->lits, c->n_lits)); put(" AND "); put(pick(c->lits, c->n_lits));
+        break;
+    case 5: put_col(c); put(rn(2) ? " IS NULL" : " IS NOT NULL"); break;
+    case 6: case 7: {
+        put_col(c); put(rn(2) ? " NOT IN (" : " IN (");
+        int k = 1 + rn(5);
+        for (int j = 0; j < k; j++) { if (j) put(", "); put(pick(c->lits, c->n_lits)); }
+        put(")");
+        break;
+    }
+    case 8:
+        if (c->family == F_STR || c->family == F_BIN) {
+            put_col(c); put(rn(3) ? " LIKE " : " NOT LIKE "); put(PICK(l_like));
+        } else if (c->family == F_BOOL) {
+            put(rn(2) ? "NOT " : ""); put_col(c);
+        } else {
+            put_col(c); put(" IS NOT NULL");
+        }
+        break;
+    case 9: case 10: { /* another column of the family */
+        const rcol *d = &rcols[rn(N_RCOLS)];
+        for (int t = 0; t < 20 && d->family != c->family; t++) d = &rcols[rn(N_RCOLS)];
+        if (d->family != c->family) d = c;
+        put_col(c); put(PICK(ops)); put_col(d);
+        break;
+    }
+    default: /* arithmetic */
+        if (c->family != F_NUM) { put_col(c); put(" IS NULL"); break; }
+        put("("); put_col(c); put(PICK(arith)); put(rn(2) ? "2" : rn(2) ? "0.5" : "-1"); put(")");
+        put(PICK(ops)); put(pick(c->lits, c->n_lits));
+        break;
+    }
+}
+
+static void gen_pred(int depth)
+{
+    int k = depth <= 0 ? 0 : rn(6);
+    if (k <= 2) { gen_leaf(); return; }
+    if (k == 3) { put("NOT ("); gen_pred(depth - 1); put(")"); return; }
+    int n = 2 + rn(2);
+    put("(");
+    for (int i = 0; i < n; i++) {
+        if (i) put(k == 4 ? " AND " : " OR ");
+        gen_pred(depth - 1);
+    }
+    put(")");
+}
+
+/* keep[] for batch `b` (returns false on an evaluation error). */
+static bool run(const pq_expr *e, const pq_col_batch *const *b, int n, uint8_t *keep, bool only_kept)
+{
+    pq_arena scratch;
+    pq_error err;
+    pq_arena_init(&scratch, 0);
+    int rc = pq_expr_filter(e, b, n, keep, only_kept, &scratch, &err);
+    pq_arena_free(&scratch);
+    return rc == PQ_OK;
+}
+
+static void test_random(int cases)
+{
+    int compiled = 0, evaluated = 0, proved = 0, substituted = 0, round_trips = 0;
+    for (int t = 0; t < cases; t++) {
+        pq_arena_reset(&arena);
+        int n = rn(MR + 1);
+        int constant_col = rn(3) == 0 ? rn(N_RCOLS) : -1;
+        make_batch(n, constant_col);
+        plen = 0;
+        pbuf[0] = '\0';
+        gen_pred(rn(4));
+        pq_error err;
+        pq_expr *e = compile(pbuf, &err);
+        if (!e)
+            continue;
+        compiled++;
+        uint8_t keep[MR], keep2[MR], mask[MR];
+        pq_x_disable_kernels = false;
+        bool ok = run(e, rptrs, n, keep, false);
+        pq_x_disable_kernels = true;
+        bool ok2 = run(e, rptrs, n, keep2, false);
+        pq_x_disable_kernels = false;
+        CHECK(ok == ok2);
+        if (!ok || !ok2)
+            continue;
+        evaluated++;
+        if (memcmp(keep, keep2, (size_t)n) != 0) {
+            fprintf(stderr, "  fast path differs: %s\n", pbuf);
+            CHECK(false);
+        }
+        int n_true = 0;
+        for (int r = 0; r < n; r++) n_true += keep[r];
+        /* pruning soundness with exact, then loosened ranges */
+        for (int v = 0; v < 4; v++) {
+            pq_col_range rr[N_COLS];
+            memset(rr, 0, sizeof rr);
+            for (int i = 0; i < N_RCOLS; i++) make_range(i, n, &rr[rcols[i].col], v > 0);
+            pq_tri p = pq_expr_prune(e, rr);
+            proved += p != PQ_TRI_MAYBE;
+            if ((p == PQ_TRI_FALSE && n_true > 0) || (p == PQ_TRI_TRUE && n_true < n)) {
+                fprintf(stderr, "  unsound prune (%d) for %s: %d of %d rows true\n", p, pbuf, n_true, n);
+                CHECK(false);
+            }
+        }
+        /* only_kept evaluates (and keeps) a subset */
+        for (int r = 0; r < n; r++) mask[r] = keep2[r] = (uint8_t)rn(2);
+        CHECK(run(e, rptrs, n, keep2, true));
+        for (int r = 0; r < n; r++) CHECK(keep2[r] == (mask[r] && keep[r]));
+        /* a constant column replaced by its value */
+        if (constant_col >= 0 && n > 0) {
+            const rcol *c = &rcols[constant_col];
+            pq_value v = {.type = PQ_V_NULL, .is_null = true};
+            const uint8_t *p;
+            size_t len;
+            if (picks[constant_col][0] >= 0) {
+                plain_of(c, picks[constant_col][0], &p, &len);
+                pq_value_from_plain(&nodes[c->col], p, len, &v);
+            }
+            pq_expr *sub = pq_expr_substitute(&arena, e, c->col, &v);
+            if (run(sub, rptrs, n, keep2, false)) {
+                substituted++;
+                CHECK(memcmp(keep, keep2, (size_t)n) == 0);
+                pq_tri k = pq_expr_constant(sub);
+                for (int r = 0; r < n && k != PQ_TRI_MAYBE; r++) CHECK(keep[r] == (k == PQ_TRI_TRUE));
+            }
+        }
+        /* the text reads back to the same expression */
+        char text[2048];
+        snprintf(text, sizeof text, "%s", text_of(e));
+        if (!strstr(text, "CAST(")) {
+            pq_expr *again = compile(text, &err);
+            CHECK(again != NULL);
+            if (again) {
+                round_trips++;
+                CHECK_EQ_STR(text_of(again), text);
+                CHECK(run(again, rptrs, n, keep2, false) && memcmp(keep, keep2, (size_t)n) == 0);
+            }
+        }
+    }
+    printf("random: %d cases, %d compiled, %d evaluated, %d proofs, %d substitutions, %d round trips\n",
+           cases, compiled, evaluated, proved, substituted, round_trips);
+    CHECK(compiled > cases * 8 / 10);
+    CHECK(evaluated > compiled * 8 / 10);
+}
+
+/* Garbage must give an error or an expression, never a crash. */
+static void test_garbage(int cases)
+{
+    static const char *const pieces[] = {"i32", "s", "d", "dt", "\"odd name\"", "'a'", "'", "\"", "(", ")",
+        " AND ", " OR ", "NOT ", " IN ", " LIKE ", " BETWEEN ", " IS ", "NULL", " = ", "<", ">", "!",
+        "+", "-", "*", "%", ",", "1", "1.5", "1e3", "9999999999999999999999999999999999999999", "é",
+        " ", "&&", "||", "TRUE", "/", "\x01", "\xff", ".", "e", "''", "b", "u32", "ts96"};
+    for (int t = 0; t < cases; t++) {
+        pq_arena_reset(&arena);
+        plen = 0;
+        pbuf[0] = '\0';
+        int n = rn(25);
+        for (int i = 0; i < n; i++) put(PICK(pieces));
+        if (rn(4) == 0 && plen > 0) pbuf[rn((int)plen)] = (char)(1 + rn(255));
+        pq_error err;
+        pq_expr *e = compile(pbuf, &err);
+        if (e) {
+            uint8_t keep[NR];
+            run(e, batch_ptrs, NR, keep, false);
+            pq_col_range rr[N_COLS];
+            memset(rr, 0, sizeof rr);
+            pq_expr_prune(e, rr);
+            text_of(e);
+        } else {
+            CHECK(err.msg[0] != '\0');
+        }
+    }
+}
+
 int main(void)
 {
     pq_arena_init(&arena, 0);
@@ -817,6 +1626,13 @@ int main(void)
     test_bind_errors();
     test_normalize();
     test_eval_table();
+    test_eval_errors();
+    test_values();
+    test_api();
+    test_prune();
+    setup_pools();
+    test_random(12000);
+    test_garbage(12000);
     pq_arena_free(&arena);
     return check_report();
 }
