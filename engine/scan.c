@@ -13,6 +13,8 @@
  * before its worker waits: bounds memory whatever the row group size. */
 #define UNIT_BUFFER_CAP (8u << 20)
 #define CHUNK_TARGET (1u << 20)
+/* Page-selective fetches merge ranges closer than this. */
+#define SELECTIVE_MERGE_GAP (64 * 1024)
 
 typedef struct chunk {
     struct chunk *next;
@@ -26,7 +28,7 @@ enum { UNIT_PENDING, UNIT_RUNNING, UNIT_DONE, UNIT_FAILED };
 
 typedef struct unit {
     int32_t file;
-    int32_t rg;
+    int32_t rg;                /* -1: the file failed to bind (its error is reported here) */
     int64_t row_cap;           /* rows to produce, -1: all */
     int state;
     chunk *head, *tail;
@@ -34,12 +36,20 @@ typedef struct unit {
     pq_error err;
 } unit;
 
-/* The columns a file contributes, resolved against its own schema. */
-typedef struct file_proj {
-    const pq_node **nodes;     /* per output column */
-    int32_t *leaves;           /* distinct leaves to read */
-    int32_t n_leaves;
-} file_proj;
+/* What the query needs per file, computed once before the workers start. */
+typedef struct file_state {
+    bool pruned;               /* rung 1: the partition values rule the file out */
+    bool bind_failed;
+    pq_error bind_err;
+    const pq_expr *pred;       /* partition values substituted; NULL: no filter */
+    int32_t *col_leaf;
+    const pq_node **col_node;
+    int32_t *filter_leaves;    /* leaves the predicate reads */
+    int32_t n_filter;
+    int32_t *read_leaves;      /* projection and filter leaves, distinct */
+    int32_t n_read;
+    pq_buf *part_cells;        /* CSV text of each partition value */
+} file_state;
 
 typedef struct scan_state {
     pthread_mutex_t mu;
@@ -52,9 +62,12 @@ typedef struct scan_state {
     int32_t window;
     bool cancel;
 
+    const pq_query *q;
     const pq_scan_file *files;
-    file_proj *proj;
-    int n_out;
+    int n_files;
+    file_state *fs;
+    pq_arena arena;            /* per-file state */
+    const pq_scan_opts *opts;
     int32_t batch_rows;
     bool want_row_ends;
     pq_scan_stats stats;
@@ -63,7 +76,6 @@ typedef struct scan_state {
 void pq_scan_opts_init(pq_scan_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->limit = -1;
     o->header = true;
 }
 
@@ -72,6 +84,97 @@ int pq_default_threads(void)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
+
+static const char *file_name(const pq_scan_file *f)
+{
+    return f->name ? f->name : f->file->name;
+}
+
+/* ------------------------------------------------------------------ per-file state */
+
+static int add_leaf(int32_t *set, int32_t *n, int32_t leaf)
+{
+    for (int32_t i = 0; i < *n; i++)
+        if (set[i] == leaf) return 0;
+    set[(*n)++] = leaf;
+    return 1;
+}
+
+static int prepare_file(scan_state *s, int f, pq_error *err)
+{
+    const pq_query *q = s->q;
+    const pq_scan_file *sf = &s->files[f];
+    file_state *fs = &s->fs[f];
+    pq_arena *a = &s->arena;
+    int32_t n_leaves = sf->footer->schema.n_leaves;
+    fs->col_leaf = pq_arena_alloc(a, sizeof *fs->col_leaf * (size_t)(q->n_cols + 1));
+    fs->col_node = pq_arena_alloc(a, sizeof *fs->col_node * (size_t)(q->n_cols + 1));
+    fs->filter_leaves = pq_arena_alloc(a, sizeof *fs->filter_leaves * (size_t)(n_leaves + 1));
+    fs->read_leaves = pq_arena_alloc(a, sizeof *fs->read_leaves * (size_t)(n_leaves + 1));
+    fs->part_cells = pq_arena_alloc(a, sizeof *fs->part_cells * (size_t)(q->n_parts + 1));
+    if (!fs->col_leaf || !fs->col_node || !fs->filter_leaves || !fs->read_leaves || !fs->part_cells)
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (pq_query_bind_file(q, &sf->footer->schema, fs->col_leaf, fs->col_node, &fs->bind_err) != PQ_OK) {
+        pq_error_prefix(&fs->bind_err, "%s: ", file_name(sf));
+        fs->bind_failed = true;
+        return PQ_OK;
+    }
+    /* Rung 1: substitute the partition values and fold. */
+    pq_expr *pred = q->pred;
+    for (int p = 0; p < q->n_parts && pred; p++) {
+        const char *text = sf->part_values ? sf->part_values[p] : NULL;
+        pq_value v;
+        if (pq_query_part_value(q, p, text, &v) != 0) {
+            pq_fail(&fs->bind_err, PQ_E_CORRUPT, "%s: partition value '%s' is not a valid %s", file_name(sf), text,
+                    q->cols[q->n_data + p].name);
+            fs->bind_failed = true;
+            return PQ_OK;
+        }
+        pred = pq_expr_substitute(a, pred, q->n_data + p, &v);
+        if (!pred) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    for (int p = 0; p < q->n_parts; p++) {
+        pq_buf_init(&fs->part_cells[p]);
+        if (pq_query_part_cell(q, p, sf->part_values ? sf->part_values[p] : NULL, &fs->part_cells[p]))
+            return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    pq_tri t = pred ? pq_expr_constant(pred) : PQ_TRI_TRUE;
+    fs->pruned = t == PQ_TRI_FALSE;
+    fs->pred = t == PQ_TRI_TRUE ? NULL : pred;
+    if (fs->pred) {
+        int cols[256];
+        int n = pq_expr_columns(fs->pred, cols, 256);
+        for (int i = 0; i < n; i++)
+            if (fs->col_leaf[cols[i]] >= 0) add_leaf(fs->filter_leaves, &fs->n_filter, fs->col_leaf[cols[i]]);
+    }
+    for (int j = 0; j < q->n_out; j++) {
+        const pq_node *nd = fs->col_node[q->out[j]];
+        if (!nd) continue;
+        for (int32_t k = 0; k < nd->n_leaves; k++) add_leaf(fs->read_leaves, &fs->n_read, nd->first_leaf + k);
+    }
+    for (int32_t i = 0; i < fs->n_filter; i++) add_leaf(fs->read_leaves, &fs->n_read, fs->filter_leaves[i]);
+    return PQ_OK;
+}
+
+static void plan_input_of(const scan_state *s, int f, pq_plan_input *in)
+{
+    const file_state *fs = &s->fs[f];
+    memset(in, 0, sizeof *in);
+    in->file = s->files[f].file;
+    in->footer = s->files[f].footer;
+    in->pred = fs->pred;
+    in->cols = s->q->cols;
+    in->n_cols = s->q->n_cols;
+    in->col_leaf = fs->col_leaf;
+    in->read_leaves = fs->read_leaves;
+    in->n_read_leaves = fs->n_read;
+    in->no_stats = s->opts->no_stats;
+    in->no_dictionary = s->opts->no_dictionary;
+    in->no_page_index = s->opts->no_page_index;
+    in->no_bloom = s->opts->no_bloom;
+}
+
+/* ------------------------------------------------------------------ output chunks */
 
 static void free_chunks(chunk *c)
 {
@@ -86,8 +189,7 @@ static void free_chunks(chunk *c)
 
 /* Hands a finished chunk to the consumer; waits while this unit is not at
  * the head and holds too much.  Returns PQ_ERR when the scan was cancelled. */
-static int push_chunk(scan_state *s, int32_t ui, pq_buf *text, int32_t rows, size_t *row_ends,
-                      pq_error *err)
+static int push_chunk(scan_state *s, int32_t ui, pq_buf *text, int32_t rows, size_t *row_ends, pq_error *err)
 {
     chunk *c = calloc(1, sizeof *c);
     if (!c) {
@@ -106,11 +208,224 @@ static int push_chunk(scan_state *s, int32_t ui, pq_buf *text, int32_t rows, siz
     u->tail = c;
     u->buffered += c->len;
     pthread_cond_broadcast(&s->out_cv);
-    while (!s->cancel && ui != s->emit_pos && u->buffered > UNIT_BUFFER_CAP)
-        pthread_cond_wait(&s->work_cv, &s->mu);
+    while (!s->cancel && ui != s->emit_pos && u->buffered > UNIT_BUFFER_CAP) pthread_cond_wait(&s->work_cv, &s->mu);
     bool cancelled = s->cancel;
     pthread_mutex_unlock(&s->mu);
     if (cancelled) return pq_fail(err, PQ_E_CANCELLED, "scan cancelled");
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ one row group */
+
+typedef struct unit_ctx {
+    scan_state *s;
+    int32_t ui;
+    const pq_footer *ft;
+    const file_state *fs;
+    pq_rg_reader rg;           /* fetched ranges and readers (built here, not by pq_rg_open) */
+    pq_col_batch *by_leaf;     /* the batch rendered for each leaf */
+    pq_col_batch *filter_batch;/* full-window batches of the filter leaves */
+    bool *is_filter, *is_proj;
+    int *reader_of;            /* leaf -> index in rg.cols, -1 */
+    uint8_t *keep;
+    uint16_t **cdef;           /* compaction scratch per leaf (filter ∩ projection) */
+    uint8_t **cval;
+    const pq_col_batch **by_col;
+    pq_out_col *cols;
+    pq_buf text;
+    int32_t chunk_rows;
+    size_t *row_ends;
+    size_t n_row_ends;
+} unit_ctx;
+
+/* Fetch what the plan needs: whole chunks, or (SELECT with an offset index)
+ * the dictionary region and the pages that overlap the selected rows. */
+static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, pq_error *err)
+{
+    const pq_scan_file *sf = &c->s->files[c->s->units[c->ui].file];
+    const pq_footer *ft = c->ft;
+    const pq_row_group *g = &ft->meta.row_groups[plan->row_group];
+    const file_state *fs = c->fs;
+    int32_t n = fs->n_read;
+    size_t cap = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const pq_offset_index *oi = plan->decision == PQ_RG_SELECT ? plan->offset_index[fs->read_leaves[i]] : NULL;
+        cap += oi ? (size_t)oi->n_pages + 1 : 1;
+    }
+    pq_byte_range *want = calloc(cap ? cap : 1, sizeof *want);
+    pq_chunk_extent *ext = calloc((size_t)(n ? n : 1), sizeof *ext);
+    bool *partial = calloc((size_t)(n ? n : 1), sizeof *partial);
+    c->rg.cols = calloc((size_t)(n ? n : 1), sizeof *c->rg.cols);
+    c->rg.leaf_of = calloc((size_t)(n ? n : 1), sizeof *c->rg.leaf_of);
+    int rc = PQ_ERR;
+    if (!want || !ext || !partial || !c->rg.cols || !c->rg.leaf_of) {
+        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    c->rg.n_cols = n;
+    c->rg.row_group = plan->row_group;
+    c->rg.num_rows = g->num_rows;
+    int32_t nw = 0;
+    bool any_partial = false;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t leaf = fs->read_leaves[i];
+        c->rg.leaf_of[i] = leaf;
+        if (pq_chunk_extent_of(&g->columns[leaf], ft->file_size, ft->legacy_chunk_sizes, &ext[i], err) != PQ_OK) {
+            pq_error_prefix(err, "column '%s' (row group %d): ", ft->schema.leaves[leaf].path, plan->row_group);
+            goto out;
+        }
+        const pq_offset_index *oi = plan->decision == PQ_RG_SELECT ? plan->offset_index[leaf] : NULL;
+        if (!oi || (uint64_t)oi->pages[0].offset < ext[i].start) {
+            want[nw++] = (pq_byte_range){ext[i].start, ext[i].len, NULL};
+            continue;
+        }
+        partial[i] = any_partial = true;
+        if ((uint64_t)oi->pages[0].offset > ext[i].start)
+            want[nw++] = (pq_byte_range){ext[i].start, (uint64_t)oi->pages[0].offset - ext[i].start, NULL};
+        int32_t r = 0;
+        for (int32_t pg = 0; pg < oi->n_pages; pg++) {
+            int64_t b = oi->pages[pg].first_row_index;
+            int64_t e = pg + 1 < oi->n_pages ? oi->pages[pg + 1].first_row_index : g->num_rows;
+            while (r < plan->n_ranges && plan->ranges[r].end <= b) r++;
+            if (r < plan->n_ranges && plan->ranges[r].begin < e)
+                want[nw++] = (pq_byte_range){(uint64_t)oi->pages[pg].offset,
+                                             (uint64_t)oi->pages[pg].compressed_page_size, NULL};
+        }
+    }
+    if (pq_fetch_ranges(sf->file, want, nw, any_partial ? SELECTIVE_MERGE_GAP : PQ_MERGE_GAP, &c->rg.ranges,
+                        &c->rg.n_ranges, &c->rg.bytes_fetched, err) != PQ_OK)
+        goto out;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t leaf = fs->read_leaves[i];
+        pq_col_source src = {
+            .file_name = file_name(sf),
+            .chunk = &g->columns[leaf],
+            .leaf = &ft->schema.leaves[leaf],
+            .row_group = plan->row_group,
+            .row_group_rows = g->num_rows,
+            .ranges = c->rg.ranges,
+            .n_ranges = c->rg.n_ranges,
+            .first_page_off = ext[i].start,
+            .end_off = ext[i].start + ext[i].len,
+            .offset_index = partial[i] ? plan->offset_index[leaf] : NULL,
+        };
+        if (pq_col_reader_open(&src, &c->rg.cols[i], err) != PQ_OK) goto out;
+        c->reader_of[leaf] = i;
+    }
+    rc = PQ_OK;
+out:
+    free(want);
+    free(ext);
+    free(partial);
+    return rc;
+}
+
+static int emit_rows(unit_ctx *c, int32_t n, bool last, pq_error *err)
+{
+    scan_state *s = c->s;
+    if (n > 0) {
+        size_t *ends = NULL;
+        if (s->want_row_ends) {
+            if (c->n_row_ends + (size_t)n > SIZE_MAX / sizeof(size_t)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            size_t *grown = realloc(c->row_ends, sizeof *grown * (c->n_row_ends + (size_t)n));
+            if (!grown) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            c->row_ends = grown;
+            ends = c->row_ends + c->n_row_ends;
+        }
+        PQ_TRY(pq_csv_rows(c->cols, s->q->n_out, n, NULL, &c->text, ends, err));
+        c->n_row_ends += s->want_row_ends ? (size_t)n : 0;
+        c->chunk_rows += n;
+    }
+    if (c->text.len >= CHUNK_TARGET || (last && c->chunk_rows > 0)) {
+        size_t *ends = c->row_ends;
+        c->row_ends = NULL;
+        c->n_row_ends = 0;
+        int32_t rows = c->chunk_rows;
+        c->chunk_rows = 0;
+        return push_chunk(s, c->ui, &c->text, rows, ends, err);
+    }
+    return PQ_OK;
+}
+
+/* Keeps the rows with keep[r] set of a flat batch, into scratch arrays. */
+static void compact_batch(const pq_col_batch *in, const pq_leaf *leaf, const uint8_t *keep, uint16_t *def,
+                          uint8_t *vals, pq_col_batch *out)
+{
+    size_t vs = pq_value_size(leaf->node->phys);
+    const uint8_t *src = in->values;
+    int32_t n = 0, nv = 0, v = 0;
+    for (int32_t r = 0; r < in->n_rows; r++) {
+        bool present = !in->def || in->def[r] == leaf->max_def;
+        if (keep[r]) {
+            if (in->def) def[n] = in->def[r];
+            if (present) memcpy(vals + (size_t)nv++ * vs, src + (size_t)v * vs, vs);
+            n++;
+        }
+        v += present;
+    }
+    out->n_rows = out->n_levels = n;
+    out->def = in->def ? def : NULL;
+    out->rep = NULL;
+    out->n_values = nv;
+    out->values = vals;
+}
+
+/* Decodes and renders rows [begin, end) of the row group. */
+static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
+{
+    scan_state *s = c->s;
+    const file_state *fs = c->fs;
+    const pq_query *q = s->q;
+    bool filter = fs->pred != NULL;
+    for (int32_t i = 0; i < c->rg.n_cols; i++) {
+        int64_t pos = pq_col_position(c->rg.cols[i]);
+        if (pos < begin) PQ_TRY(pq_col_skip(c->rg.cols[i], begin - pos, err));
+    }
+    for (int64_t at = begin; at < end;) {
+        int32_t n = end - at < s->batch_rows ? (int32_t)(end - at) : s->batch_rows;
+        int32_t out_rows = n;
+        if (filter) {
+            for (int32_t k = 0; k < fs->n_filter; k++) {
+                int32_t leaf = fs->filter_leaves[k];
+                PQ_TRY(pq_col_read(c->rg.cols[c->reader_of[leaf]], n, &c->filter_batch[leaf], err));
+                if (c->filter_batch[leaf].n_rows != n)
+                    return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
+                                   c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
+            }
+            for (int col = 0; col < q->n_cols; col++)
+                c->by_col[col] = fs->col_leaf[col] >= 0 ? &c->filter_batch[fs->col_leaf[col]] : NULL;
+            pq_arena scratch;
+            pq_arena_init(&scratch, 64 * 1024);
+            int rc = pq_expr_filter(fs->pred, c->by_col, n, c->keep, false, &scratch, err);
+            pq_arena_free(&scratch);
+            PQ_TRY(rc);
+            out_rows = 0;
+            for (int32_t r = 0; r < n; r++) out_rows += c->keep[r] != 0;
+            pthread_mutex_lock(&s->mu);
+            s->stats.rows_filtered += (uint64_t)n;
+            pthread_mutex_unlock(&s->mu);
+        }
+        for (int32_t i = 0; i < fs->n_read; i++) {
+            int32_t leaf = fs->read_leaves[i];
+            if (!c->is_proj[leaf]) continue;
+            pq_col_reader *r = c->rg.cols[c->reader_of[leaf]];
+            if (!filter) {
+                PQ_TRY(pq_col_read(r, n, &c->by_leaf[leaf], err));
+                if (c->by_leaf[leaf].n_rows != n)
+                    return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
+                                   c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
+            } else if (c->is_filter[leaf]) {
+                compact_batch(&c->filter_batch[leaf], &c->ft->schema.leaves[leaf], c->keep, c->cdef[leaf],
+                              c->cval[leaf], &c->by_leaf[leaf]);
+            } else if (out_rows == 0) {
+                PQ_TRY(pq_col_skip(r, n, err));
+            } else {
+                PQ_TRY(pq_col_read_selected(r, n, c->keep, &c->by_leaf[leaf], err));
+            }
+        }
+        PQ_TRY(emit_rows(c, out_rows, false, err));
+        at += n;
+    }
     return PQ_OK;
 }
 
@@ -118,81 +433,138 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
 {
     unit *u = &s->units[ui];
     const pq_scan_file *sf = &s->files[u->file];
+    const file_state *fs = &s->fs[u->file];
+    if (u->rg < 0) {
+        *err = fs->bind_err;
+        return PQ_ERR;
+    }
     const pq_footer *ft = sf->footer;
-    const file_proj *fp = &s->proj[u->file];
-    pq_rg_reader *rg = NULL;
-    pq_col_batch *by_leaf = NULL;
-    pq_out_col *cols = NULL;
-    size_t *row_ends = NULL;
-    pq_buf text;
-    pq_buf_init(&text);
+    const pq_query *q = s->q;
+    int32_t n_leaves = ft->schema.n_leaves;
+    unit_ctx c;
+    memset(&c, 0, sizeof c);
+    c.s = s;
+    c.ui = ui;
+    c.ft = ft;
+    c.fs = fs;
+    pq_buf_init(&c.text);
+    pq_arena arena;
+    pq_arena_init(&arena, 64 * 1024);
     int rc = PQ_ERR;
 
-    if (pq_rg_open(sf->file, ft, u->rg, fp->leaves, fp->n_leaves, &rg, err) != PQ_OK) goto out;
-    by_leaf = calloc((size_t)ft->schema.n_leaves, sizeof *by_leaf);
-    cols = calloc((size_t)(s->n_out ? s->n_out : 1), sizeof *cols);
-    if (!by_leaf || !cols) {
+    pq_plan_input in;
+    plan_input_of(s, u->file, &in);
+    pq_rg_plan plan;
+    if (pq_plan_row_group(&in, u->rg, &arena, &plan, err) != PQ_OK) goto out;
+    pthread_mutex_lock(&s->mu);
+    pq_plan_totals_add(&s->stats.plan, &plan);
+    pthread_mutex_unlock(&s->mu);
+    if (plan.decision == PQ_RG_SKIP) {
+        rc = PQ_OK;
+        goto out;
+    }
+
+    size_t nl = (size_t)(n_leaves ? n_leaves : 1);
+    c.by_leaf = pq_arena_alloc(&arena, sizeof *c.by_leaf * nl);
+    c.filter_batch = pq_arena_alloc(&arena, sizeof *c.filter_batch * nl);
+    c.is_filter = pq_arena_alloc(&arena, sizeof *c.is_filter * nl);
+    c.is_proj = pq_arena_alloc(&arena, sizeof *c.is_proj * nl);
+    c.reader_of = pq_arena_alloc(&arena, sizeof *c.reader_of * nl);
+    c.cdef = pq_arena_alloc(&arena, sizeof *c.cdef * nl);
+    c.cval = pq_arena_alloc(&arena, sizeof *c.cval * nl);
+    c.keep = pq_arena_alloc(&arena, (size_t)s->batch_rows);
+    c.by_col = pq_arena_alloc(&arena, sizeof *c.by_col * (size_t)(q->n_cols + 1));
+    c.cols = pq_arena_alloc(&arena, sizeof *c.cols * (size_t)(q->n_out + 1));
+    if (!c.by_leaf || !c.filter_batch || !c.is_filter || !c.is_proj || !c.reader_of || !c.cdef || !c.cval ||
+        !c.keep || !c.by_col || !c.cols) {
         pq_fail(err, PQ_E_NOMEM, "out of memory");
         goto out;
     }
-    for (int j = 0; j < s->n_out; j++) {
-        cols[j].node = fp->nodes[j];
-        cols[j].leaves = &by_leaf[fp->nodes[j]->first_leaf];
+    for (int32_t l = 0; l < n_leaves; l++) c.reader_of[l] = -1;
+    /* A fully matched row group runs no row filter. */
+    file_state local = *fs;
+    if (plan.fully_matched) {
+        local.pred = NULL;
+        local.n_filter = 0;
     }
-    int64_t rows_left = rg->num_rows;
-    if (u->row_cap >= 0 && u->row_cap < rows_left) rows_left = u->row_cap;
-    int32_t chunk_rows = 0;
-    while (rows_left > 0) {
-        int32_t n = rows_left < s->batch_rows ? (int32_t)rows_left : s->batch_rows;
-        for (int32_t k = 0; k < fp->n_leaves; k++) {
-            int32_t leaf = fp->leaves[k];
-            if (pq_col_read(rg->cols[k], n, &by_leaf[leaf], err) != PQ_OK) goto out;
-            if (by_leaf[leaf].n_rows != n) {
-                pq_fail(err, PQ_E_CORRUPT, "column '%s' (row group %d) ends after %lld of %lld rows",
-                        ft->schema.leaves[leaf].path, u->rg,
-                        (long long)(pq_col_position(rg->cols[k])), (long long)rg->num_rows);
-                goto out;
-            }
-        }
-        if (s->want_row_ends) {
-            row_ends = malloc(sizeof *row_ends * (size_t)n);
-            if (!row_ends) {
-                pq_fail(err, PQ_E_NOMEM, "out of memory");
-                goto out;
-            }
-        }
-        if (pq_csv_rows(cols, s->n_out, n, NULL, &text, row_ends, err) != PQ_OK) goto out;
-        chunk_rows += n;
-        rows_left -= n;
-        if (s->want_row_ends || text.len >= CHUNK_TARGET || rows_left == 0) {
-            int prc = push_chunk(s, ui, &text, chunk_rows, row_ends, err);
-            row_ends = NULL;
-            chunk_rows = 0;
-            if (prc != PQ_OK) goto out;
+    c.fs = &local;
+    for (int32_t k = 0; k < local.n_filter; k++) c.is_filter[local.filter_leaves[k]] = true;
+    for (int j = 0; j < q->n_out; j++) {
+        int col = q->out[j];
+        const pq_node *nd = fs->col_node[col];
+        if (nd) {
+            for (int32_t k = 0; k < nd->n_leaves; k++) c.is_proj[nd->first_leaf + k] = true;
+            c.cols[j].node = nd;
+            c.cols[j].leaves = &c.by_leaf[nd->first_leaf];
+        } else {
+            const pq_buf *cell = &fs->part_cells[col - q->n_data];
+            c.cols[j].constant = cell->data ? cell->data : "";
+            c.cols[j].constant_len = cell->len;
         }
     }
+    /* Read only what is rendered or filtered on (a fully matched row group
+     * does not read filter-only columns). */
+    int32_t n_read;
+    int32_t *own = pq_arena_alloc(&arena, sizeof *own * nl);
+    if (!own) {
+        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    n_read = 0;
+    for (int32_t i = 0; i < fs->n_read; i++) {
+        int32_t leaf = fs->read_leaves[i];
+        if (c.is_proj[leaf] || c.is_filter[leaf]) own[n_read++] = leaf;
+    }
+    local.read_leaves = own;
+    local.n_read = n_read;
+    for (int32_t k = 0; k < local.n_filter; k++) {
+        int32_t leaf = local.filter_leaves[k];
+        if (!c.is_proj[leaf]) continue;
+        c.cdef[leaf] = pq_arena_alloc(&arena, sizeof(uint16_t) * (size_t)s->batch_rows);
+        c.cval[leaf] = pq_arena_alloc(&arena, pq_value_size(ft->schema.leaves[leaf].node->phys) * (size_t)s->batch_rows);
+        if (!c.cdef[leaf] || !c.cval[leaf]) {
+            pq_fail(err, PQ_E_NOMEM, "out of memory");
+            goto out;
+        }
+    }
+    if (fetch_and_open(&c, &plan, err) != PQ_OK) goto out;
+
+    if (plan.decision == PQ_RG_SELECT) {
+        for (int32_t r = 0; r < plan.n_ranges; r++)
+            if (scan_range(&c, plan.ranges[r].begin, plan.ranges[r].end, err) != PQ_OK) goto out;
+    } else {
+        int64_t end = plan.rows;
+        if (u->row_cap >= 0 && u->row_cap < end) end = u->row_cap;
+        if (scan_range(&c, 0, end, err) != PQ_OK) goto out;
+    }
+    if (emit_rows(&c, 0, true, err) != PQ_OK) goto out;
     rc = PQ_OK;
 out:
-    if (rg) {
+    if (c.rg.cols) {
         pthread_mutex_lock(&s->mu);
         s->stats.row_groups_read++;
-        s->stats.bytes_fetched += rg->bytes_fetched;
-        for (int32_t k = 0; k < rg->n_cols; k++) {
-            const pq_col_counters *cc = pq_col_reader_counters(rg->cols[k]);
+        s->stats.bytes_fetched += c.rg.bytes_fetched;
+        for (int32_t k = 0; k < c.rg.n_cols; k++) {
+            if (!c.rg.cols[k]) continue;
+            const pq_col_counters *cc = pq_col_reader_counters(c.rg.cols[k]);
             s->stats.pages_read += cc->pages_read;
             s->stats.pages_skipped += cc->pages_skipped;
             s->stats.values_decoded += cc->values_decoded;
         }
         pthread_mutex_unlock(&s->mu);
+        for (int32_t k = 0; k < c.rg.n_cols; k++) pq_col_reader_free(c.rg.cols[k]);
     }
-    free(row_ends);
-    pq_buf_free(&text);
-    free(cols);
-    free(by_leaf);
-    pq_rg_close(rg);
-    if (rc != PQ_OK && err->cls != PQ_E_CANCELLED) pq_error_prefix(err, "%s: ", sf->file->name);
+    free(c.rg.cols);
+    free(c.rg.leaf_of);
+    pq_free_ranges(c.rg.ranges, c.rg.n_ranges);
+    free(c.row_ends);
+    pq_buf_free(&c.text);
+    pq_arena_free(&arena);
+    if (rc != PQ_OK && err->cls != PQ_E_CANCELLED) pq_error_prefix(err, "%s: ", file_name(sf));
     return rc;
 }
+
+/* ------------------------------------------------------------------ workers and consumer */
 
 static void *worker_main(void *arg)
 {
@@ -236,130 +608,94 @@ static int emit_chunk(scan_state *s, const pq_sink *sink, chunk *c, int64_t limi
     return reached;
 }
 
-static int resolve_projection(scan_state *s, const pq_scan_file *files, int n_files,
-                              const pq_scan_opts *o, const char ***names_out, pq_error *err)
+static void free_state(scan_state *s)
 {
-    const pq_schema *first = &files[0].footer->schema;
-    int n_out = o->select ? o->n_select : first->root->n_children;
-    const char **names = calloc((size_t)(n_out ? n_out : 1), sizeof *names);
-    if (!names) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    for (int j = 0; j < n_out; j++) {
-        names[j] = o->select ? o->select[j] : first->root->children[j]->name;
-        if (!pq_schema_find(first, names[j])) {
-            free(names);
-            return pq_fail(err, PQ_E_USAGE, "%s: no column named '%s'", files[0].file->name,
-                           o->select[j]);
-        }
-    }
-    s->n_out = n_out;
-    s->proj = calloc((size_t)n_files, sizeof *s->proj);
-    if (!s->proj) {
-        free(names);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    }
-    for (int f = 0; f < n_files; f++) {
-        const pq_schema *sc = &files[f].footer->schema;
-        file_proj *fp = &s->proj[f];
-        fp->nodes = calloc((size_t)(n_out ? n_out : 1), sizeof *fp->nodes);
-        fp->leaves = calloc((size_t)(sc->n_leaves ? sc->n_leaves : 1), sizeof *fp->leaves);
-        bool *seen = calloc((size_t)(sc->n_leaves ? sc->n_leaves : 1), sizeof *seen);
-        if (!fp->nodes || !fp->leaves || !seen) {
-            free(seen);
-            free(names);
-            return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        }
-        for (int j = 0; j < n_out; j++) {
-            const pq_node *nd = pq_schema_find(sc, names[j]);
-            const pq_node *ref = pq_schema_find(first, names[j]);
-            pq_schema tmp_a = {.root = (pq_node *)nd}, tmp_b = {.root = (pq_node *)ref};
-            if (!nd || !pq_schema_equal(&tmp_a, &tmp_b)) {
-                free(seen);
-                free(names);
-                return pq_fail(err, PQ_E_USAGE, "%s: column '%s' %s than in %s", files[f].file->name,
-                               names[j], nd ? "has another type" : "is missing, other", files[0].file->name);
-            }
-            fp->nodes[j] = nd;
-            for (int32_t k = 0; k < nd->n_leaves; k++) {
-                int32_t leaf = nd->first_leaf + k;
-                if (!seen[leaf]) {
-                    seen[leaf] = true;
-                    fp->leaves[fp->n_leaves++] = leaf;
-                }
-            }
-        }
-        free(seen);
-    }
-    *names_out = names;
-    return PQ_OK;
-}
-
-static void free_state(scan_state *s, int n_files)
-{
-    if (s->proj)
-        for (int f = 0; f < n_files; f++) {
-            free(s->proj[f].nodes);
-            free(s->proj[f].leaves);
-        }
-    free(s->proj);
+    if (s->fs)
+        for (int f = 0; f < s->n_files; f++)
+            if (s->fs[f].part_cells)
+                for (int p = 0; p < s->q->n_parts; p++) pq_buf_free(&s->fs[f].part_cells[p]);
+    free(s->fs);
     if (s->units)
         for (int32_t i = 0; i < s->n_units; i++) free_chunks(s->units[i].head);
     free(s->units);
+    pq_arena_free(&s->arena);
 }
 
-int pq_scan_csv(const pq_scan_file *files, int n_files, const pq_scan_opts *opts, const pq_sink *sink,
-                pq_scan_stats *stats, pq_error *err)
+static int init_state(scan_state *s, const pq_query *q, const pq_scan_file *files, int n_files,
+                      const pq_scan_opts *opts, pq_error *err)
 {
-    if (n_files <= 0) return pq_fail(err, PQ_E_USAGE, "nothing to scan");
+    memset(s, 0, sizeof *s);
+    s->q = q;
+    s->files = files;
+    s->n_files = n_files;
+    s->opts = opts;
+    s->batch_rows = opts->batch_rows > 0 ? opts->batch_rows : DEFAULT_BATCH_ROWS;
+    s->want_row_ends = q->limit >= 0;
+    pq_arena_init(&s->arena, 64 * 1024);
+    s->fs = calloc((size_t)(n_files ? n_files : 1), sizeof *s->fs);
+    if (!s->fs) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (int f = 0; f < n_files; f++) PQ_TRY(prepare_file(s, f, err));
+    return PQ_OK;
+}
+
+int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
+                const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
+{
     scan_state s;
-    memset(&s, 0, sizeof s);
-    s.files = files;
-    s.batch_rows = opts->batch_rows > 0 ? opts->batch_rows : DEFAULT_BATCH_ROWS;
-    s.want_row_ends = opts->limit >= 0;
-    const char **names = NULL;
-    int rc = resolve_projection(&s, files, n_files, opts, &names, err);
+    int rc = init_state(&s, q, files, n_files, opts, err);
     if (rc != PQ_OK) {
-        free_state(&s, n_files);
+        free_state(&s);
         return rc;
     }
-
-    /* Units in table order; with a limit and no filter, units past it are
-     * never scheduled and the last one is capped. */
+    /* Units in table order.  Without a filter, a limit caps the units:
+     * row groups past it are never touched. */
     int32_t total = 0;
-    for (int f = 0; f < n_files; f++) total += files[f].footer->meta.n_row_groups;
+    for (int f = 0; f < n_files; f++) total += files[f].footer->meta.n_row_groups + 1;
     s.units = calloc((size_t)(total ? total : 1), sizeof *s.units);
     if (!s.units) {
-        free(names);
-        free_state(&s, n_files);
+        free_state(&s);
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     int64_t planned = 0;
     for (int f = 0; f < n_files; f++) {
+        const file_state *fs = &s.fs[f];
+        s.stats.plan.files++;
+        if (fs->bind_failed) {
+            s.units[s.n_units++] = (unit){.file = f, .rg = -1, .row_cap = -1};
+            continue;
+        }
         const pq_file_meta *m = &files[f].footer->meta;
+        if (fs->pruned) {
+            s.stats.plan.files_pruned++;
+            s.stats.plan.row_groups += (uint64_t)m->n_row_groups;
+            s.stats.plan.row_groups_pruned[PQ_RUNG_PARTITION] += (uint64_t)m->n_row_groups;
+            continue;
+        }
         for (int32_t g = 0; g < m->n_row_groups; g++) {
-            s.stats.row_groups_total++;
-            if (opts->limit >= 0 && planned >= opts->limit) continue;
+            if (q->limit >= 0 && !fs->pred && planned >= q->limit) break;
             unit *u = &s.units[s.n_units++];
-            u->file = f;
-            u->rg = g;
-            u->row_cap = -1;
-            if (opts->limit >= 0) {
-                int64_t left = opts->limit - planned;
+            *u = (unit){.file = f, .rg = g, .row_cap = -1};
+            if (q->limit >= 0 && !fs->pred) {
+                int64_t left = q->limit - planned;
                 if (m->row_groups[g].num_rows > left) u->row_cap = left;
                 planned += m->row_groups[g].num_rows;
             }
         }
     }
-
     if (opts->header) {
         pq_buf hdr;
         pq_buf_init(&hdr);
-        if (pq_csv_header(names, s.n_out, &hdr)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-        else rc = sink->write(sink->ctx, hdr.data, hdr.len, err);
+        const char **names = calloc((size_t)(q->n_out + 1), sizeof *names);
+        if (!names) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        for (int j = 0; names && j < q->n_out; j++) names[j] = q->cols[q->out[j]].name;
+        if (names && pq_csv_header(names, q->n_out, &hdr)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (rc == PQ_OK) rc = sink->write(sink->ctx, hdr.data, hdr.len, err);
+        free(names);
         pq_buf_free(&hdr);
     }
-    free(names);
-    if (rc != PQ_OK || s.n_units == 0) {
-        free_state(&s, n_files);
+    if (rc != PQ_OK || s.n_units == 0 || q->limit == 0) {
+        if (stats) *stats = s.stats;
+        free_state(&s);
         return rc;
     }
 
@@ -371,12 +707,11 @@ int pq_scan_csv(const pq_scan_file *files, int n_files, const pq_scan_opts *opts
     pthread_cond_init(&s.out_cv, NULL);
     pthread_t *tids = calloc((size_t)threads, sizeof *tids);
     int started = 0;
-    if (!tids) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     for (int i = 0; tids && i < threads; i++) {
         if (pthread_create(&tids[i], NULL, worker_main, &s) != 0) break;
         started++;
     }
-    if (tids && started == 0) rc = pq_fail(err, PQ_E_NOMEM, "cannot start scan threads");
+    if (started == 0) rc = pq_fail(err, PQ_E_NOMEM, "cannot start scan threads");
 
     /* Consumer: emit units strictly in order. */
     bool limit_reached = false;
@@ -384,8 +719,7 @@ int pq_scan_csv(const pq_scan_file *files, int n_files, const pq_scan_opts *opts
         unit *u = &s.units[ui];
         pthread_mutex_lock(&s.mu);
         for (;;) {
-            while (!u->head && u->state != UNIT_DONE && u->state != UNIT_FAILED)
-                pthread_cond_wait(&s.out_cv, &s.mu);
+            while (!u->head && u->state != UNIT_DONE && u->state != UNIT_FAILED) pthread_cond_wait(&s.out_cv, &s.mu);
             chunk *list = u->head;
             u->head = u->tail = NULL;
             u->buffered = 0;
@@ -393,7 +727,7 @@ int pq_scan_csv(const pq_scan_file *files, int n_files, const pq_scan_opts *opts
             pthread_cond_broadcast(&s.work_cv);
             pthread_mutex_unlock(&s.mu);
             for (chunk *c = list; c && rc == PQ_OK && !limit_reached; c = c->next) {
-                int r = emit_chunk(&s, sink, c, opts->limit, err);
+                int r = emit_chunk(&s, sink, c, q->limit, err);
                 if (r < 0) rc = PQ_ERR;
                 else if (r > 0) limit_reached = true;
             }
@@ -423,6 +757,61 @@ int pq_scan_csv(const pq_scan_file *files, int n_files, const pq_scan_opts *opts
     pthread_cond_destroy(&s.work_cv);
     pthread_cond_destroy(&s.out_cv);
     if (stats) *stats = s.stats;
-    free_state(&s, n_files);
+    free_state(&s);
+    return rc;
+}
+
+int pq_scan_plan(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts, pq_buf *out,
+                 pq_plan_totals *totals, pq_error *err)
+{
+    scan_state s;
+    int rc = init_state(&s, q, files, n_files, opts, err);
+    pq_plan_totals t;
+    memset(&t, 0, sizeof t);
+    for (int f = 0; rc == PQ_OK && f < n_files; f++) {
+        const file_state *fs = &s.fs[f];
+        const pq_file_meta *m = &files[f].footer->meta;
+        t.files++;
+        if (fs->bind_failed) {
+            *err = fs->bind_err;
+            rc = PQ_ERR;
+            break;
+        }
+        if (fs->pruned) {
+            t.files_pruned++;
+            t.row_groups += (uint64_t)m->n_row_groups;
+            t.row_groups_pruned[PQ_RUNG_PARTITION] += (uint64_t)m->n_row_groups;
+            if (pq_buf_printf(out, "file %s: pruned by partition values\n", file_name(&files[f])))
+                rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            continue;
+        }
+        if (pq_buf_printf(out, "file %s: %d row groups\n", file_name(&files[f]), m->n_row_groups)) {
+            rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            break;
+        }
+        pq_plan_input in;
+        plan_input_of(&s, f, &in);
+        for (int32_t g = 0; g < m->n_row_groups && rc == PQ_OK; g++) {
+            pq_arena arena;
+            pq_arena_init(&arena, 16384);
+            pq_rg_plan p;
+            rc = pq_plan_row_group(&in, g, &arena, &p, err);
+            if (rc == PQ_OK) {
+                pq_plan_totals_add(&t, &p);
+                if (pq_plan_rg_text(&p, out)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            } else {
+                pq_error_prefix(err, "%s: ", file_name(&files[f]));
+            }
+            pq_arena_free(&arena);
+        }
+    }
+    if (rc == PQ_OK && s.q->pred) {
+        pq_buf_puts(out, "predicate: ");
+        pq_expr_text(s.q->pred, out);
+        pq_buf_puts(out, "\n");
+    }
+    if (rc == PQ_OK && pq_plan_totals_text(&t, out)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (totals) *totals = t;
+    free_state(&s);
     return rc;
 }

@@ -1,29 +1,34 @@
-/* Scan: files → row groups → canonical CSV, in table order, in parallel.
+/* Scan: a query over files → canonical CSV, in table order, in parallel.
  *
- * The unit of work is one row group.  Workers decode and render units ahead
- * of the consumer (a bounded window), and the consumer hands each unit's text
- * to the sink strictly in order, so output is streamed while later row groups
- * are still being decoded.  A sink that fails (reader went away) stops the
- * scan; a unit that fails stops it at that unit, after everything before it
- * was written. */
+ * The unit of work is one row group.  A worker plans it (the pruning ladder,
+ * plan.h), fetches only the bytes the plan needs, decodes the filter columns
+ * first, evaluates the predicate into a row selection, decodes the projected
+ * columns only for the selected rows (skipping pages that hold none), and
+ * renders CSV.  Workers run a bounded window ahead of the consumer, which
+ * hands each unit's text to the sink strictly in order: output streams while
+ * later row groups are still being decoded.  A failing sink (the reader went
+ * away) stops the scan; a failing unit stops it at that unit, after
+ * everything before it was written. */
 #ifndef PQ_SCAN_H
 #define PQ_SCAN_H
 
 #include "footer.h"
 #include "io.h"
+#include "plan.h"
+#include "query.h"
 
 typedef struct pq_scan_file {
+    const char *name;            /* for messages (NULL: the file's own name) */
     pq_file *file;
     const pq_footer *footer;
+    const char *const *part_values; /* per partition column; NULL entries: the NULL partition */
 } pq_scan_file;
 
 typedef struct pq_scan_opts {
     int threads;                 /* workers; <= 0: number of cores */
     int32_t batch_rows;          /* rows per decoded batch; <= 0: default */
-    const char *const *select;   /* top-level column names in output order; NULL: all */
-    int n_select;
-    int64_t limit;               /* < 0: no limit */
     bool header;                 /* write the header line */
+    bool no_stats, no_dictionary, no_page_index, no_bloom; /* disable pruning rungs */
 } pq_scan_opts;
 
 void pq_scan_opts_init(pq_scan_opts *o);
@@ -34,19 +39,23 @@ typedef struct pq_sink {
 } pq_sink;
 
 typedef struct pq_scan_stats {
-    uint64_t row_groups_total;
+    pq_plan_totals plan;         /* what the ladder pruned */
     uint64_t row_groups_read;
     uint64_t rows_out;
-    uint64_t bytes_fetched;      /* from storage, for data pages */
+    uint64_t rows_filtered;      /* rows run through the row filter */
+    uint64_t bytes_fetched;      /* data pages fetched from storage */
     uint64_t pages_read;
     uint64_t pages_skipped;
     uint64_t values_decoded;
 } pq_scan_stats;
 
-/* Every file must have the schema of the first one (for the selected
- * columns).  stats may be NULL. */
-int pq_scan_csv(const pq_scan_file *files, int n_files, const pq_scan_opts *opts, const pq_sink *sink,
-                pq_scan_stats *stats, pq_error *err);
+int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
+                const pq_sink *sink, pq_scan_stats *stats, pq_error *err);
+
+/* The access plan of the query over the files as text (pqtool plan,
+ * plan.txt), without reading data pages. */
+int pq_scan_plan(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
+                 pq_buf *out, pq_plan_totals *totals, pq_error *err);
 
 int pq_default_threads(void);
 

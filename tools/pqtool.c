@@ -1,6 +1,7 @@
 /* pqtool: the pqfs engine without FUSE.
  *
- *   pqtool cat PATH... [--select C1,C2] [--limit N] [--threads N] [-o OUT]
+ *   pqtool cat PATH... [--where EXPR] [--select C1,C2] [--limit N] [--threads N] [-o OUT]
+ *   pqtool plan PATH... [--where EXPR] [--select C1,C2]
  *   pqtool meta FILE
  *
  * Errors are one line on stderr, "pqtool: FILE: what went wrong (where)",
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "footer.h"
@@ -18,12 +20,15 @@
 #include "numfmt.h"
 #include "render.h"
 #include "scan.h"
+#include "table.h"
 
 static void die_usage(void)
 {
     fprintf(stderr,
-            "usage: pqtool cat PATH... [--select C1,C2] [--limit N] [--threads N] [-o OUT]\n"
-            "       pqtool meta FILE\n");
+            "usage: pqtool cat PATH... [--where EXPR] [--select C1,C2] [--limit N] [--threads N] [-o OUT]\n"
+            "       pqtool plan PATH... [--where EXPR] [--select C1,C2]\n"
+            "       pqtool meta FILE\n"
+            "PATH is a Parquet file or a table directory (Hive partitions).\n");
     exit(2);
 }
 
@@ -76,85 +81,222 @@ static int split_list(char *s, const char ***out)
     return i;
 }
 
-static int cmd_cat(int argc, char **argv)
+/* The inputs of cat/plan: Parquet files, or one table directory. */
+typedef struct inputs {
+    pq_store *store;           /* table directory */
+    pq_table *table;
+    pq_scan_file *files;
+    int n_files;
+    pq_io_counters counters;   /* plain files */
+} inputs;
+
+static void inputs_free(inputs *in)
 {
-    const char **paths = calloc((size_t)argc, sizeof *paths);
-    int n_paths = 0;
+    for (int i = 0; i < in->n_files; i++) {
+        pq_footer_free((pq_footer *)in->files[i].footer);
+        pq_file_close(in->files[i].file);
+    }
+    free(in->files);
+    pq_table_free(in->table);
+    pq_store_destroy(in->store);
+    memset(in, 0, sizeof *in);
+}
+
+static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *err)
+{
+    memset(in, 0, sizeof *in);
+    struct stat st;
+    if (n_paths == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode)) {
+        PQ_TRY(pq_store_local_new(paths[0], &in->store, err));
+        pq_table_opts topts;
+        memset(&topts, 0, sizeof topts);
+        if (pq_table_discover(in->store, "", &topts, &in->table, err) != PQ_OK) return PQ_ERR;
+        if (in->table->n_files == 0) return pq_fail(err, PQ_E_USAGE, "%s: no Parquet files", paths[0]);
+        in->files = calloc((size_t)in->table->n_files, sizeof *in->files);
+        if (!in->files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        for (int i = 0; i < in->table->n_files; i++) {
+            const pq_table_file *tf = &in->table->files[i];
+            pq_file *f;
+            if (in->store->ops->open(in->store, tf->path, &f, err) != PQ_OK) return PQ_ERR;
+            pq_footer *ft;
+            if (pq_footer_read(f, &ft, err) != PQ_OK) {
+                pq_error_prefix(err, "%s: ", f->name);
+                pq_file_close(f);
+                return PQ_ERR;
+            }
+            in->files[in->n_files++] = (pq_scan_file){.file = f, .footer = ft,
+                                                      .part_values = (const char *const *)tf->values};
+        }
+        return PQ_OK;
+    }
+    in->files = calloc((size_t)n_paths, sizeof *in->files);
+    if (!in->files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (int i = 0; i < n_paths; i++) {
+        pq_file *f;
+        PQ_TRY(pq_file_open_local(paths[i], &in->counters, &f, err));
+        pq_footer *ft;
+        if (pq_footer_read(f, &ft, err) != PQ_OK) {
+            pq_error_prefix(err, "%s: ", paths[i]);
+            pq_file_close(f);
+            return PQ_ERR;
+        }
+        in->files[in->n_files++] = (pq_scan_file){.file = f, .footer = ft};
+    }
+    return PQ_OK;
+}
+
+static pq_io_counters *inputs_counters(inputs *in)
+{
+    return in->store ? &in->store->counters : &in->counters;
+}
+
+static int compile_query(inputs *in, const pq_query_spec *spec, pq_query **q, pq_error *err)
+{
+    const pq_table *t = in->table;
+    return pq_query_compile(&in->files[0].footer->schema, t ? (const char *const *)t->part_names : NULL,
+                            t ? t->part_types : NULL, t ? t->n_parts : 0, spec, q, err);
+}
+
+typedef struct cat_args {
+    const char **paths;
+    int n_paths;
+    pq_query_spec spec;
     pq_scan_opts opts;
-    pq_scan_opts_init(&opts);
-    const char *out_path = NULL;
+    const char *out_path;
+    const char **select;
+    const char **wheres;
+    bool stats;
+} cat_args;
+
+static void parse_cat_args(int argc, char **argv, cat_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->paths = calloc((size_t)argc + 1, sizeof *a->paths);
+    a->wheres = calloc((size_t)argc + 1, sizeof *a->wheres);
+    pq_scan_opts_init(&a->opts);
+    a->spec.limit = -1;
     char *select_arg = NULL;
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if ((!strcmp(a, "--select") || !strcmp(a, "-s")) && i + 1 < argc) select_arg = argv[++i];
-        else if (!strcmp(a, "--limit") && i + 1 < argc) opts.limit = strtoll(argv[++i], NULL, 10);
-        else if (!strcmp(a, "--threads") && i + 1 < argc) opts.threads = atoi(argv[++i]);
-        else if (!strcmp(a, "--batch-rows") && i + 1 < argc) opts.batch_rows = atoi(argv[++i]);
-        else if (!strcmp(a, "-o") && i + 1 < argc) out_path = argv[++i];
-        else if (!strcmp(a, "--format") && i + 1 < argc) {
+        const char *s = argv[i];
+        bool more = i + 1 < argc;
+        if ((!strcmp(s, "--select") || !strcmp(s, "-s")) && more) select_arg = argv[++i];
+        else if ((!strcmp(s, "--where") || !strcmp(s, "-w")) && more) a->wheres[a->spec.n_wheres++] = argv[++i];
+        else if (!strcmp(s, "--limit") && more) {
+            char *end;
+            a->spec.limit = strtoll(argv[++i], &end, 10);
+            if (*end || a->spec.limit < 0) die_usage();
+        } else if (!strcmp(s, "--threads") && more) a->opts.threads = atoi(argv[++i]);
+        else if (!strcmp(s, "--batch-rows") && more) a->opts.batch_rows = atoi(argv[++i]);
+        else if (!strcmp(s, "--no-stats")) a->opts.no_stats = true;
+        else if (!strcmp(s, "--no-dictionary")) a->opts.no_dictionary = true;
+        else if (!strcmp(s, "--no-page-index")) a->opts.no_page_index = true;
+        else if (!strcmp(s, "--no-bloom")) a->opts.no_bloom = true;
+        else if (!strcmp(s, "--stats")) a->stats = true;
+        else if (!strcmp(s, "-o") && more) a->out_path = argv[++i];
+        else if (!strcmp(s, "--format") && more) {
             if (strcmp(argv[++i], "csv")) {
                 fprintf(stderr, "pqtool: --format %s is not supported yet\n", argv[i]);
-                return 2;
+                exit(2);
             }
-        } else if (a[0] == '-' && a[1]) die_usage();
-        else paths[n_paths++] = a;
+        } else if (s[0] == '-' && s[1]) die_usage();
+        else a->paths[a->n_paths++] = s;
     }
-    if (n_paths == 0) die_usage();
-    const char **select = NULL;
+    if (a->n_paths == 0) die_usage();
+    a->spec.wheres = a->wheres;
     if (select_arg) {
-        int n = split_list(select_arg, &select);
+        int n = split_list(select_arg, &a->select);
         if (n <= 0) die_usage();
-        opts.select = select;
-        opts.n_select = n;
+        a->spec.select = a->select;
+        a->spec.n_select = n;
     }
+}
 
+static void print_scan_stats(const pq_scan_stats *st, const pq_io_counters *io)
+{
+    pq_buf b;
+    pq_buf_init(&b);
+    pq_plan_totals_text(&st->plan, &b);
+    pq_buf_printf(&b, "scan: %llu row groups read, %llu rows filtered, %llu rows out, %llu pages read, %llu pages "
+                      "skipped, %llu values decoded\n",
+                  (unsigned long long)st->row_groups_read, (unsigned long long)st->rows_filtered,
+                  (unsigned long long)st->rows_out, (unsigned long long)st->pages_read,
+                  (unsigned long long)st->pages_skipped, (unsigned long long)st->values_decoded);
+    pq_buf_printf(&b, "storage: %llu bytes in %llu reads\n",
+                  (unsigned long long)atomic_load(&io->read_bytes), (unsigned long long)atomic_load(&io->read_requests));
+    fwrite(b.data, 1, b.len, stderr);
+    pq_buf_free(&b);
+}
+
+static int cmd_cat(int argc, char **argv)
+{
+    cat_args a;
+    parse_cat_args(argc, argv, &a);
     pq_error err;
     pq_error_clear(&err);
     int rc = 0;
-    pq_scan_file *files = calloc((size_t)n_paths, sizeof *files);
-    int opened = 0;
-    for (int i = 0; i < n_paths; i++) {
-        pq_file *f;
-        if (pq_file_open_local(paths[i], NULL, &f, &err) != PQ_OK) {
-            rc = report(&err);
-            goto out;
-        }
-        pq_footer *ft;
-        if (pq_footer_read(f, &ft, &err) != PQ_OK) {
-            pq_error_prefix(&err, "%s: ", paths[i]);
-            pq_file_close(f);
-            rc = report(&err);
-            goto out;
-        }
-        files[opened].file = f;
-        files[opened].footer = ft;
-        opened++;
+    inputs in;
+    pq_query *q = NULL;
+    if (open_inputs(a.paths, a.n_paths, &in, &err) != PQ_OK || compile_query(&in, &a.spec, &q, &err) != PQ_OK) {
+        rc = report(&err);
+        goto out;
     }
     fd_sink sink_ctx = {.fd = STDOUT_FILENO, .name = "stdout"};
-    if (out_path) {
-        sink_ctx.fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        sink_ctx.name = out_path;
+    if (a.out_path) {
+        sink_ctx.fd = open(a.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        sink_ctx.name = a.out_path;
         if (sink_ctx.fd < 0) {
-            fprintf(stderr, "pqtool: %s: %s\n", out_path, strerror(errno));
+            fprintf(stderr, "pqtool: %s: %s\n", a.out_path, strerror(errno));
             rc = 1;
             goto out;
         }
     }
     pq_sink sink = {fd_write, &sink_ctx};
-    if (pq_scan_csv(files, opened, &opts, &sink, NULL, &err) != PQ_OK && !sink_ctx.closed)
+    pq_scan_stats st;
+    if (pq_scan_csv(q, in.files, in.n_files, &a.opts, &sink, &st, &err) != PQ_OK && !sink_ctx.closed)
         rc = report(&err);
-    if (out_path && close(sink_ctx.fd) != 0 && rc == 0) {
-        fprintf(stderr, "pqtool: %s: %s\n", out_path, strerror(errno));
+    else if (a.stats)
+        print_scan_stats(&st, inputs_counters(&in));
+    if (a.out_path && close(sink_ctx.fd) != 0 && rc == 0) {
+        fprintf(stderr, "pqtool: %s: %s\n", a.out_path, strerror(errno));
         rc = 1;
     }
 out:
-    for (int i = 0; i < opened; i++) {
-        pq_footer_free((pq_footer *)files[i].footer);
-        pq_file_close(files[i].file);
+    pq_query_free(q);
+    inputs_free(&in);
+    free(a.paths);
+    free(a.wheres);
+    free(a.select);
+    return rc;
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+    cat_args a;
+    parse_cat_args(argc, argv, &a);
+    pq_error err;
+    pq_error_clear(&err);
+    int rc = 0;
+    inputs in;
+    pq_query *q = NULL;
+    pq_buf out;
+    pq_buf_init(&out);
+    if (open_inputs(a.paths, a.n_paths, &in, &err) != PQ_OK || compile_query(&in, &a.spec, &q, &err) != PQ_OK ||
+        pq_scan_plan(q, in.files, in.n_files, &a.opts, &out, NULL, &err) != PQ_OK) {
+        rc = report(&err);
+    } else {
+        fwrite(out.data, 1, out.len, stdout);
+        if (a.stats) {
+            pq_scan_stats st;
+            memset(&st, 0, sizeof st);
+            print_scan_stats(&st, inputs_counters(&in));
+        }
     }
-    free(files);
-    free(paths);
-    free(select);
+    pq_buf_free(&out);
+    pq_query_free(q);
+    inputs_free(&in);
+    free(a.paths);
+    free(a.wheres);
+    free(a.select);
     return rc;
 }
 
@@ -299,6 +441,7 @@ int main(int argc, char **argv)
     if (argc < 2) die_usage();
     if (!strcmp(argv[1], "cat")) return cmd_cat(argc - 2, argv + 2);
     if (!strcmp(argv[1], "meta")) return cmd_meta(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "plan")) return cmd_plan(argc - 2, argv + 2);
     die_usage();
     return 2;
 }

@@ -1,0 +1,53 @@
+/* A query over a table: the table's columns (the data columns of the files'
+ * schema, then the partition columns), one bound predicate (every where= and
+ * COL=VALUE component ANDed), a projection and a limit.  Compiled once; the
+ * scan and the plan apply it to each file (partition values substituted). */
+#ifndef PQ_QUERY_H
+#define PQ_QUERY_H
+
+#include "expr.h"
+#include "schema.h"
+#include "table.h"
+
+typedef struct pq_query_spec {
+    const char *const *wheres;   /* where= expressions */
+    int n_wheres;
+    const char *const *eq_cols;  /* COL=VALUE components: value typed by the column */
+    const char *const *eq_vals;  /* NULL value: IS NULL (the NULL partition) */
+    int n_eq;
+    const char *const *select;   /* NULL: every column */
+    int n_select;
+    int64_t limit;               /* < 0: none */
+} pq_query_spec;
+
+typedef struct pq_query {
+    pq_arena arena;
+    const pq_schema *schema;     /* the reference schema (first file) */
+    int n_data, n_parts, n_cols;
+    pq_expr_column *cols;        /* n_cols: data columns, then partition columns */
+    pq_node *part_nodes;         /* synthesized primitive nodes of the partition columns */
+    pq_part_type *part_types;
+    int *out;                    /* projection: indexes into cols */
+    int n_out;
+    pq_expr *pred;               /* NULL: no filter */
+    int64_t limit;
+} pq_query;
+
+int pq_query_compile(const pq_schema *schema, const char *const *part_names, const pq_part_type *part_types,
+                     int n_parts, const pq_query_spec *spec, pq_query **out, pq_error *err);
+void pq_query_free(pq_query *q);
+
+/* A partition value (text from the path, NULL for the NULL partition) as a
+ * typed value of partition column `part`. Returns -1 when it does not parse
+ * as the column's type. */
+int pq_query_part_value(const pq_query *q, int part, const char *text, pq_value *out);
+/* The same value as a CSV cell. */
+int pq_query_part_cell(const pq_query *q, int part, const char *text, pq_buf *out);
+
+/* Per file: which leaf each data column is in this file (resolved by name;
+ * the shape and type must equal the reference schema's), or an error naming
+ * the column. col_leaf has n_cols entries (-1 for partition and nested). */
+int pq_query_bind_file(const pq_query *q, const pq_schema *file_schema, int32_t *col_leaf,
+                       const pq_node **col_node, pq_error *err);
+
+#endif
