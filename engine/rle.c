@@ -23,6 +23,10 @@
 
 #include "encoding.h"
 
+/* gcc -O2 does not fully unroll the 8-value kernels on its own; unrolled, every
+ * shift and mask is a constant. */
+#define PQ_UNROLL _Pragma("GCC unroll 8")
+
 static const uint8_t empty_input[1];
 
 static inline uint64_t load_le64(const uint8_t *p)
@@ -45,8 +49,10 @@ static inline __attribute__((always_inline)) void unpack8(const uint8_t *in, voi
 {
     const unsigned words = (bw + 7) / 8; /* 8 * bw bits in 64-bit words */
     uint64_t w[4] = {0}; /* folded away once the loops unroll */
+    PQ_UNROLL
     for (unsigned k = 0; k < words; k++) w[k] = load_le64(in + 8 * k);
     const uint64_t mask = ((uint64_t)1 << bw) - 1;
+    PQ_UNROLL
     for (unsigned i = 0; i < 8; i++) {
         const unsigned bit = i * bw, wi = bit / 64, sh = bit % 64;
         uint64_t v = w[wi] >> sh;
