@@ -1,0 +1,406 @@
+#include "cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+uint64_t pq_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+/* ------------------------------------------------------------------ listing cache */
+
+#define LIST_BUCKETS 1024
+#define LIST_MAX_DIRS 16384
+
+typedef struct list_entry {
+    struct list_entry *next;   /* bucket chain */
+    char *dir;
+    uint64_t fetched_ms;
+    pq_dirent *ents;
+    char **names;
+    int32_t n;
+} list_entry;
+
+typedef struct cached_store {
+    pq_store base;
+    pq_store *inner;
+    uint64_t ttl_ms;
+    pq_cache_counters *counters;
+    pthread_mutex_t mu;
+    list_entry *buckets[LIST_BUCKETS];
+    int32_t n_dirs;
+} cached_store;
+
+static void free_list_entry(list_entry *e)
+{
+    if (!e) return;
+    for (int32_t i = 0; i < e->n; i++) free(e->names[i]);
+    free(e->names);
+    free(e->ents);
+    free(e->dir);
+    free(e);
+}
+
+static int cs_open(pq_store *s, const char *path, pq_file **out, pq_error *err)
+{
+    cached_store *cs = (cached_store *)s;
+    return cs->inner->ops->open(cs->inner, path, out, err);
+}
+
+static int cs_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
+{
+    cached_store *cs = (cached_store *)s;
+    return cs->inner->ops->stat(cs->inner, path, out, err);
+}
+
+typedef struct collect_ctx {
+    list_entry *e;
+    int32_t cap;
+    bool oom;
+} collect_ctx;
+
+static int collect(void *ctx, const pq_dirent *d)
+{
+    collect_ctx *c = ctx;
+    list_entry *e = c->e;
+    if (e->n == c->cap) {
+        int32_t cap = c->cap ? c->cap * 2 : 32;
+        pq_dirent *ents = realloc(e->ents, sizeof *ents * (size_t)cap);
+        if (ents) e->ents = ents;
+        char **names = realloc(e->names, sizeof *names * (size_t)cap);
+        if (names) e->names = names;
+        if (!ents || !names) {
+            c->oom = true;
+            return 1;
+        }
+        c->cap = cap;
+    }
+    e->names[e->n] = strdup(d->name);
+    if (!e->names[e->n]) {
+        c->oom = true;
+        return 1;
+    }
+    e->ents[e->n] = *d;
+    e->n++;
+    return 0;
+}
+
+static void drop_dir_locked(cached_store *cs, const char *dir)
+{
+    list_entry **pp = &cs->buckets[hash_str(dir) % LIST_BUCKETS];
+    while (*pp) {
+        if (!strcmp((*pp)->dir, dir)) {
+            list_entry *e = *pp;
+            *pp = e->next;
+            free_list_entry(e);
+            cs->n_dirs--;
+            return;
+        }
+        pp = &(*pp)->next;
+    }
+}
+
+static void drop_all_locked(cached_store *cs)
+{
+    for (int b = 0; b < LIST_BUCKETS; b++) {
+        list_entry *e = cs->buckets[b];
+        while (e) {
+            list_entry *next = e->next;
+            free_list_entry(e);
+            e = next;
+        }
+        cs->buckets[b] = NULL;
+    }
+    cs->n_dirs = 0;
+}
+
+static int replay(const list_entry *e, pq_list_cb cb, void *ctx)
+{
+    for (int32_t i = 0; i < e->n; i++) {
+        pq_dirent d = e->ents[i];
+        d.name = e->names[i];
+        if (cb(ctx, &d)) break;
+    }
+    return PQ_OK;
+}
+
+static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)
+{
+    cached_store *cs = (cached_store *)s;
+    uint64_t now = pq_now_ms();
+    pthread_mutex_lock(&cs->mu);
+    for (list_entry *e = cs->buckets[hash_str(dir) % LIST_BUCKETS]; e; e = e->next) {
+        if (strcmp(e->dir, dir)) continue;
+        if (now - e->fetched_ms <= cs->ttl_ms) {
+            /* Copy out under the lock: the callback may list again. */
+            list_entry copy = {.n = e->n};
+            collect_ctx cc = {.e = &copy};
+            for (int32_t i = 0; i < e->n && !cc.oom; i++) {
+                pq_dirent d = e->ents[i];
+                d.name = e->names[i];
+                collect(&cc, &d);
+            }
+            copy.n = cc.oom ? 0 : copy.n;
+            pthread_mutex_unlock(&cs->mu);
+            if (cs->counters) atomic_fetch_add(&cs->counters->list_hits, 1);
+            if (cc.oom) {
+                for (int32_t i = 0; i < cc.cap && copy.names && i < copy.n; i++) free(copy.names[i]);
+                free(copy.names);
+                free(copy.ents);
+                return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            }
+            replay(&copy, cb, ctx);
+            for (int32_t i = 0; i < copy.n; i++) free(copy.names[i]);
+            free(copy.names);
+            free(copy.ents);
+            return PQ_OK;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&cs->mu);
+    if (cs->counters) atomic_fetch_add(&cs->counters->list_misses, 1);
+    list_entry *e = calloc(1, sizeof *e);
+    if (!e) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    e->dir = strdup(dir);
+    collect_ctx cc = {.e = e};
+    if (!e->dir || cs->inner->ops->list(cs->inner, dir, collect, &cc, err) != PQ_OK || cc.oom) {
+        bool oom = cc.oom || !e->dir;
+        free_list_entry(e);
+        return oom ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_ERR;
+    }
+    e->fetched_ms = now;
+    replay(e, cb, ctx);
+    pthread_mutex_lock(&cs->mu);
+    drop_dir_locked(cs, dir);
+    if (cs->n_dirs >= LIST_MAX_DIRS) drop_all_locked(cs);
+    uint64_t b = hash_str(dir) % LIST_BUCKETS;
+    e->next = cs->buckets[b];
+    cs->buckets[b] = e;
+    cs->n_dirs++;
+    pthread_mutex_unlock(&cs->mu);
+    return PQ_OK;
+}
+
+static int cs_create(pq_store *s, const char *path, pq_upload **out, pq_error *err)
+{
+    cached_store *cs = (cached_store *)s;
+    return cs->inner->ops->create(cs->inner, path, out, err);
+}
+
+static int cs_mkdir(pq_store *s, const char *path, pq_error *err)
+{
+    cached_store *cs = (cached_store *)s;
+    return cs->inner->ops->mkdir(cs->inner, path, err);
+}
+
+static void cs_destroy(pq_store *s)
+{
+    cached_store *cs = (cached_store *)s;
+    drop_all_locked(cs);
+    pthread_mutex_destroy(&cs->mu);
+    pq_store_destroy(cs->inner);
+    free(s->root);
+    free(cs);
+}
+
+static const pq_store_ops cached_store_ops = {cs_open, cs_stat, cs_list, cs_create, cs_mkdir, cs_destroy};
+
+int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *counters, pq_store **out,
+                        pq_error *err)
+{
+    cached_store *cs = calloc(1, sizeof *cs);
+    char *root = strdup(inner->root ? inner->root : "");
+    if (!cs || !root) {
+        free(cs);
+        free(root);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    cs->base.ops = &cached_store_ops;
+    cs->base.root = root;
+    cs->inner = inner;
+    cs->ttl_ms = ttl_ms;
+    cs->counters = counters;
+    pthread_mutex_init(&cs->mu, NULL);
+    *out = &cs->base;
+    return PQ_OK;
+}
+
+pq_store *pq_store_cached_inner(pq_store *cached)
+{
+    return ((cached_store *)cached)->inner;
+}
+
+void pq_store_cached_invalidate(pq_store *cached, const char *dir)
+{
+    cached_store *cs = (cached_store *)cached;
+    pthread_mutex_lock(&cs->mu);
+    if (dir) drop_dir_locked(cs, dir);
+    else drop_all_locked(cs);
+    pthread_mutex_unlock(&cs->mu);
+}
+
+/* ------------------------------------------------------------------ footer cache */
+
+struct pq_footer_ref {
+    pq_footer_ref *next, *prev;   /* LRU list (most recent first) */
+    pq_footer_ref *chain;         /* hash chain */
+    char *path;
+    uint64_t size;
+    int64_t mtime_ns;
+    pq_footer *ft;
+    size_t bytes;
+    int refs;                     /* users, plus 1 while in the cache */
+    bool in_cache;
+};
+
+#define FOOTER_BUCKETS 1024
+
+struct pq_footer_cache {
+    pthread_mutex_t mu;
+    pq_footer_ref *buckets[FOOTER_BUCKETS];
+    pq_footer_ref lru;            /* sentinel */
+    size_t bytes, max_bytes;
+    pq_cache_counters *counters;
+};
+
+pq_footer_cache *pq_footer_cache_new(size_t max_bytes, pq_cache_counters *counters)
+{
+    pq_footer_cache *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    pthread_mutex_init(&c->mu, NULL);
+    c->lru.next = c->lru.prev = &c->lru;
+    c->max_bytes = max_bytes;
+    c->counters = counters;
+    return c;
+}
+
+static void ref_free(pq_footer_ref *r)
+{
+    pq_footer_free(r->ft);
+    free(r->path);
+    free(r);
+}
+
+static void unlink_locked(pq_footer_cache *c, pq_footer_ref *r)
+{
+    pq_footer_ref **pp = &c->buckets[hash_str(r->path) % FOOTER_BUCKETS];
+    while (*pp && *pp != r) pp = &(*pp)->chain;
+    if (*pp) *pp = r->chain;
+    r->prev->next = r->next;
+    r->next->prev = r->prev;
+    r->in_cache = false;
+    c->bytes -= r->bytes;
+}
+
+void pq_footer_cache_free(pq_footer_cache *c)
+{
+    if (!c) return;
+    while (c->lru.next != &c->lru) {
+        pq_footer_ref *r = c->lru.next;
+        unlink_locked(c, r);
+        if (--r->refs == 0) ref_free(r);
+    }
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+const pq_footer *pq_footer_ref_get(const pq_footer_ref *r)
+{
+    return r->ft;
+}
+
+void pq_footer_ref_put(pq_footer_cache *c, pq_footer_ref *r)
+{
+    if (!r) return;
+    pthread_mutex_lock(&c->mu);
+    bool last = --r->refs == 0;
+    pthread_mutex_unlock(&c->mu);
+    if (last) ref_free(r);
+}
+
+int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
+                        pq_footer_ref **out, pq_error *err)
+{
+    uint64_t b = hash_str(path) % FOOTER_BUCKETS;
+    pthread_mutex_lock(&c->mu);
+    for (pq_footer_ref *r = c->buckets[b]; r; r = r->chain) {
+        if (strcmp(r->path, path)) continue;
+        if (r->size == id->size && r->mtime_ns == id->mtime_ns) {
+            r->refs++;
+            /* most recently used first */
+            r->prev->next = r->next;
+            r->next->prev = r->prev;
+            r->next = c->lru.next;
+            r->prev = &c->lru;
+            c->lru.next->prev = r;
+            c->lru.next = r;
+            pthread_mutex_unlock(&c->mu);
+            if (c->counters) atomic_fetch_add(&c->counters->footer_hits, 1);
+            *out = r;
+            return PQ_OK;
+        }
+        /* The file changed: drop the stale entry. */
+        unlink_locked(c, r);
+        if (--r->refs == 0) ref_free(r);
+        break;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (c->counters) atomic_fetch_add(&c->counters->footer_misses, 1);
+
+    pq_file *f;
+    PQ_TRY(store->ops->open(store, path, &f, err));
+    pq_footer *ft;
+    int rc = pq_footer_read(f, &ft, err);
+    pq_file_close(f);
+    if (rc != PQ_OK) return PQ_ERR;
+    pq_footer_ref *r = calloc(1, sizeof *r);
+    if (r) r->path = strdup(path);
+    if (!r || !r->path) {
+        free(r);
+        pq_footer_free(ft);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    r->ft = ft;
+    r->size = id->size;
+    r->mtime_ns = id->mtime_ns;
+    r->bytes = ft->meta_len * 4 + ft->arena.total + sizeof *ft;
+    r->refs = 2; /* the caller and the cache */
+    pthread_mutex_lock(&c->mu);
+    r->chain = c->buckets[b];
+    c->buckets[b] = r;
+    r->next = c->lru.next;
+    r->prev = &c->lru;
+    c->lru.next->prev = r;
+    c->lru.next = r;
+    r->in_cache = true;
+    c->bytes += r->bytes;
+    pq_footer_ref *victims = NULL;
+    while (c->bytes > c->max_bytes && c->lru.prev != r) {
+        pq_footer_ref *v = c->lru.prev;
+        unlink_locked(c, v);
+        if (--v->refs == 0) {
+            v->chain = victims;
+            victims = v;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    while (victims) {
+        pq_footer_ref *next = victims->chain;
+        ref_free(victims);
+        victims = next;
+    }
+    *out = r;
+    return PQ_OK;
+}

@@ -1,0 +1,42 @@
+/* Metadata caches of a mount: directory listings and footers.
+ *
+ * Listings are trusted for metadata_ttl: a caching store wraps the real one
+ * and answers `list` from memory while the entry is fresh.  Footers are keyed
+ * by file identity (path, size, mtime or ETag) taken from those listings, so a
+ * file replaced in the lake gets a new identity once the listing is refreshed
+ * and is never served with a stale footer after the TTL.  Both are bounded. */
+#ifndef PQ_CACHE_H
+#define PQ_CACHE_H
+
+#include "footer.h"
+#include "io.h"
+
+typedef struct pq_cache_counters {
+    _Atomic uint64_t list_hits, list_misses;
+    _Atomic uint64_t footer_hits, footer_misses;
+} pq_cache_counters;
+
+/* Wraps `inner` (takes ownership).  Files opened through the wrapper count
+ * their bytes in the inner store's counters. */
+int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *counters, pq_store **out,
+                        pq_error *err);
+pq_store *pq_store_cached_inner(pq_store *cached);
+/* Forgets a directory's listing (after a write into it), or all with NULL. */
+void pq_store_cached_invalidate(pq_store *cached, const char *dir);
+
+typedef struct pq_footer_cache pq_footer_cache;
+typedef struct pq_footer_ref pq_footer_ref;
+
+pq_footer_cache *pq_footer_cache_new(size_t max_bytes, pq_cache_counters *counters);
+void pq_footer_cache_free(pq_footer_cache *c);
+
+/* The footer of `path` with identity `id` (from a listing): from the cache,
+ * or read through `store` on a miss.  The reference keeps it alive. */
+int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
+                        pq_footer_ref **out, pq_error *err);
+const pq_footer *pq_footer_ref_get(const pq_footer_ref *r);
+void pq_footer_ref_put(pq_footer_cache *c, pq_footer_ref *r);
+
+uint64_t pq_now_ms(void);
+
+#endif

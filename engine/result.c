@@ -1,0 +1,221 @@
+#include "result.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct pq_result {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;           /* bytes arrived, job ended, reader moved */
+    int refs;
+    int fd;                      /* -1: memory */
+    pq_buf mem;
+    uint64_t size;
+    uint64_t read_hwm;           /* furthest byte a reader asked for */
+    uint64_t ahead;
+    bool done, failed, cancelled;
+    pq_error err;
+    pthread_t thread;
+    bool thread_started;
+    pq_result_job job;
+    void *ctx;
+    void (*ctx_free)(void *);
+};
+
+static int result_write(void *ctx, const char *data, size_t len, pq_error *err)
+{
+    pq_result *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    /* Stay at most `ahead` bytes in front of the readers. */
+    while (!r->cancelled && r->size > r->read_hwm + r->ahead) pthread_cond_wait(&r->cv, &r->mu);
+    bool cancelled = r->cancelled;
+    uint64_t at = r->size;
+    pthread_mutex_unlock(&r->mu);
+    if (cancelled) return pq_fail(err, PQ_E_CANCELLED, "result cancelled");
+    if (r->fd >= 0) {
+        size_t done = 0;
+        while (done < len) {
+            ssize_t n = pwrite(r->fd, data + done, len - done, (off_t)(at + done));
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "cache file write failed: %s",
+                               strerror(errno));
+            }
+            done += (size_t)n;
+        }
+    } else {
+        pthread_mutex_lock(&r->mu);
+        int rc = pq_buf_append(&r->mem, data, len);
+        pthread_mutex_unlock(&r->mu);
+        if (rc) return pq_fail(err, PQ_E_NOMEM, "out of memory for a result");
+    }
+    pthread_mutex_lock(&r->mu);
+    r->size += len;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return PQ_OK;
+}
+
+static void *result_main(void *arg)
+{
+    pq_result *r = arg;
+    pq_sink sink = {result_write, r};
+    pq_error err;
+    pq_error_clear(&err);
+    int rc = r->job(r->ctx, &sink, &err);
+    if (r->ctx_free) r->ctx_free(r->ctx);
+    r->ctx = NULL;
+    pthread_mutex_lock(&r->mu);
+    r->done = true;
+    if (rc != PQ_OK) {
+        r->failed = true;
+        r->err = err;
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+int pq_result_start(const char *dir, uint64_t ahead_window, pq_result_job job, void *ctx, void (*ctx_free)(void *),
+                    pq_result **out, pq_error *err)
+{
+    pq_result *r = calloc(1, sizeof *r);
+    if (!r) {
+        if (ctx_free) ctx_free(ctx);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    r->fd = -1;
+    if (dir) {
+        r->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (r->fd < 0) {
+            char tmpl[4096];
+            snprintf(tmpl, sizeof tmpl, "%s/result-XXXXXX", dir);
+            r->fd = mkostemp(tmpl, O_CLOEXEC);
+            if (r->fd >= 0) unlink(tmpl);
+        }
+        if (r->fd < 0) {
+            int e = errno;
+            free(r);
+            if (ctx_free) ctx_free(ctx);
+            return pq_fail(err, e == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: cannot create a cache file: %s", dir,
+                           strerror(e));
+        }
+    }
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->refs = 1;
+    r->ahead = ahead_window ? ahead_window : (64u << 20);
+    r->job = job;
+    r->ctx = ctx;
+    r->ctx_free = ctx_free;
+    if (pthread_create(&r->thread, NULL, result_main, r) != 0) {
+        if (ctx_free) ctx_free(ctx);
+        r->ctx = NULL;
+        r->done = r->failed = true;
+        pq_fail(&r->err, PQ_E_NOMEM, "cannot start a result thread");
+    } else {
+        r->thread_started = true;
+    }
+    *out = r;
+    return PQ_OK;
+}
+
+void pq_result_ref(pq_result *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->refs++;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void pq_result_cancel(pq_result *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->cancelled = true;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+void pq_result_unref(pq_result *r)
+{
+    if (!r) return;
+    pthread_mutex_lock(&r->mu);
+    bool last = --r->refs == 0;
+    if (last) r->cancelled = true;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    if (!last) return;
+    if (r->thread_started) pthread_join(r->thread, NULL);
+    if (r->fd >= 0) close(r->fd);
+    pq_buf_free(&r->mem);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    free(r);
+}
+
+int pq_result_read(pq_result *r, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),
+                   void *stop_ctx, pq_error *err)
+{
+    *n = 0;
+    pthread_mutex_lock(&r->mu);
+    if (off + len > r->read_hwm) {
+        r->read_hwm = off + len;
+        pthread_cond_broadcast(&r->cv);
+    }
+    while (r->size <= off && !r->done) {
+        if (stop && stop(stop_ctx)) {
+            pthread_mutex_unlock(&r->mu);
+            return pq_fail(err, PQ_E_CANCELLED, "read interrupted");
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+    }
+    if (r->size <= off && r->failed) {
+        *err = r->err;
+        pthread_mutex_unlock(&r->mu);
+        return PQ_ERR;
+    }
+    if (off >= r->size) {
+        pthread_mutex_unlock(&r->mu);
+        return PQ_OK; /* end of file */
+    }
+    size_t take = r->size - off < len ? (size_t)(r->size - off) : len;
+    if (r->fd < 0) {
+        memcpy(buf, r->mem.data + off, take);
+        pthread_mutex_unlock(&r->mu);
+        *n = take;
+        return PQ_OK;
+    }
+    pthread_mutex_unlock(&r->mu);
+    size_t done = 0;
+    while (done < take) {
+        ssize_t got = pread(r->fd, (char *)buf + done, take - done, (off_t)(off + done));
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return pq_fail(err, PQ_E_IO, "cache file read failed: %s", strerror(errno));
+        }
+        if (got == 0) break;
+        done += (size_t)got;
+    }
+    *n = done;
+    return PQ_OK;
+}
+
+void pq_result_state_of(pq_result *r, pq_result_state *out)
+{
+    pthread_mutex_lock(&r->mu);
+    out->done = r->done;
+    out->failed = r->failed;
+    out->size = r->size;
+    pthread_mutex_unlock(&r->mu);
+}
