@@ -30,6 +30,7 @@ typedef struct target {
     int32_t scale;
     bool f32;
     bool uuid, binary;
+    int64_t precision;         /* TIMESTAMP/TIME: nanoseconds a literal is truncated to */
 } target;
 
 static const char *const arith_text[] = {"+", "-", "*", "%"};
@@ -283,10 +284,14 @@ static pq_expr *coerce_string(binder *b, const pq_expr *lit, const target *t)
         break;
     }
     case PQ_V_TIMESTAMP:
+        /* DuckDB reads the text at the column's precision (microseconds
+         * unless the column holds nanoseconds), dropping further digits. */
         ok = nonblank && parse_timestamp_wide(ts, tn, &v.u.ts_ns) == 0;
+        v.u.ts_ns = pq_x_floor_div(v.u.ts_ns, t->precision) * t->precision;
         break;
     case PQ_V_TIME:
         ok = nonblank && pq_parse_time_ns(ts, tn, &v.u.time_ns) == 0;
+        v.u.time_ns = v.u.time_ns / t->precision * t->precision;
         break;
     case PQ_V_INT:
     case PQ_V_DECIMAL: {
@@ -376,12 +381,15 @@ static pq_expr *coerce_string(binder *b, const pq_expr *lit, const target *t)
 
 static target target_of(const pq_expr *e)
 {
-    target t = {.type = e->type, .scale = e->scale, .f32 = e->type == PQ_V_DOUBLE && e->f32};
+    target t = {.type = e->type, .scale = e->scale, .f32 = e->type == PQ_V_DOUBLE && e->f32,
+                .precision = 1000};
     if (is_null_literal(e))
         t.type = PQ_V_NULL;
     if (e->kind == PQ_X_COLUMN) {
         t.uuid = e->col.uuid;
         t.binary = e->col.binary;
+        if (e->col.unit < t.precision)
+            t.precision = e->col.unit; /* nanosecond columns */
     }
     return t;
 }
@@ -403,6 +411,7 @@ static bool unify(target *t, const pq_expr *e)
         if (u.scale > t->scale) t->scale = u.scale;
         t->uuid |= u.uuid;
         t->binary |= u.binary;
+        if (u.precision < t->precision) t->precision = u.precision;
         return true;
     }
     if (is_numeric(t->type) && is_numeric(u.type)) {
@@ -420,6 +429,7 @@ static bool unify(target *t, const pq_expr *e)
     if ((t->type == PQ_V_DATE && u.type == PQ_V_TIMESTAMP) ||
         (t->type == PQ_V_TIMESTAMP && u.type == PQ_V_DATE)) {
         t->type = PQ_V_TIMESTAMP;
+        if (u.precision < t->precision) t->precision = u.precision;
         return true;
     }
     return false;
@@ -457,7 +467,7 @@ static pq_expr *cast_to(binder *b, pq_expr *e, const target *t)
  * type of the others; two incompatible others are an error. */
 static int unify_operands(binder *b, pq_expr **ops, const bool *strlit, int n, target *out)
 {
-    target t = {.type = PQ_V_NULL};
+    target t = {.type = PQ_V_NULL, .precision = 1000};
     const pq_expr *first = NULL;
     for (int i = 0; i < n; i++) {
         if (strlit[i])
@@ -730,7 +740,7 @@ static pq_expr *bind_arith(binder *b, const pq_ast *a)
             return NULL;
     }
     const char *sym = unary ? "-" : arith_text[a->op];
-    target t = {.type = PQ_V_NULL};
+    target t = {.type = PQ_V_NULL, .precision = 1000};
     for (int i = 0; i < (unary ? 1 : 2); i++) {
         if (!is_null_literal(ops[i]) && !is_numeric(ops[i]->type)) {
             if (unary)

@@ -472,8 +472,8 @@ int pq_expr_equality_values(const pq_expr *e, pq_value *values, int max, int *n_
     if (!e || e->n_args < 1)
         return -1;
     const pq_expr *col = exact_column(e->args[0]);
-    if (!col || col->col.opaque)
-        return -1;
+    if (!col || col->col.opaque || col->col.repr == PQ_R_INT96)
+        return -1; /* INT96: sub-microsecond bytes differ for one value */
     if (e->kind == PQ_X_CMP && e->op == PQ_OP_EQ && e->args[1]->kind == PQ_X_LITERAL &&
         !is_null_literal(e->args[1])) {
         if (add_equality_value(col, &e->args[1]->value, values, max, n_values))

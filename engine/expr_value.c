@@ -184,7 +184,9 @@ __int128 pq_x_int96_ns(const uint8_t b[12])
         nanos = nanos << 8 | b[i];
     for (int i = 11; i >= 8; i--)
         julian = julian << 8 | b[i];
-    return ((__int128)(int32_t)julian - JULIAN_EPOCH) * NS_PER_DAY + (int64_t)nanos;
+    __int128 ns = ((__int128)(int32_t)julian - JULIAN_EPOCH) * NS_PER_DAY + (int64_t)nanos;
+    /* Microsecond precision, as the CSV output and DuckDB show INT96. */
+    return pq_x_floor_div(ns, 1000) * 1000;
 }
 
 __int128 pq_x_be_int(const uint8_t *p, uint32_t len, bool *fits)
@@ -286,7 +288,11 @@ void pq_x_colinfo(const pq_node *node, pq_colinfo *out)
         out->type = PQ_V_TIMESTAMP;
         out->unit = unit;
         break;
-    case PQ_CELL_INT96: out->repr = PQ_R_INT96; out->type = PQ_V_TIMESTAMP; break;
+    case PQ_CELL_INT96:
+        out->repr = PQ_R_INT96;
+        out->type = PQ_V_TIMESTAMP;
+        out->unit = 1000; /* values are whole microseconds (pq_x_int96_ns) */
+        break;
     case PQ_CELL_UUID:
         out->repr = PQ_R_BYTES;
         out->type = PQ_V_STRING;
@@ -597,6 +603,8 @@ int pq_value_to_plain(const pq_node *col, const pq_value *v, uint8_t *buf, size_
         return 2;
     }
     case PQ_R_INT96: {
+        /* The canonical encoding; stored values may also carry nanoseconds
+         * below the microsecond, which read as the same value. */
         __int128 days = pq_x_floor_div(d.u.ts_ns, NS_PER_DAY);
         __int128 nanos = d.u.ts_ns - days * NS_PER_DAY;
         __int128 julian = days + JULIAN_EPOCH;
