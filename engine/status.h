@@ -24,6 +24,8 @@ typedef enum pq_errclass {
     PQ_E_NOMEM,
     PQ_E_NOSPACE,
     PQ_E_CANCELLED,   /* the consumer went away */
+    PQ_E_NOTFOUND,    /* no such table, directory or file */
+    PQ_E_READONLY,    /* a write where only reads are allowed */
 } pq_errclass;
 
 typedef struct pq_error {

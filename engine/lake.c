@@ -1,0 +1,1236 @@
+#include "lake.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+#include "query.h"
+#include "render.h"
+#include "result.h"
+#include "scan.h"
+
+#define MAX_COMPONENTS 128
+#define ERROR_RING 128
+/* How far a data.csv producer may run ahead of its furthest reader. */
+#define RESULT_AHEAD (64u << 20)
+
+/* ------------------------------------------------------------------ state */
+
+typedef struct table_info {
+    struct table_info *next;
+    char *name;                  /* "" for a single-table mount */
+    char *root;                  /* store path */
+    uint64_t fetched_ms;
+    int refs;
+    int n_parts;
+    char **part_names;
+    pq_part_type *part_types;
+    char *ref_path;              /* first file in table order: the schema */
+    pq_stat ref_id;
+    int n_files;
+} table_info;
+
+typedef struct result_entry {
+    struct result_entry *next;
+    char *key;
+    pq_result *res;
+    int readers;
+    uint64_t last_used_ms;
+    uint64_t size;               /* once complete */
+} result_entry;
+
+typedef struct lake_counters {
+    _Atomic uint64_t views_opened, results_reused, results_started, results_cancelled;
+    _Atomic uint64_t files_total, files_pruned, row_groups_total, row_groups_pruned[PQ_RUNG_COUNT];
+    _Atomic uint64_t row_groups_fully_matched, pages_total, pages_pruned, rows_decoded, rows_out, errors;
+} lake_counters;
+
+struct pq_lake {
+    pq_store *store;             /* the caching wrapper */
+    pq_io_counters *io;          /* the real store's counters */
+    pq_cache_counters cc;
+    pq_footer_cache *footers;
+    uint64_t ttl_ms;
+    int threads;
+    char *cache_dir;
+    uint64_t cache_size;
+    pq_lake_table_decl *decls;
+    int n_decls;
+    pq_log_fn log;
+    void *log_ctx;
+    bool single_table;
+
+    pthread_mutex_t mu;
+    table_info *tables;
+    result_entry *results;
+    uint64_t cached_bytes;
+    char *errors[ERROR_RING];
+    int n_errors, err_head;
+    bool shutting_down;
+    lake_counters c;
+};
+
+static void logf_(pq_lake *l, pq_log_level lv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logf_(pq_lake *l, pq_log_level lv, const char *fmt, ...)
+{
+    if (!l->log) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    l->log(l->log_ctx, lv, msg);
+}
+
+void pq_lake_report(pq_lake *l, const pq_error *err)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char line[sizeof err->msg + 64];
+    size_t n = strftime(line, sizeof line, "%Y-%m-%d %H:%M:%S ", &tm);
+    snprintf(line + n, sizeof line - n, "%s", err->msg);
+    for (char *p = line; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    logf_(l, err->cls == PQ_E_USAGE ? PQ_LOG_WARN : PQ_LOG_ERROR, "%s", err->msg);
+    atomic_fetch_add(&l->c.errors, 1);
+    pthread_mutex_lock(&l->mu);
+    free(l->errors[l->err_head]);
+    l->errors[l->err_head] = strdup(line);
+    l->err_head = (l->err_head + 1) % ERROR_RING;
+    if (l->n_errors < ERROR_RING) l->n_errors++;
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* ------------------------------------------------------------------ tables */
+
+static void table_info_free(table_info *t)
+{
+    if (!t) return;
+    for (int i = 0; i < t->n_parts; i++) free(t->part_names[i]);
+    free(t->part_names);
+    free(t->part_types);
+    free(t->name);
+    free(t->root);
+    free(t->ref_path);
+    free(t);
+}
+
+static void table_info_put(pq_lake *l, table_info *t)
+{
+    pthread_mutex_lock(&l->mu);
+    bool last = --t->refs == 0;
+    pthread_mutex_unlock(&l->mu);
+    if (last) table_info_free(t);
+}
+
+static const pq_lake_table_decl *decl_of(const pq_lake *l, const char *name)
+{
+    for (int i = 0; i < l->n_decls; i++)
+        if (!strcmp(l->decls[i].name, name)) return &l->decls[i];
+    return NULL;
+}
+
+/* The table's layout, types and schema file, from a (cached) discovery. */
+static int table_get(pq_lake *l, const char *name, const char *root, table_info **out, pq_error *err)
+{
+    uint64_t now = pq_now_ms();
+    pthread_mutex_lock(&l->mu);
+    table_info **pp = &l->tables;
+    while (*pp) {
+        table_info *t = *pp;
+        if (!strcmp(t->root, root)) {
+            if (now - t->fetched_ms <= l->ttl_ms) {
+                t->refs++;
+                pthread_mutex_unlock(&l->mu);
+                *out = t;
+                return PQ_OK;
+            }
+            *pp = t->next;
+            if (--t->refs == 0) table_info_free(t);
+            break;
+        }
+        pp = &t->next;
+    }
+    pthread_mutex_unlock(&l->mu);
+
+    const pq_lake_table_decl *d = decl_of(l, name);
+    pq_table_opts o = {0};
+    if (d) {
+        o.declared = d->parts;
+        o.n_declared = d->n_parts;
+    }
+    pq_table *pt;
+    if (pq_table_discover(l->store, root, &o, &pt, err) != PQ_OK) return PQ_ERR;
+    table_info *t = calloc(1, sizeof *t);
+    if (!t) goto oom;
+    t->name = strdup(name);
+    t->root = strdup(root);
+    t->n_parts = pt->n_parts;
+    t->part_names = calloc((size_t)pt->n_parts + 1, sizeof *t->part_names);
+    t->part_types = calloc((size_t)pt->n_parts + 1, sizeof *t->part_types);
+    if (!t->name || !t->root || !t->part_names || !t->part_types) goto oom;
+    for (int i = 0; i < pt->n_parts; i++) {
+        t->part_names[i] = strdup(pt->part_names[i]);
+        if (!t->part_names[i]) goto oom;
+        t->part_types[i] = pt->part_types[i];
+    }
+    t->n_files = pt->n_files;
+    if (pt->n_files > 0) {
+        t->ref_path = strdup(pt->files[0].path);
+        if (!t->ref_path) goto oom;
+        t->ref_id = pt->files[0].st;
+    }
+    pq_table_free(pt);
+    t->fetched_ms = now;
+    t->refs = 2;
+    pthread_mutex_lock(&l->mu);
+    t->next = l->tables;
+    l->tables = t;
+    pthread_mutex_unlock(&l->mu);
+    *out = t;
+    return PQ_OK;
+oom:
+    pq_table_free(pt);
+    table_info_free(t);
+    return pq_fail(err, PQ_E_NOMEM, "out of memory");
+}
+
+/* ------------------------------------------------------------------ path resolution */
+
+typedef enum { K_ROOT, K_META_DIR, K_META_STATS, K_META_ERRORS, K_VIEW_DIR, K_VIEW_FILE } res_kind;
+typedef enum { F_DATA_CSV, F_DATA_PARQUET, F_SCHEMA, F_PLAN } view_file;
+
+typedef struct view {
+    res_kind kind;
+    view_file file;
+    table_info *t;
+    pq_arena arena;
+    char *real_dir;              /* deepest real partition directory (store path) */
+    int n_real;
+    char **real_vals;            /* values of the first n_real partition columns */
+    const char **eq_cols, **eq_vals;
+    int n_eq;
+    const char **wheres;
+    int n_wheres;
+    const char **select;
+    int n_select;
+    int64_t limit;
+} view;
+
+static void view_free(pq_lake *l, view *v)
+{
+    if (v->t) table_info_put(l, v->t);
+    pq_arena_free(&v->arena);
+}
+
+typedef struct find_ctx {
+    const char *name;
+    bool found, is_dir;
+} find_ctx;
+
+static int find_cb(void *ctx, const pq_dirent *e)
+{
+    find_ctx *f = ctx;
+    if (strcmp(e->name, f->name)) return 0;
+    f->found = true;
+    f->is_dir = e->st.is_dir;
+    return 1;
+}
+
+static int dir_has(pq_lake *l, const char *dir, const char *name, bool *is_dir, pq_error *err)
+{
+    find_ctx f = {.name = name};
+    PQ_TRY(l->store->ops->list(l->store, dir, find_cb, &f, err));
+    *is_dir = f.is_dir;
+    return f.found ? 1 : 0;
+}
+
+static char *join(pq_arena *a, const char *dir, const char *name)
+{
+    size_t dl = strlen(dir), nl = strlen(name);
+    char *p = pq_arena_alloc(a, dl + nl + 2);
+    if (!p) return NULL;
+    memcpy(p, dir, dl);
+    size_t at = dl;
+    if (dl) p[at++] = '/';
+    memcpy(p + at, name, nl + 1);
+    return p;
+}
+
+static char *decode(pq_arena *a, const char *s, size_t n)
+{
+    char *out = pq_arena_alloc(a, n + 1);
+    if (!out) return NULL;
+    int len = pq_percent_decode(s, n, out);
+    if (len < 0) {
+        memcpy(out, s, n);
+        out[n] = '\0';
+    }
+    return out;
+}
+
+static bool is_hidden(const char *name)
+{
+    return name[0] == '.' || name[0] == '_';
+}
+
+static int view_file_of(const char *name, view_file *f)
+{
+    if (!strcmp(name, "data.csv")) *f = F_DATA_CSV;
+    else if (!strcmp(name, "schema.txt")) *f = F_SCHEMA;
+    else if (!strcmp(name, "plan.txt")) *f = F_PLAN;
+    else return 0;
+    return 1;
+}
+
+static int compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **ref, pq_error *err);
+
+static int add_str(pq_arena *a, const char ***arr, int *n, const char *s)
+{
+    const char **grown = pq_arena_alloc(a, sizeof *grown * (size_t)(*n + 1));
+    if (!grown) return -1;
+    if (*n) memcpy(grown, *arr, sizeof *grown * (size_t)*n);
+    grown[(*n)++] = s;
+    *arr = grown;
+    return 0;
+}
+
+/* Resolves a path into a view (or a special entry).  Validates every
+ * component, compiling the view's query when it has filters. */
+static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
+{
+    memset(v, 0, sizeof *v);
+    pq_arena_init(&v->arena, 4096);
+    v->limit = -1;
+    char *comps[MAX_COMPONENTS];
+    int n = 0;
+    char *copy = pq_arena_strndup(&v->arena, path, strlen(path));
+    if (!copy) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (char *tok = strtok(copy, "/"); tok; tok = strtok(NULL, "/")) {
+        if (n == MAX_COMPONENTS) return pq_fail(err, PQ_E_USAGE, "path has too many components");
+        comps[n++] = tok;
+    }
+    if (n == 0 && !l->single_table) {
+        v->kind = K_ROOT;
+        return PQ_OK;
+    }
+    if (n >= 1 && !strcmp(comps[0], ".pqfs")) {
+        if (n == 1) v->kind = K_META_DIR;
+        else if (n == 2 && !strcmp(comps[1], "stats")) v->kind = K_META_STATS;
+        else if (n == 2 && !strcmp(comps[1], "errors")) v->kind = K_META_ERRORS;
+        else return pq_fail(err, PQ_E_NOTFOUND, "no such file");
+        return PQ_OK;
+    }
+    int i = 0;
+    if (l->single_table) {
+        PQ_TRY(table_get(l, "", "", &v->t, err));
+    } else {
+        bool is_dir;
+        if (is_hidden(comps[0])) return pq_fail(err, PQ_E_NOTFOUND, "no such table");
+        int has = dir_has(l, "", comps[0], &is_dir, err);
+        if (has < 0) return PQ_ERR;
+        if (!has || !is_dir) return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
+        PQ_TRY(table_get(l, comps[0], comps[0], &v->t, err));
+        i = 1;
+    }
+    table_info *t = v->t;
+    v->real_dir = pq_arena_strndup(&v->arena, t->root, strlen(t->root));
+    v->real_vals = pq_arena_alloc(&v->arena, sizeof *v->real_vals * (size_t)(t->n_parts + 1));
+    if (!v->real_dir || !v->real_vals) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    v->kind = K_VIEW_DIR;
+    bool virtual_seen = false, has_limit = false, has_select = false;
+    for (; i < n; i++) {
+        const char *c = comps[i];
+        if (i == n - 1 && view_file_of(c, &v->file)) {
+            v->kind = K_VIEW_FILE;
+            break;
+        }
+        const char *eq = strchr(c, '=');
+        if (!eq) return pq_fail(err, PQ_E_NOTFOUND, "no such file or view component '%s'", c);
+        size_t kl = (size_t)(eq - c);
+        const char *val = eq + 1;
+        if (kl == 5 && !strncmp(c, "where", 5)) {
+            char *w = decode(&v->arena, val, strlen(val));
+            if (!w || add_str(&v->arena, &v->wheres, &v->n_wheres, w)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            virtual_seen = true;
+        } else if (kl == 6 && !strncmp(c, "select", 6)) {
+            if (has_select) return pq_fail(err, PQ_E_USAGE, "%s: at most one select= per path", c);
+            has_select = virtual_seen = true;
+            char *list = decode(&v->arena, val, strlen(val));
+            if (!list) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+                while (*tok == ' ') tok++;
+                size_t tl = strlen(tok);
+                while (tl && tok[tl - 1] == ' ') tok[--tl] = '\0';
+                if (!tl) continue;
+                if (add_str(&v->arena, &v->select, &v->n_select, tok)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            }
+            if (v->n_select == 0) return pq_fail(err, PQ_E_USAGE, "%s: no columns", c);
+        } else if (kl == 5 && !strncmp(c, "limit", 5)) {
+            if (has_limit) return pq_fail(err, PQ_E_USAGE, "%s: at most one limit= per path", c);
+            char *end;
+            long long lim = strtoll(val, &end, 10);
+            if (!*val || *end || lim < 0) return pq_fail(err, PQ_E_USAGE, "%s: not a row count", c);
+            v->limit = lim;
+            has_limit = virtual_seen = true;
+        } else {
+            char *key = decode(&v->arena, c, kl);
+            char *value = decode(&v->arena, val, strlen(val));
+            if (!key || !value) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            bool is_null = !strcmp(val, "__HIVE_DEFAULT_PARTITION__");
+            /* The next level of real partition directories, while no
+             * virtual component came before. */
+            if (!virtual_seen && v->n_real < t->n_parts && !strcmp(key, t->part_names[v->n_real])) {
+                bool is_dir;
+                int has = dir_has(l, v->real_dir, c, &is_dir, err);
+                if (has < 0) return PQ_ERR;
+                if (has && is_dir) {
+                    v->real_dir = join(&v->arena, v->real_dir, c);
+                    if (!v->real_dir) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+                    v->real_vals[v->n_real++] = is_null ? NULL : value;
+                    continue;
+                }
+            }
+            virtual_seen = true;
+            int ne = v->n_eq;
+            if (add_str(&v->arena, &v->eq_cols, &ne, key)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            ne = v->n_eq;
+            if (add_str(&v->arena, &v->eq_vals, &ne, is_null ? NULL : value))
+                return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            v->n_eq = ne;
+        }
+    }
+    if (v->n_eq || v->n_wheres || v->n_select) {
+        /* Validate: unknown columns, bad expressions fail the lookup. */
+        pq_query *q;
+        pq_footer_ref *ref;
+        if (compile_view(l, v, &q, &ref, err) != PQ_OK) return PQ_ERR;
+        pq_query_free(q);
+        pq_footer_ref_put(l->footers, ref);
+    }
+    return PQ_OK;
+}
+
+static int compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **ref, pq_error *err)
+{
+    const table_info *t = v->t;
+    *q = NULL;
+    *ref = NULL;
+    if (!t->ref_path) return pq_fail(err, PQ_E_CORRUPT, "table '%s' has no data files", t->name);
+    if (pq_footer_cache_get(l->footers, l->store, t->ref_path, &t->ref_id, ref, err) != PQ_OK) {
+        pq_error_prefix(err, "%s: ", t->ref_path);
+        return PQ_ERR;
+    }
+    pq_query_spec spec = {
+        .wheres = v->wheres, .n_wheres = v->n_wheres,
+        .eq_cols = v->eq_cols, .eq_vals = v->eq_vals, .n_eq = v->n_eq,
+        .select = v->n_select ? v->select : NULL, .n_select = v->n_select,
+        .limit = v->limit,
+    };
+    if (pq_query_compile(&pq_footer_ref_get(*ref)->schema, (const char *const *)t->part_names, t->part_types,
+                         t->n_parts, &spec, q, err) != PQ_OK) {
+        pq_footer_ref_put(l->footers, *ref);
+        *ref = NULL;
+        return PQ_ERR;
+    }
+    /* Real partition directories are filters too. */
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ snapshots */
+
+typedef struct snapshot {
+    pq_table *files;             /* discovered under real_dir */
+    int n_parts;
+    char ***values;              /* full partition values per file */
+    char *key;                   /* normalized view + file identities */
+} snapshot;
+
+static void snapshot_free(snapshot *s)
+{
+    if (s->values) {
+        for (int i = 0; s->files && i < s->files->n_files; i++) free(s->values[i]);
+        free(s->values);
+    }
+    pq_table_free(s->files);
+    free(s->key);
+    memset(s, 0, sizeof *s);
+}
+
+typedef struct prune_ctx {
+    const view *v;
+    const pq_query *q;
+} prune_ctx;
+
+/* Listing-time pruning: a partition directory whose values make the
+ * predicate FALSE is never listed. */
+static bool prune_dir(void *ctx, int depth, const char *const *names, const char *const *values)
+{
+    (void)names;
+    prune_ctx *pc = ctx;
+    const pq_query *q = pc->q;
+    if (!q || !q->pred) return true;
+    pq_arena a;
+    pq_arena_init(&a, 4096);
+    const pq_expr *e = q->pred;
+    bool keep = true;
+    for (int i = 0; i < pc->v->n_real + depth && i < q->n_parts; i++) {
+        const char *text = i < pc->v->n_real ? pc->v->real_vals[i] : values[i - pc->v->n_real];
+        pq_value val;
+        if (pq_query_part_value(q, i, text, &val) != 0) continue;
+        e = pq_expr_substitute(&a, e, q->n_data + i, &val);
+        if (!e) break;
+    }
+    if (e && pq_expr_constant(e) == PQ_TRI_FALSE) keep = false;
+    pq_arena_free(&a);
+    return keep;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int take_snapshot(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err)
+{
+    memset(s, 0, sizeof *s);
+    const table_info *t = v->t;
+    int sub = t->n_parts - v->n_real;
+    pq_part_decl *decl = calloc((size_t)(t->n_parts + 1), sizeof *decl);
+    if (!decl) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (int i = 0; i < sub; i++) decl[i] = (pq_part_decl){t->part_names[v->n_real + i], t->part_types[v->n_real + i]};
+    prune_ctx pc = {v, q};
+    pq_table_opts o = {
+        .declared = decl, .n_declared = sub, .prune = prune_dir, .prune_ctx = &pc,
+        .expected_layout = (const char *const *)(t->part_names + v->n_real), .n_expected_layout = sub,
+    };
+    int rc = pq_table_discover(l->store, v->real_dir, &o, &s->files, err);
+    free(decl);
+    if (rc != PQ_OK) return PQ_ERR;
+    s->n_parts = t->n_parts;
+    s->values = calloc((size_t)s->files->n_files + 1, sizeof *s->values);
+    if (!s->values) goto oom;
+    for (int f = 0; f < s->files->n_files; f++) {
+        s->values[f] = calloc((size_t)t->n_parts + 1, sizeof **s->values);
+        if (!s->values[f]) goto oom;
+        for (int p = 0; p < t->n_parts; p++)
+            s->values[f][p] = p < v->n_real ? v->real_vals[p] : s->files->files[f].values[p - v->n_real];
+    }
+    /* The key: the view's normalized components, then every file's identity. */
+    pq_buf k;
+    pq_buf_init(&k);
+    pq_buf_printf(&k, "%s\n", t->root);
+    const char *parts[MAX_COMPONENTS * 2];
+    int np = 0;
+    pq_buf tmp;
+    pq_buf_init(&tmp);
+    for (int i = 0; i < v->n_real && np < MAX_COMPONENTS; i++) {
+        size_t at = tmp.len;
+        pq_buf_printf(&tmp, "eq %s=%s", t->part_names[i], v->real_vals[i] ? v->real_vals[i] : "\x01NULL");
+        pq_buf_append(&tmp, "", 1);
+        parts[np++] = (const char *)(uintptr_t)at;
+    }
+    for (int i = 0; i < v->n_eq && np < MAX_COMPONENTS; i++) {
+        size_t at = tmp.len;
+        pq_buf_printf(&tmp, "eq %s=%s", v->eq_cols[i], v->eq_vals[i] ? v->eq_vals[i] : "\x01NULL");
+        pq_buf_append(&tmp, "", 1);
+        parts[np++] = (const char *)(uintptr_t)at;
+    }
+    for (int i = 0; i < v->n_wheres && np < MAX_COMPONENTS * 2; i++) {
+        size_t at = tmp.len;
+        pq_buf_printf(&tmp, "where %s", v->wheres[i]);
+        pq_buf_append(&tmp, "", 1);
+        parts[np++] = (const char *)(uintptr_t)at;
+    }
+    for (int i = 0; i < np; i++) parts[i] = tmp.data + (uintptr_t)parts[i];
+    qsort(parts, (size_t)np, sizeof *parts, cmp_str);
+    for (int i = 0; i < np; i++) pq_buf_printf(&k, "%s\n", parts[i]);
+    pq_buf_free(&tmp);
+    pq_buf_puts(&k, "select");
+    for (int i = 0; i < v->n_select; i++) pq_buf_printf(&k, " %s", v->select[i]);
+    pq_buf_printf(&k, "\nlimit %lld\n", (long long)v->limit);
+    for (int f = 0; f < s->files->n_files; f++) {
+        const pq_table_file *tf = &s->files->files[f];
+        pq_buf_printf(&k, "%s %llu %lld\n", tf->path, (unsigned long long)tf->st.size, (long long)tf->st.mtime_ns);
+    }
+    if (pq_buf_append(&k, "", 1)) {
+        pq_buf_free(&k);
+        goto oom;
+    }
+    s->key = k.data;
+    return PQ_OK;
+oom:
+    snapshot_free(s);
+    return pq_fail(err, PQ_E_NOMEM, "out of memory");
+}
+
+/* ------------------------------------------------------------------ data.csv jobs */
+
+typedef struct data_job {
+    pq_lake *l;
+    view v;                      /* owns its arena; v.t referenced */
+    snapshot snap;
+    bool plan_only;              /* plan.txt */
+} data_job;
+
+static void data_job_free(void *p)
+{
+    data_job *j = p;
+    snapshot_free(&j->snap);
+    view_free(j->l, &j->v);
+    free(j);
+}
+
+static void account_scan(pq_lake *l, const pq_scan_stats *st)
+{
+    const pq_plan_totals *t = &st->plan;
+    atomic_fetch_add(&l->c.files_total, t->files);
+    atomic_fetch_add(&l->c.files_pruned, t->files_pruned);
+    atomic_fetch_add(&l->c.row_groups_total, t->row_groups);
+    for (int r = 0; r < PQ_RUNG_COUNT; r++) atomic_fetch_add(&l->c.row_groups_pruned[r], t->row_groups_pruned[r]);
+    atomic_fetch_add(&l->c.row_groups_fully_matched, t->row_groups_fully_matched);
+    atomic_fetch_add(&l->c.pages_total, t->pages);
+    atomic_fetch_add(&l->c.pages_pruned, t->pages_pruned);
+    atomic_fetch_add(&l->c.rows_decoded, st->values_decoded);
+    atomic_fetch_add(&l->c.rows_out, st->rows_out);
+}
+
+/* Opens the snapshot's files and footers (the footer cache saves re-reads). */
+static int open_files(pq_lake *l, const snapshot *s, pq_scan_file **out, pq_footer_ref ***refs, pq_error *err)
+{
+    int n = s->files->n_files;
+    pq_scan_file *files = calloc((size_t)n + 1, sizeof *files);
+    pq_footer_ref **r = calloc((size_t)n + 1, sizeof *r);
+    if (!files || !r) {
+        free(files);
+        free(r);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    *out = files;
+    *refs = r;
+    for (int f = 0; f < n; f++) {
+        const pq_table_file *tf = &s->files->files[f];
+        if (pq_footer_cache_get(l->footers, l->store, tf->path, &tf->st, &r[f], err) != PQ_OK) {
+            pq_error_prefix(err, "%s: ", tf->path);
+            return PQ_ERR;
+        }
+        if (l->store->ops->open(l->store, tf->path, &files[f].file, err) != PQ_OK) return PQ_ERR;
+        files[f].footer = pq_footer_ref_get(r[f]);
+        files[f].name = tf->path;
+        files[f].part_values = (const char *const *)s->values[f];
+    }
+    return PQ_OK;
+}
+
+static void close_files(pq_lake *l, const snapshot *s, pq_scan_file *files, pq_footer_ref **refs)
+{
+    for (int f = 0; s->files && f < s->files->n_files; f++) {
+        if (files) pq_file_close(files[f].file);
+        if (refs) pq_footer_ref_put(l->footers, refs[f]);
+    }
+    free(files);
+    free(refs);
+}
+
+static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
+{
+    data_job *j = ctx;
+    pq_lake *l = j->l;
+    pq_query *q = NULL;
+    pq_footer_ref *ref = NULL;
+    pq_scan_file *files = NULL;
+    pq_footer_ref **refs = NULL;
+    int rc = compile_view(l, &j->v, &q, &ref, err);
+    if (rc == PQ_OK) rc = open_files(l, &j->snap, &files, &refs, err);
+    if (rc == PQ_OK) {
+        pq_scan_opts o;
+        pq_scan_opts_init(&o);
+        o.threads = l->threads;
+        pq_scan_stats st;
+        memset(&st, 0, sizeof st);
+        if (j->snap.files->n_files == 0) {
+            /* No file can match: the header only. */
+            pq_buf h;
+            pq_buf_init(&h);
+            const char **names = calloc((size_t)q->n_out + 1, sizeof *names);
+            for (int i = 0; names && i < q->n_out; i++) names[i] = q->cols[q->out[i]].name;
+            if (!names || pq_csv_header(names, q->n_out, &h)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            else rc = sink->write(sink->ctx, h.data, h.len, err);
+            free(names);
+            pq_buf_free(&h);
+        } else {
+            rc = pq_scan_csv(q, files, j->snap.files->n_files, &o, sink, &st, err);
+        }
+        account_scan(l, &st);
+    }
+    close_files(l, &j->snap, files, refs);
+    pq_query_free(q);
+    pq_footer_ref_put(l->footers, ref);
+    if (rc != PQ_OK && err->cls != PQ_E_CANCELLED) pq_lake_report(l, err);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ text files */
+
+static int schema_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
+{
+    pq_query *q;
+    pq_footer_ref *ref;
+    PQ_TRY(compile_view(l, v, &q, &ref, err));
+    int rc = pq_buf_puts(out, "name,type,nullable,partition\n");
+    for (int j = 0; j < q->n_out && !rc; j++) {
+        const pq_expr_column *c = &q->cols[q->out[j]];
+        const pq_node *nd = c->partition ? c->node : pq_schema_find(q->schema, c->name);
+        pq_buf ty;
+        pq_buf_init(&ty);
+        rc |= pq_node_type_text(nd, &ty);
+        rc |= pq_csv_field(c->name, strlen(c->name), out);
+        rc |= pq_buf_append(out, ",", 1);
+        rc |= pq_csv_field(ty.data ? ty.data : "", ty.len, out);
+        rc |= pq_buf_printf(out, ",%s,%s\n", nd->nullable ? "true" : "false", c->partition ? "true" : "false");
+        pq_buf_free(&ty);
+    }
+    pq_query_free(q);
+    pq_footer_ref_put(l->footers, ref);
+    return rc ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
+}
+
+static int plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
+{
+    pq_query *q;
+    pq_footer_ref *ref;
+    PQ_TRY(compile_view(l, v, &q, &ref, err));
+    snapshot s;
+    pq_scan_file *files = NULL;
+    pq_footer_ref **refs = NULL;
+    int rc = take_snapshot(l, v, q, &s, err);
+    if (rc == PQ_OK) rc = open_files(l, &s, &files, &refs, err);
+    if (rc == PQ_OK) {
+        pq_scan_opts o;
+        pq_scan_opts_init(&o);
+        if (s.files->n_files == 0) rc = pq_buf_puts(out, "no files can match\n") ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
+        else rc = pq_scan_plan(q, files, s.files->n_files, &o, out, NULL, err);
+    }
+    close_files(l, &s, files, refs);
+    snapshot_free(&s);
+    pq_query_free(q);
+    pq_footer_ref_put(l->footers, ref);
+    return rc;
+}
+
+static int stats_text(pq_lake *l, pq_buf *out)
+{
+    lake_counters *c = &l->c;
+    int rc = 0;
+#define LINE(name, val) rc |= pq_buf_printf(out, "%s %llu\n", name, (unsigned long long)(val))
+    LINE("source_read_requests", atomic_load(&l->io->read_requests));
+    LINE("source_read_bytes", atomic_load(&l->io->read_bytes));
+    LINE("source_list_requests", atomic_load(&l->io->list_requests));
+    LINE("listing_cache_hits", atomic_load(&l->cc.list_hits));
+    LINE("listing_cache_misses", atomic_load(&l->cc.list_misses));
+    LINE("footer_cache_hits", atomic_load(&l->cc.footer_hits));
+    LINE("footer_cache_misses", atomic_load(&l->cc.footer_misses));
+    LINE("views_opened", atomic_load(&c->views_opened));
+    LINE("result_cache_hits", atomic_load(&c->results_reused));
+    LINE("results_started", atomic_load(&c->results_started));
+    LINE("results_cancelled", atomic_load(&c->results_cancelled));
+    LINE("files_total", atomic_load(&c->files_total));
+    LINE("files_pruned_partition", atomic_load(&c->files_pruned));
+    LINE("row_groups_total", atomic_load(&c->row_groups_total));
+    LINE("row_groups_pruned_statistics", atomic_load(&c->row_groups_pruned[PQ_RUNG_STATS]));
+    LINE("row_groups_pruned_dictionary", atomic_load(&c->row_groups_pruned[PQ_RUNG_DICTIONARY]));
+    LINE("row_groups_pruned_page_index", atomic_load(&c->row_groups_pruned[PQ_RUNG_PAGE_INDEX]));
+    LINE("row_groups_pruned_bloom_filter", atomic_load(&c->row_groups_pruned[PQ_RUNG_BLOOM]));
+    LINE("row_groups_fully_matched", atomic_load(&c->row_groups_fully_matched));
+    LINE("pages_total", atomic_load(&c->pages_total));
+    LINE("pages_pruned_page_index", atomic_load(&c->pages_pruned));
+    LINE("values_decoded", atomic_load(&c->rows_decoded));
+    LINE("rows_out", atomic_load(&c->rows_out));
+    LINE("errors", atomic_load(&c->errors));
+#undef LINE
+    return rc;
+}
+
+static int errors_text(pq_lake *l, pq_buf *out)
+{
+    int rc = 0;
+    pthread_mutex_lock(&l->mu);
+    int start = (l->err_head - l->n_errors + ERROR_RING) % ERROR_RING;
+    for (int i = 0; i < l->n_errors; i++) {
+        const char *e = l->errors[(start + i) % ERROR_RING];
+        if (e) rc |= pq_buf_printf(out, "%s\n", e);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ results */
+
+/* Finds or starts the result of a data.csv view.  Takes over the view on
+ * success (the job owns it). */
+static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_error *err)
+{
+    pq_query *q;
+    pq_footer_ref *ref;
+    PQ_TRY(compile_view(l, v, &q, &ref, err));
+    data_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        pq_query_free(q);
+        pq_footer_ref_put(l->footers, ref);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    int rc = take_snapshot(l, v, q, &j->snap, err);
+    pq_query_free(q);
+    pq_footer_ref_put(l->footers, ref);
+    if (rc != PQ_OK) {
+        free(j);
+        return PQ_ERR;
+    }
+    uint64_t now = pq_now_ms();
+    pthread_mutex_lock(&l->mu);
+    for (result_entry *e = l->results; e; e = e->next) {
+        if (strcmp(e->key, j->snap.key)) continue;
+        pq_result_state st;
+        pq_result_state_of(e->res, &st);
+        if (st.failed) continue;
+        e->readers++;
+        e->last_used_ms = now;
+        pq_result_ref(e->res);
+        *out = e->res;
+        *key_out = strdup(e->key);
+        pthread_mutex_unlock(&l->mu);
+        atomic_fetch_add(&l->c.results_reused, 1);
+        snapshot_free(&j->snap);
+        free(j);
+        return *key_out ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    pthread_mutex_unlock(&l->mu);
+    result_entry *e = calloc(1, sizeof *e);
+    char *key = strdup(j->snap.key);
+    if (!e || !key) {
+        free(e);
+        free(key);
+        snapshot_free(&j->snap);
+        free(j);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    e->key = strdup(key);
+    j->l = l;
+    j->v = *v;
+    memset(v, 0, sizeof *v); /* the job owns the view now */
+    pq_result *res;
+    if (pq_result_start(l->cache_dir, RESULT_AHEAD, data_job_run, j, data_job_free, &res, err) != PQ_OK) {
+        free(e->key);
+        free(e);
+        free(key);
+        return PQ_ERR;
+    }
+    atomic_fetch_add(&l->c.results_started, 1);
+    e->res = res; /* the cache's reference */
+    e->readers = 1;
+    e->last_used_ms = now;
+    pq_result_ref(res); /* the caller's */
+    pthread_mutex_lock(&l->mu);
+    e->next = l->results;
+    l->results = e;
+    pthread_mutex_unlock(&l->mu);
+    *out = res;
+    *key_out = key;
+    return PQ_OK;
+}
+
+/* Evicts complete, unread results beyond the cache budget (oldest first). */
+static void evict_locked(pq_lake *l, result_entry **victims)
+{
+    for (;;) {
+        uint64_t total = 0;
+        result_entry *oldest = NULL, **oldest_pp = NULL;
+        for (result_entry **pp = &l->results; *pp; pp = &(*pp)->next) {
+            result_entry *e = *pp;
+            if (e->readers) continue;
+            total += e->size;
+            if (!oldest || e->last_used_ms < oldest->last_used_ms) {
+                oldest = e;
+                oldest_pp = pp;
+            }
+        }
+        if (!oldest || total <= l->cache_size) return;
+        *oldest_pp = oldest->next;
+        oldest->next = *victims;
+        *victims = oldest;
+    }
+}
+
+static void release_result(pq_lake *l, pq_result *res, const char *key)
+{
+    result_entry *victims = NULL;
+    pthread_mutex_lock(&l->mu);
+    for (result_entry **pp = &l->results; *pp; pp = &(*pp)->next) {
+        result_entry *e = *pp;
+        if (e->res != res || strcmp(e->key, key)) continue;
+        if (--e->readers == 0) {
+            pq_result_state st;
+            pq_result_state_of(res, &st);
+            if (!st.done || st.failed) {
+                /* Nobody reads it any more: stop the scan, forget it. */
+                *pp = e->next;
+                e->next = victims;
+                victims = e;
+                if (!st.done) atomic_fetch_add(&l->c.results_cancelled, 1);
+            } else {
+                e->size = st.size;
+                e->last_used_ms = pq_now_ms();
+            }
+        }
+        break;
+    }
+    evict_locked(l, &victims);
+    pthread_mutex_unlock(&l->mu);
+    pq_result_unref(res);
+    while (victims) {
+        result_entry *next = victims->next;
+        pq_result_unref(victims->res);
+        free(victims->key);
+        free(victims);
+        victims = next;
+    }
+}
+
+/* ------------------------------------------------------------------ public API */
+
+struct pq_lake_handle {
+    pq_lake *l;
+    pq_result *res;              /* data.csv */
+    char *key;
+    pq_buf text;                 /* other files */
+};
+
+int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
+{
+    pq_lake *l = calloc(1, sizeof *l);
+    if (!l) {
+        pq_store_destroy(o->store);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    pthread_mutex_init(&l->mu, NULL);
+    l->io = &o->store->counters;
+    l->ttl_ms = o->metadata_ttl_ms;
+    l->threads = o->threads;
+    l->cache_size = o->cache_size;
+    l->log = o->log;
+    l->log_ctx = o->log_ctx;
+    if (o->cache_dir && !(l->cache_dir = strdup(o->cache_dir))) goto oom;
+    if (o->n_tables) {
+        l->decls = calloc((size_t)o->n_tables, sizeof *l->decls);
+        if (!l->decls) goto oom;
+        for (int i = 0; i < o->n_tables; i++) {
+            pq_lake_table_decl *d = &l->decls[i];
+            d->name = strdup(o->tables[i].name);
+            pq_part_decl *parts = calloc((size_t)o->tables[i].n_parts + 1, sizeof *parts);
+            if (!d->name || !parts) {
+                free(parts);
+                goto oom;
+            }
+            for (int p = 0; p < o->tables[i].n_parts; p++) {
+                parts[p].name = strdup(o->tables[i].parts[p].name);
+                parts[p].type = o->tables[i].parts[p].type;
+                if (!parts[p].name) {
+                    d->parts = parts;
+                    d->n_parts = p;
+                    goto oom;
+                }
+            }
+            d->parts = parts;
+            d->n_parts = o->tables[i].n_parts;
+            l->n_decls = i + 1;
+        }
+    }
+    l->footers = pq_footer_cache_new(256u << 20, &l->cc);
+    if (!l->footers) goto oom;
+    if (pq_store_cached_new(o->store, o->metadata_ttl_ms, &l->cc, &l->store, err) != PQ_OK) {
+        pq_store_destroy(o->store);
+        l->io = NULL;
+        pq_lake_close(l);
+        return PQ_ERR;
+    }
+    if (pq_dir_is_table_root(l->store, "", &l->single_table, err) != PQ_OK) {
+        pq_lake_close(l);
+        return PQ_ERR;
+    }
+    *out = l;
+    return PQ_OK;
+oom:
+    pq_store_destroy(o->store);
+    pq_lake_close(l);
+    return pq_fail(err, PQ_E_NOMEM, "out of memory");
+}
+
+void pq_lake_shutdown(pq_lake *l)
+{
+    pthread_mutex_lock(&l->mu);
+    l->shutting_down = true;
+    for (result_entry *e = l->results; e; e = e->next) pq_result_cancel(e->res);
+    pthread_mutex_unlock(&l->mu);
+}
+
+void pq_lake_close(pq_lake *l)
+{
+    if (!l) return;
+    pq_lake_shutdown(l);
+    while (l->results) {
+        result_entry *e = l->results;
+        l->results = e->next;
+        pq_result_unref(e->res);
+        free(e->key);
+        free(e);
+    }
+    while (l->tables) {
+        table_info *t = l->tables;
+        l->tables = t->next;
+        if (--t->refs == 0) table_info_free(t);
+    }
+    for (int i = 0; i < ERROR_RING; i++) free(l->errors[i]);
+    for (int i = 0; i < l->n_decls; i++) {
+        for (int p = 0; p < l->decls[i].n_parts; p++) free((char *)l->decls[i].parts[p].name);
+        free((void *)l->decls[i].parts);
+        free((char *)l->decls[i].name);
+    }
+    free(l->decls);
+    pq_footer_cache_free(l->footers);
+    pq_store_destroy(l->store);
+    free(l->cache_dir);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+static int fail_logged(pq_lake *l, pq_error *err, const char *path)
+{
+    pq_error_prefix(err, "%s: ", path[0] ? path : "/");
+    if (err->cls != PQ_E_NOTFOUND) pq_lake_report(l, err);
+    return PQ_ERR;
+}
+
+int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, pq_error *err)
+{
+    memset(out, 0, sizeof *out);
+    view v;
+    if (resolve(l, path, &v, err) != PQ_OK) {
+        view_free(l, &v);
+        return fail_logged(l, err, path);
+    }
+    int rc = PQ_OK;
+    switch (v.kind) {
+    case K_ROOT: case K_META_DIR: case K_VIEW_DIR: out->is_dir = true; break;
+    case K_META_STATS: case K_META_ERRORS: out->size = 0; break;
+    case K_VIEW_FILE:
+        if (v.file == F_DATA_CSV) {
+            /* The exact size once a complete result exists for the view as
+             * the lake is now; 0 before (procfs convention). */
+            pq_query *q;
+            pq_footer_ref *ref;
+            snapshot s;
+            if (compile_view(l, &v, &q, &ref, err) == PQ_OK) {
+                if (take_snapshot(l, &v, q, &s, err) == PQ_OK) {
+                    pthread_mutex_lock(&l->mu);
+                    for (result_entry *e = l->results; e; e = e->next) {
+                        if (strcmp(e->key, s.key)) continue;
+                        pq_result_state st;
+                        pq_result_state_of(e->res, &st);
+                        if (st.done && !st.failed) {
+                            out->size = st.size;
+                            out->size_final = true;
+                        }
+                        break;
+                    }
+                    pthread_mutex_unlock(&l->mu);
+                    snapshot_free(&s);
+                }
+                pq_query_free(q);
+                pq_footer_ref_put(l->footers, ref);
+            }
+            pq_error_clear(err);
+        }
+        break;
+    }
+    view_free(l, &v);
+    return rc;
+}
+
+typedef struct readdir_ctx {
+    pq_lake *l;
+    const view *v;
+    const pq_query *q;
+    pq_lake_dir_cb cb;
+    void *ctx;
+    bool stop;
+    int rc;
+    pq_error *err;
+} readdir_ctx;
+
+static int root_entry(void *ctx, const pq_dirent *e)
+{
+    readdir_ctx *r = ctx;
+    if (!e->st.is_dir || is_hidden(e->name)) return 0;
+    table_info *t;
+    pq_error ignore;
+    if (table_get(r->l, e->name, e->name, &t, &ignore) != PQ_OK) return 0;
+    bool has_files = t->n_files > 0 || decl_of(r->l, e->name);
+    table_info_put(r->l, t);
+    if (!has_files) return 0;
+    pq_lake_attr a = {.is_dir = true, .mtime_ns = e->st.mtime_ns};
+    return r->cb(r->ctx, e->name, &a) ? 1 : 0;
+}
+
+static int partition_entry(void *ctx, const pq_dirent *e)
+{
+    readdir_ctx *r = ctx;
+    const view *v = r->v;
+    const table_info *t = v->t;
+    if (!e->st.is_dir || v->n_real >= t->n_parts || is_hidden(e->name)) return 0;
+    const char *eq = strchr(e->name, '=');
+    if (!eq) return 0;
+    char key[1024];
+    size_t kl = (size_t)(eq - e->name);
+    if (kl >= sizeof key) return 0;
+    int dl = pq_percent_decode(e->name, kl, key);
+    if (dl < 0) {
+        memcpy(key, e->name, kl);
+        key[kl] = '\0';
+    }
+    if (strcmp(key, t->part_names[v->n_real])) return 0;
+    if (r->q && r->q->pred) {
+        /* Only directories that can hold matching rows. */
+        size_t vl = strlen(eq + 1);
+        char *val = malloc(vl + 1);
+        if (!val) return 0;
+        if (pq_percent_decode(eq + 1, vl, val) < 0) memcpy(val, eq + 1, vl + 1);
+        const char *vals[1] = {strcmp(eq + 1, "__HIVE_DEFAULT_PARTITION__") ? val : NULL};
+        prune_ctx pc = {v, r->q};
+        bool keep = prune_dir(&pc, 1, NULL, vals);
+        free(val);
+        if (!keep) return 0;
+    }
+    pq_lake_attr a = {.is_dir = true, .mtime_ns = e->st.mtime_ns};
+    return r->cb(r->ctx, e->name, &a) ? 1 : 0;
+}
+
+int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, pq_error *err)
+{
+    view v;
+    if (resolve(l, path, &v, err) != PQ_OK) {
+        view_free(l, &v);
+        return fail_logged(l, err, path);
+    }
+    int rc = PQ_OK;
+    readdir_ctx r = {.l = l, .v = &v, .cb = cb, .ctx = ctx, .err = err};
+    switch (v.kind) {
+    case K_ROOT:
+        rc = l->store->ops->list(l->store, "", root_entry, &r, err);
+        break;
+    case K_META_DIR: {
+        pq_lake_attr a = {0};
+        if (!cb(ctx, "stats", &a)) cb(ctx, "errors", &a);
+        break;
+    }
+    case K_VIEW_DIR: {
+        pq_query *q = NULL;
+        pq_footer_ref *ref = NULL;
+        if (v.n_eq || v.n_wheres) {
+            if (compile_view(l, &v, &q, &ref, err) != PQ_OK) {
+                rc = PQ_ERR;
+                break;
+            }
+        }
+        r.q = q;
+        rc = l->store->ops->list(l->store, v.real_dir, partition_entry, &r, err);
+        pq_query_free(q);
+        pq_footer_ref_put(l->footers, ref);
+        static const char *const files[] = {"data.csv", "schema.txt", "plan.txt"};
+        pq_lake_attr a = {0};
+        for (size_t i = 0; rc == PQ_OK && i < sizeof files / sizeof files[0]; i++)
+            if (cb(ctx, files[i], &a)) break;
+        break;
+    }
+    default:
+        rc = pq_fail(err, PQ_E_USAGE, "not a directory");
+    }
+    view_free(l, &v);
+    if (rc != PQ_OK) return fail_logged(l, err, path);
+    return PQ_OK;
+}
+
+int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, pq_error *err)
+{
+    view v;
+    if (resolve(l, path, &v, err) != PQ_OK) {
+        view_free(l, &v);
+        return fail_logged(l, err, path);
+    }
+    pq_lake_handle *h = calloc(1, sizeof *h);
+    if (!h) {
+        view_free(l, &v);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    h->l = l;
+    pq_buf_init(&h->text);
+    int rc = PQ_OK;
+    switch (v.kind) {
+    case K_META_STATS: rc = stats_text(l, &h->text) ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK; break;
+    case K_META_ERRORS: rc = errors_text(l, &h->text) ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK; break;
+    case K_VIEW_FILE:
+        atomic_fetch_add(&l->c.views_opened, 1);
+        if (v.file == F_SCHEMA) rc = schema_text(l, &v, &h->text, err);
+        else if (v.file == F_PLAN) rc = plan_text(l, &v, &h->text, err);
+        else if (v.file == F_DATA_CSV) rc = get_result(l, &v, &h->res, &h->key, err);
+        else rc = pq_fail(err, PQ_E_UNSUPPORTED, "data.parquet is not available yet");
+        break;
+    default:
+        rc = pq_fail(err, PQ_E_USAGE, "is a directory");
+    }
+    view_free(l, &v);
+    if (rc != PQ_OK) {
+        pq_buf_free(&h->text);
+        free(h);
+        return fail_logged(l, err, path);
+    }
+    *out = h;
+    return PQ_OK;
+}
+
+int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),
+                 void *stop_ctx, pq_error *err)
+{
+    *n = 0;
+    if (h->res) return pq_result_read(h->res, buf, len, off, n, stop, stop_ctx, err);
+    if (off >= h->text.len) return PQ_OK;
+    size_t take = h->text.len - off < len ? (size_t)(h->text.len - off) : len;
+    memcpy(buf, h->text.data + off, take);
+    *n = take;
+    return PQ_OK;
+}
+
+bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size)
+{
+    if (!h->res) {
+        *size = h->text.len;
+        return true;
+    }
+    pq_result_state st;
+    pq_result_state_of(h->res, &st);
+    *size = st.size;
+    return st.done && !st.failed;
+}
+
+void pq_lake_release(pq_lake_handle *h)
+{
+    if (!h) return;
+    if (h->res) release_result(h->l, h->res, h->key);
+    free(h->key);
+    pq_buf_free(&h->text);
+    free(h);
+}

@@ -1,0 +1,75 @@
+/* The lake: the logic layer of the mount (knows nothing of FUSE).
+ *
+ * Paths are '/'-separated component lists relative to the mount root:
+ *   ""                                  the root: tables (or the one table)
+ *   ".pqfs", ".pqfs/stats", ".pqfs/errors"
+ *   "events/dt=2024-01-01/where=amount>100/select=id/data.csv"
+ * Below a table, components are real partition directories, virtual filters
+ * (COL=VALUE, where=, select=, limit=) and, last, one of the view files
+ * data.csv, data.parquet, schema.txt, plan.txt (SPEC section 3).  Views are
+ * normalized (components in any order give the same key) so equal views
+ * share one result. */
+#ifndef PQ_LAKE_H
+#define PQ_LAKE_H
+
+#include "io.h"
+#include "status.h"
+#include "table.h"
+
+typedef struct pq_lake pq_lake;
+
+typedef struct pq_lake_table_decl {
+    const char *name;
+    const pq_part_decl *parts;
+    int n_parts;
+} pq_lake_table_decl;
+
+typedef enum pq_log_level { PQ_LOG_ERROR, PQ_LOG_WARN, PQ_LOG_INFO, PQ_LOG_DEBUG } pq_log_level;
+typedef void (*pq_log_fn)(void *ctx, pq_log_level level, const char *msg);
+
+typedef struct pq_lake_opts {
+    pq_store *store;             /* taken over by the lake */
+    uint64_t metadata_ttl_ms;
+    int threads;                 /* scan threads per view; 0: cores */
+    const char *cache_dir;       /* result files; NULL: memory */
+    uint64_t cache_size;         /* bytes of complete results kept for reuse */
+    const pq_lake_table_decl *tables;
+    int n_tables;
+    pq_log_fn log;
+    void *log_ctx;
+} pq_lake_opts;
+
+int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err);
+/* Cancels running results and frees; no call may be in flight. */
+void pq_lake_close(pq_lake *l);
+/* Makes every blocked read return (shutdown). */
+void pq_lake_shutdown(pq_lake *l);
+
+typedef struct pq_lake_attr {
+    bool is_dir;
+    uint64_t size;               /* files: exact when final */
+    bool size_final;             /* false: data.csv still unknown (reads 0) */
+    int64_t mtime_ns;
+} pq_lake_attr;
+
+/* PQ_E_NOTFOUND: no such entry; PQ_E_USAGE: an invalid component (bad
+ * expression, unknown column) — logged and appended to .pqfs/errors. */
+int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, pq_error *err);
+
+typedef int (*pq_lake_dir_cb)(void *ctx, const char *name, const pq_lake_attr *a);
+int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, pq_error *err);
+
+typedef struct pq_lake_handle pq_lake_handle;
+int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, pq_error *err);
+/* Blocks until bytes at off exist, the file ends (*n = 0), it fails, or
+ * stop(stop_ctx) says the caller gave up. */
+int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),
+                 void *stop_ctx, pq_error *err);
+/* Whether the handle's size is now exact (data.csv complete). */
+bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size);
+void pq_lake_release(pq_lake_handle *h);
+
+/* Records an error for .pqfs/errors and the log. */
+void pq_lake_report(pq_lake *l, const pq_error *err);
+
+#endif

@@ -1,0 +1,529 @@
+#include "fs.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BLOCK_SIZE (1u << 20)
+#define INODE_BUCKETS 4096
+
+/* An inode: a path the kernel holds a reference to.  Numbers are never
+ * reused while the kernel holds them (lookup count > 0). */
+typedef struct inode {
+    struct inode *next_by_path, *next_by_ino;
+    fuse_ino_t ino;
+    char *path;                  /* relative to the mount root, "" for the root */
+    uint64_t nlookup;
+} inode;
+
+struct pqfs_fs {
+    pq_lake *lake;
+    pqfs_fs_opts o;
+    struct fuse_session *se;
+    pthread_mutex_t mu;
+    inode *by_path[INODE_BUCKETS];
+    inode *by_ino[INODE_BUCKETS];
+    fuse_ino_t next_ino;
+    time_t mount_time;
+};
+
+int pqfs_errno(const pq_error *err)
+{
+    switch (err->cls) {
+    case PQ_E_NOTFOUND: return ENOENT;
+    case PQ_E_USAGE: return EINVAL;
+    case PQ_E_NOMEM: return ENOMEM;
+    case PQ_E_NOSPACE: return ENOSPC;
+    case PQ_E_CANCELLED: return EINTR;
+    case PQ_E_READONLY: return EROFS;
+    case PQ_E_UNSUPPORTED: return EIO;
+    case PQ_E_CORRUPT: case PQ_E_IO: default: return EIO;
+    }
+}
+
+static uint64_t hash_path(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static pqfs_fs *fs_of(fuse_req_t req)
+{
+    return fuse_req_userdata(req);
+}
+
+/* The path of an inode, copied (the inode may be forgotten meanwhile). */
+static char *path_of(pqfs_fs *fs, fuse_ino_t ino)
+{
+    if (ino == FUSE_ROOT_ID) return strdup("");
+    pthread_mutex_lock(&fs->mu);
+    char *p = NULL;
+    for (inode *n = fs->by_ino[ino % INODE_BUCKETS]; n; n = n->next_by_ino)
+        if (n->ino == ino) {
+            p = strdup(n->path);
+            break;
+        }
+    pthread_mutex_unlock(&fs->mu);
+    return p;
+}
+
+/* The inode of a path, created or referenced (lookup count + 1). */
+static fuse_ino_t remember(pqfs_fs *fs, const char *path)
+{
+    uint64_t h = hash_path(path) % INODE_BUCKETS;
+    pthread_mutex_lock(&fs->mu);
+    for (inode *n = fs->by_path[h]; n; n = n->next_by_path)
+        if (!strcmp(n->path, path)) {
+            n->nlookup++;
+            fuse_ino_t ino = n->ino;
+            pthread_mutex_unlock(&fs->mu);
+            return ino;
+        }
+    inode *n = calloc(1, sizeof *n);
+    char *p = strdup(path);
+    if (!n || !p) {
+        free(n);
+        free(p);
+        pthread_mutex_unlock(&fs->mu);
+        return 0;
+    }
+    n->path = p;
+    n->ino = fs->next_ino++;
+    n->nlookup = 1;
+    n->next_by_path = fs->by_path[h];
+    fs->by_path[h] = n;
+    n->next_by_ino = fs->by_ino[n->ino % INODE_BUCKETS];
+    fs->by_ino[n->ino % INODE_BUCKETS] = n;
+    fuse_ino_t ino = n->ino;
+    pthread_mutex_unlock(&fs->mu);
+    return ino;
+}
+
+static void forget_one(pqfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
+{
+    if (ino == FUSE_ROOT_ID) return;
+    pthread_mutex_lock(&fs->mu);
+    inode **pi = &fs->by_ino[ino % INODE_BUCKETS];
+    while (*pi && (*pi)->ino != ino) pi = &(*pi)->next_by_ino;
+    inode *n = *pi;
+    if (n) {
+        n->nlookup = nlookup >= n->nlookup ? 0 : n->nlookup - nlookup;
+        if (n->nlookup == 0) {
+            *pi = n->next_by_ino;
+            inode **pp = &fs->by_path[hash_path(n->path) % INODE_BUCKETS];
+            while (*pp && *pp != n) pp = &(*pp)->next_by_path;
+            if (*pp) *pp = n->next_by_path;
+            free(n->path);
+            free(n);
+        }
+    }
+    pthread_mutex_unlock(&fs->mu);
+}
+
+static char *child_path(const char *parent, const char *name)
+{
+    size_t pl = strlen(parent), nl = strlen(name);
+    char *p = malloc(pl + nl + 2);
+    if (!p) return NULL;
+    memcpy(p, parent, pl);
+    size_t at = pl;
+    if (pl) p[at++] = '/';
+    memcpy(p + at, name, nl + 1);
+    return p;
+}
+
+static void fill_stat(pqfs_fs *fs, fuse_ino_t ino, const pq_lake_attr *a, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->st_ino = ino;
+    st->st_mode = a->is_dir ? (S_IFDIR | 0555) : (S_IFREG | 0444);
+    st->st_nlink = a->is_dir ? 2 : 1;
+    st->st_size = (off_t)a->size;
+    st->st_blksize = BLOCK_SIZE;
+    st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
+    st->st_uid = getuid();
+    st->st_gid = getgid();
+    time_t t = a->mtime_ns ? (time_t)(a->mtime_ns / 1000000000) : fs->mount_time;
+    st->st_mtim.tv_sec = st->st_ctim.tv_sec = st->st_atim.tv_sec = t;
+}
+
+/* Entries of files whose size can change are never cached by the kernel. */
+static double attr_timeout(const pqfs_fs *fs, const pq_lake_attr *a)
+{
+    return a->is_dir ? fs->o.entry_timeout : 0.0;
+}
+
+static void reply_error(fuse_req_t req, const pq_error *err)
+{
+    fuse_reply_err(req, pqfs_errno(err));
+}
+
+/* ------------------------------------------------------------------ operations */
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+    (void)userdata;
+    /* 1 MiB requests: libfuse derives the kernel's max_pages from max_write. */
+    conn->max_write = BLOCK_SIZE;
+    conn->max_readahead = BLOCK_SIZE;
+    conn->want &= ~FUSE_CAP_ASYNC_READ;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    pqfs_fs *fs = fs_of(req);
+    char *pp = path_of(fs, parent);
+    char *path = pp ? child_path(pp, name) : NULL;
+    free(pp);
+    if (!path) {
+        fuse_reply_err(req, pp ? ENOMEM : ESTALE);
+        return;
+    }
+    pq_error err;
+    pq_error_clear(&err);
+    pq_lake_attr a;
+    if (pq_lake_stat(fs->lake, path, &a, &err) != PQ_OK) {
+        free(path);
+        reply_error(req, &err);
+        return;
+    }
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    e.ino = remember(fs, path);
+    free(path);
+    if (!e.ino) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    fill_stat(fs, e.ino, &a, &e.attr);
+    e.attr_timeout = attr_timeout(fs, &a);
+    e.entry_timeout = fs->o.entry_timeout;
+    if (fuse_reply_entry(req, &e) != 0) forget_one(fs, e.ino, 1);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+    forget_one(fs_of(req), ino, nlookup);
+    fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+    for (size_t i = 0; i < count; i++) forget_one(fs_of(req), forgets[i].ino, forgets[i].nlookup);
+    fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    pqfs_fs *fs = fs_of(req);
+    pq_lake_attr a;
+    pq_error err;
+    pq_error_clear(&err);
+    if (fi && fi->fh) {
+        /* An open file: its own snapshot's size once it is final. */
+        uint64_t size;
+        if (pq_lake_handle_size((pq_lake_handle *)(uintptr_t)fi->fh, &size)) {
+            struct stat st;
+            pq_lake_attr fa = {.size = size, .size_final = true};
+            fill_stat(fs, ino, &fa, &st);
+            fuse_reply_attr(req, &st, 0);
+            return;
+        }
+    }
+    char *path = path_of(fs, ino);
+    if (!path) {
+        fuse_reply_err(req, ESTALE);
+        return;
+    }
+    int rc = pq_lake_stat(fs->lake, path, &a, &err);
+    free(path);
+    if (rc != PQ_OK) {
+        reply_error(req, &err);
+        return;
+    }
+    struct stat st;
+    fill_stat(fs, ino, &a, &st);
+    fuse_reply_attr(req, &st, attr_timeout(fs, &a));
+}
+
+/* A directory listing taken at opendir, served by offset. */
+typedef struct dir_listing {
+    char **names;
+    bool *is_dir;
+    size_t n, cap;
+} dir_listing;
+
+static int collect_entry(void *ctx, const char *name, const pq_lake_attr *a)
+{
+    dir_listing *d = ctx;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 16;
+        char **names = realloc(d->names, cap * sizeof *names);
+        if (names) d->names = names;
+        bool *dirs = realloc(d->is_dir, cap * sizeof *dirs);
+        if (dirs) d->is_dir = dirs;
+        if (!names || !dirs) return 1;
+        d->cap = cap;
+    }
+    d->names[d->n] = strdup(name);
+    if (!d->names[d->n]) return 1;
+    d->is_dir[d->n++] = a->is_dir;
+    return 0;
+}
+
+static void listing_free(dir_listing *d)
+{
+    if (!d) return;
+    for (size_t i = 0; i < d->n; i++) free(d->names[i]);
+    free(d->names);
+    free(d->is_dir);
+    free(d);
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    pqfs_fs *fs = fs_of(req);
+    char *path = path_of(fs, ino);
+    dir_listing *d = calloc(1, sizeof *d);
+    if (!path || !d) {
+        free(path);
+        free(d);
+        fuse_reply_err(req, path ? ENOMEM : ESTALE);
+        return;
+    }
+    pq_error err;
+    pq_error_clear(&err);
+    int rc = pq_lake_readdir(fs->lake, path, collect_entry, d, &err);
+    free(path);
+    if (rc != PQ_OK) {
+        listing_free(d);
+        reply_error(req, &err);
+        return;
+    }
+    fi->fh = (uint64_t)(uintptr_t)d;
+    fi->cache_readdir = 0;
+    if (fuse_reply_open(req, fi) != 0) listing_free(d);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)ino;
+    dir_listing *d = (dir_listing *)(uintptr_t)fi->fh;
+    char *buf = malloc(size);
+    if (!buf) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    size_t used = 0;
+    /* Offsets: 1 = ".", 2 = "..", 2 + i + 1 = entry i. */
+    for (off_t i = off; (size_t)i < d->n + 2; i++) {
+        struct stat st;
+        memset(&st, 0, sizeof st);
+        const char *name;
+        if (i == 0) {
+            name = ".";
+            st.st_mode = S_IFDIR;
+        } else if (i == 1) {
+            name = "..";
+            st.st_mode = S_IFDIR;
+        } else {
+            name = d->names[i - 2];
+            st.st_mode = d->is_dir[i - 2] ? S_IFDIR : S_IFREG;
+        }
+        size_t need = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
+        if (need > size - used) break;
+        used += need;
+    }
+    fuse_reply_buf(req, buf, used);
+    free(buf);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    listing_free((dir_listing *)(uintptr_t)fi->fh);
+    fuse_reply_err(req, 0);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    pqfs_fs *fs = fs_of(req);
+    if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+        fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
+        return;
+    }
+    char *path = path_of(fs, ino);
+    if (!path) {
+        fuse_reply_err(req, ESTALE);
+        return;
+    }
+    pq_error err;
+    pq_error_clear(&err);
+    pq_lake_handle *h;
+    int rc = pq_lake_open_file(fs->lake, path, &h, &err);
+    free(path);
+    if (rc != PQ_OK) {
+        reply_error(req, &err);
+        return;
+    }
+    fi->fh = (uint64_t)(uintptr_t)h;
+    /* The size is unknown until the result is complete: every read must
+     * come to us, and the page cache must not keep old bytes. */
+    fi->direct_io = 1;
+    fi->keep_cache = 0;
+    fi->nonseekable = 0;
+    if (fuse_reply_open(req, fi) != 0) pq_lake_release(h);
+}
+
+typedef struct stop_ctx {
+    fuse_req_t req;
+    pqfs_fs *fs;
+} stop_ctx;
+
+/* A read gives up when the reader was interrupted or the mount is going. */
+static bool read_should_stop(void *p)
+{
+    stop_ctx *s = p;
+    return fuse_req_interrupted(s->req) || (s->fs->se && fuse_session_exited(s->fs->se));
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)ino;
+    pqfs_fs *fs = fs_of(req);
+    pq_lake_handle *h = (pq_lake_handle *)(uintptr_t)fi->fh;
+    char *buf = malloc(size ? size : 1);
+    if (!buf) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    size_t got = 0;
+    pq_error err;
+    pq_error_clear(&err);
+    stop_ctx sc = {req, fs};
+    /* Fill the whole request when the bytes exist: short reads only at the end. */
+    int rc = PQ_OK;
+    while (got < size) {
+        size_t n;
+        rc = pq_lake_read(h, buf + got, size - got, (uint64_t)off + got, &n, read_should_stop, &sc, &err);
+        if (rc != PQ_OK || n == 0) break;
+        got += n;
+    }
+    if (rc != PQ_OK && got == 0) reply_error(req, &err);
+    else fuse_reply_buf(req, buf, got);
+    free(buf);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    pq_lake_release((pq_lake_handle *)(uintptr_t)fi->fh);
+    fuse_reply_err(req, 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+    (void)ino;
+    struct statvfs st;
+    memset(&st, 0, sizeof st);
+    st.f_bsize = BLOCK_SIZE;
+    st.f_frsize = BLOCK_SIZE;
+    st.f_namemax = 4096;
+    fuse_reply_statfs(req, &st);
+}
+
+/* Writes come with the writer; until then the mount is read-only. */
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+    (void)parent, (void)name, (void)mode;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
+{
+    (void)parent, (void)name, (void)mode, (void)fi;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    (void)parent, (void)name;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
+                      unsigned int flags)
+{
+    (void)parent, (void)name, (void)newparent, (void)newname, (void)flags;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
+{
+    (void)ino, (void)attr, (void)to_set, (void)fi;
+    fuse_reply_err(req, EROFS);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+    .init = op_init,
+    .lookup = op_lookup,
+    .forget = op_forget,
+    .forget_multi = op_forget_multi,
+    .getattr = op_getattr,
+    .setattr = op_setattr,
+    .mkdir = op_mkdir,
+    .unlink = op_unlink,
+    .rmdir = op_unlink,
+    .rename = op_rename,
+    .open = op_open,
+    .read = op_read,
+    .release = op_release,
+    .opendir = op_opendir,
+    .readdir = op_readdir,
+    .releasedir = op_releasedir,
+    .statfs = op_statfs,
+    .create = op_create,
+};
+
+const struct fuse_lowlevel_ops *pqfs_fs_ops(void)
+{
+    return &ops;
+}
+
+pqfs_fs *pqfs_fs_new(pq_lake *lake, const pqfs_fs_opts *o)
+{
+    pqfs_fs *fs = calloc(1, sizeof *fs);
+    if (!fs) return NULL;
+    fs->lake = lake;
+    fs->o = *o;
+    fs->next_ino = FUSE_ROOT_ID + 1;
+    fs->mount_time = time(NULL);
+    pthread_mutex_init(&fs->mu, NULL);
+    return fs;
+}
+
+void pqfs_fs_set_session(pqfs_fs *fs, struct fuse_session *se)
+{
+    fs->se = se;
+}
+
+void pqfs_fs_free(pqfs_fs *fs)
+{
+    if (!fs) return;
+    for (int b = 0; b < INODE_BUCKETS; b++) {
+        inode *n = fs->by_ino[b];
+        while (n) {
+            inode *next = n->next_by_ino;
+            free(n->path);
+            free(n);
+            n = next;
+        }
+    }
+    pthread_mutex_destroy(&fs->mu);
+    free(fs);
+}

@@ -1,0 +1,216 @@
+/* pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]: mounts a Parquet lake.
+ * Configuration (config/), the lake (engine/lake.h), the FUSE adapter (fs.c). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "config.h"
+#include "fs.h"
+
+typedef struct logger {
+    bool foreground;
+    pqfs_log_level level;
+} logger;
+
+static void log_line(void *ctx, pq_log_level lv, const char *msg)
+{
+    logger *lg = ctx;
+    if ((int)lv > (int)lg->level) return;
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
+    if (lg->foreground) fprintf(stderr, "pqfs: %s: %s\n", names[lv], msg);
+    else syslog(prio[lv], "%s", msg);
+}
+
+/* Creates the cache directory (mode 0700) and removes what a previous mount left. */
+static int prepare_cache_dir(const char *dir, char *err, size_t cap)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp) {
+        snprintf(err, cap, "cache_dir %s: path too long", dir);
+        return -1;
+    }
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        mkdir(tmp, 0755);
+        *p = '/';
+    }
+    if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, cap, "cache_dir %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (chmod(tmp, 0700) != 0) {
+        snprintf(err, cap, "cache_dir %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    DIR *d = opendir(tmp);
+    if (!d) {
+        snprintf(err, cap, "cache_dir %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!strncmp(de->d_name, "result-", 7)) unlinkat(dirfd(d), de->d_name, 0);
+    }
+    closedir(d);
+    return 0;
+}
+
+static int open_store(const pqfs_config *c, pq_store **out, char *err, size_t cap)
+{
+    pq_error e;
+    pq_error_clear(&e);
+    if (!strncmp(c->source, "http://", 7) || !strncmp(c->source, "https://", 8) || !strncmp(c->source, "s3://", 5)) {
+        snprintf(err, cap, "%s: remote sources are not supported by this build yet", c->source);
+        return -1;
+    }
+    if (pq_store_local_new(c->source, out, &e) != PQ_OK) {
+        snprintf(err, cap, "%s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static pq_part_type part_type_of(pqfs_part_type t)
+{
+    switch (t) {
+    case PQFS_PART_INT64: return PQ_PART_INT64;
+    case PQFS_PART_DATE: return PQ_PART_DATE;
+    case PQFS_PART_STRING: return PQ_PART_STRING;
+    default: return PQ_PART_INFER;
+    }
+}
+
+int main(int argc, char **argv, char **envp)
+{
+    pqfs_config cfg;
+    pqfs_config_init(&cfg);
+    char err[2048];
+    int status = 1;
+    pq_lake *lake = NULL;
+    pqfs_fs *fs = NULL;
+    struct fuse_session *se = NULL;
+    struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+    pq_lake_table_decl *decls = NULL;
+    pq_part_decl **parts = NULL;
+
+    if (pqfs_config_from_args(&cfg, argc, argv, envp, err, sizeof err) != 0 ||
+        pqfs_config_validate(&cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "pqfs: %s\n", err);
+        fprintf(stderr, "usage: pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]\n");
+        pqfs_config_free(&cfg);
+        return 2;
+    }
+    logger lg = {.foreground = cfg.foreground, .level = cfg.log_level};
+    if (!cfg.foreground) openlog("pqfs", LOG_PID, LOG_DAEMON);
+
+    if (prepare_cache_dir(cfg.cache_dir, err, sizeof err) != 0) {
+        fprintf(stderr, "pqfs: %s\n", err);
+        goto out;
+    }
+    pq_store *store;
+    if (open_store(&cfg, &store, err, sizeof err) != 0) {
+        fprintf(stderr, "pqfs: %s\n", err);
+        goto out;
+    }
+    decls = calloc((size_t)cfg.n_tables + 1, sizeof *decls);
+    parts = calloc((size_t)cfg.n_tables + 1, sizeof *parts);
+    if (!decls || !parts) {
+        pq_store_destroy(store);
+        fprintf(stderr, "pqfs: out of memory\n");
+        goto out;
+    }
+    for (int i = 0; i < cfg.n_tables; i++) {
+        const pqfs_table_config *t = &cfg.tables[i];
+        parts[i] = calloc((size_t)t->n_partitions + 1, sizeof **parts);
+        if (!parts[i]) {
+            pq_store_destroy(store);
+            fprintf(stderr, "pqfs: out of memory\n");
+            goto out;
+        }
+        for (int p = 0; p < t->n_partitions; p++)
+            parts[i][p] = (pq_part_decl){t->partitions[p].name, part_type_of(t->partitions[p].type)};
+        decls[i] = (pq_lake_table_decl){t->name, parts[i], t->n_partitions};
+    }
+    pq_lake_opts lo = {
+        .store = store,
+        .metadata_ttl_ms = cfg.metadata_ttl_ms,
+        .threads = cfg.threads,
+        .cache_dir = cfg.cache_dir,
+        .cache_size = cfg.cache_size,
+        .tables = decls,
+        .n_tables = cfg.n_tables,
+        .log = log_line,
+        .log_ctx = &lg,
+    };
+    pq_error e;
+    pq_error_clear(&e);
+    if (pq_lake_open(&lo, &lake, &e) != PQ_OK) {
+        fprintf(stderr, "pqfs: %s: %s\n", cfg.source, e.msg);
+        goto out;
+    }
+    pqfs_fs_opts fo = {.entry_timeout = (double)cfg.metadata_ttl_ms / 1000.0, .read_only = cfg.read_only};
+    fs = pqfs_fs_new(lake, &fo);
+    if (!fs) {
+        fprintf(stderr, "pqfs: out of memory\n");
+        goto out;
+    }
+
+    /* FUSE options: ours, then the user's pass-through ones. */
+    char opts[4096];
+    char fsname[1024];
+    snprintf(fsname, sizeof fsname, "%s", cfg.source);
+    for (char *p = fsname; *p; p++)
+        if (*p == ',') *p = '_';
+    int n = snprintf(opts, sizeof opts, "fsname=%s,subtype=pqfs,max_read=1048576%s", fsname, cfg.read_only ? ",ro" : "");
+    for (int i = 0; i < cfg.n_fuse_opts && n > 0 && (size_t)n < sizeof opts; i++)
+        n += snprintf(opts + n, sizeof opts - (size_t)n, ",%s", cfg.fuse_opts[i]);
+    if (fuse_opt_add_arg(&args, argv[0]) || fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, opts)) {
+        fprintf(stderr, "pqfs: out of memory\n");
+        goto out;
+    }
+    se = fuse_session_new(&args, pqfs_fs_ops(), sizeof *pqfs_fs_ops(), fs);
+    if (!se) goto out;
+    pqfs_fs_set_session(fs, se);
+    if (fuse_set_signal_handlers(se) != 0) goto out;
+    if (fuse_session_mount(se, cfg.mountpoint) != 0) {
+        fuse_remove_signal_handlers(se);
+        goto out;
+    }
+    {
+        char msg[4200];
+        snprintf(msg, sizeof msg, "mounted %s on %s", cfg.source, cfg.mountpoint);
+        log_line(&lg, PQ_LOG_INFO, msg);
+    }
+    fuse_daemonize(cfg.foreground);
+    struct fuse_loop_config *lc = fuse_loop_cfg_create();
+    if (lc) {
+        fuse_loop_cfg_set_max_threads(lc, 64);
+        fuse_loop_cfg_set_idle_threads(lc, 8);
+    }
+    int rc = fuse_session_loop_mt(se, lc);
+    if (lc) fuse_loop_cfg_destroy(lc);
+    pq_lake_shutdown(lake);
+    fuse_session_unmount(se);
+    fuse_remove_signal_handlers(se);
+    log_line(&lg, PQ_LOG_INFO, "unmounted");
+    status = rc < 0 ? 1 : 0;
+out:
+    if (se) fuse_session_destroy(se);
+    fuse_opt_free_args(&args);
+    pqfs_fs_free(fs);
+    pq_lake_close(lake);
+    for (int i = 0; parts && i < cfg.n_tables; i++) free(parts[i]);
+    free(parts);
+    free(decls);
+    pqfs_config_free(&cfg);
+    if (!lg.foreground) closelog();
+    return status;
+}
