@@ -335,6 +335,7 @@ int pq_x_kernel_constant(const pq_expr *e)
 /* ------------------------------------------------------------------ evaluation context */
 
 typedef struct vec {
+    int32_t m;                 /* index mask: -1, or 0 for a constant (one element) */
     uint8_t *null;             /* 1: NULL */
     union {
         int64_t *i;            /* INT, DATE (days), TIME (ns) */
@@ -352,6 +353,7 @@ typedef struct ctx {
     pq_error *err;
     int32_t n_cols;
     const int32_t **rowmap;    /* per column: dense value index per row, -1 for NULL */
+    uint8_t *checked;          /* per column: batch validated */
     const int32_t *identity;
 } ctx;
 
@@ -363,50 +365,65 @@ static void *scratch(ctx *c, size_t elem, int32_t count)
     return p;
 }
 
-/* Row -> dense value index of column i, built once per call. */
-static const int32_t *rowmap(ctx *c, const pq_expr *col)
+/* The batch of a column, checked once per call: enough rows, and values
+ * for every non-null row (so no loop below reads past them). */
+static const pq_col_batch *column_batch(ctx *c, const pq_expr *col)
 {
     int32_t i = col->column;
-    if (i < c->n_cols && c->rowmap[i])
-        return c->rowmap[i];
     const pq_col_batch *b = c->batches && i < c->n_cols ? c->batches[i] : NULL;
     if (!b) {
         pq_fail(c->err, PQ_E_USAGE, "no batch for column '%s'", col->name);
         return NULL;
     }
+    if (c->checked[i])
+        return b;
     if (b->n_rows < c->n_rows) {
         pq_fail(c->err, PQ_E_CORRUPT, "column '%s': batch of %d rows, %d expected", col->name,
                 b->n_rows, c->n_rows);
         return NULL;
     }
-    const int32_t *map;
-    if (!b->def) {
-        if (b->n_values < c->n_rows) {
-            pq_fail(c->err, PQ_E_CORRUPT, "column '%s': %d values for %d rows", col->name,
-                    b->n_values, c->n_rows);
-            return NULL;
-        }
-        map = c->identity;
-    } else {
-        int32_t *m = scratch(c, sizeof *m, c->n_rows);
-        if (!m)
-            return NULL;
-        int32_t k = 0;
+    int32_t present = c->n_rows;
+    if (b->def) {
+        present = 0;
         uint16_t full = (uint16_t)col->col.def_level;
-        for (int32_t r = 0; r < c->n_rows; r++) {
-            bool present = b->def[r] == full;
-            m[r] = present ? k : -1;
-            k += present;
-        }
-        if (k > b->n_values) {
-            pq_fail(c->err, PQ_E_CORRUPT, "column '%s': %d non-null rows but %d values", col->name,
-                    k, b->n_values);
-            return NULL;
-        }
-        map = m;
+        for (int32_t r = 0; r < c->n_rows; r++)
+            present += b->def[r] == full;
     }
-    c->rowmap[i] = map;
-    return map;
+    if (present > b->n_values) {
+        pq_fail(c->err, PQ_E_CORRUPT, "column '%s': %d non-null rows but %d values", col->name,
+                present, b->n_values);
+        return NULL;
+    }
+    c->checked[i] = 1;
+    return b;
+}
+
+/* Row -> dense value index of a column (-1: NULL), built once per call and
+ * only for selections that skip rows. */
+static const int32_t *rowmap(ctx *c, const pq_expr *col)
+{
+    int32_t i = col->column;
+    const pq_col_batch *b = column_batch(c, col);
+    if (!b)
+        return NULL;
+    if (c->rowmap[i])
+        return c->rowmap[i];
+    if (!b->def) {
+        c->rowmap[i] = c->identity;
+        return c->identity;
+    }
+    int32_t *m = scratch(c, sizeof *m, c->n_rows);
+    if (!m)
+        return NULL;
+    int32_t k = 0;
+    uint16_t full = (uint16_t)col->col.def_level;
+    for (int32_t r = 0; r < c->n_rows; r++) {
+        bool present = b->def[r] == full;
+        m[r] = present ? k : -1;
+        k += present;
+    }
+    c->rowmap[i] = m;
+    return m;
 }
 
 static int overflow(ctx *c, const pq_expr *e, const char *what)
@@ -444,17 +461,75 @@ static __int128 be_at(const pq_bytes *v, int32_t k)
 
 /* ------------------------------------------------------------------ kernel evaluation */
 
+/* The rows of a selection with k, the index of the row's value.  A full
+ * selection walks the rows in order (k counts the non-null ones, or equals r
+ * for a required column: loops the compiler can vectorize); a partial one
+ * goes through the row map.  Expects n, sel, out, full, defs, level, map. */
 #define ROWS_LOOP(...)                                                                    \
-    for (int32_t i_ = 0; i_ < n; i_++) {                                                  \
-        int32_t r = sel[i_], k = map[r];                                                  \
-        if (k < 0) {                                                                      \
-            out[r] = TRI_N;                                                               \
-            continue;                                                                     \
+    do {                                                                                  \
+        if (full && !defs) {                                                              \
+            for (int32_t r = 0; r < n; r++) {                                             \
+                int32_t k = r;                                                            \
+                (void)k;                                                                  \
+                __VA_ARGS__                                                               \
+            }                                                                             \
+        } else if (full) {                                                                \
+            int32_t k = 0;                                                                \
+            for (int32_t r = 0; r < n; r++) {                                             \
+                if (defs[r] != level) {                                                   \
+                    out[r] = TRI_N;                                                       \
+                    continue;                                                             \
+                }                                                                         \
+                __VA_ARGS__                                                               \
+                k++;                                                                      \
+            }                                                                             \
+        } else {                                                                          \
+            for (int32_t i_ = 0; i_ < n; i_++) {                                          \
+                int32_t r = sel[i_], k = map[r];                                          \
+                if (k < 0) {                                                              \
+                    out[r] = TRI_N;                                                       \
+                    continue;                                                             \
+                }                                                                         \
+                __VA_ARGS__                                                               \
+            }                                                                             \
         }                                                                                 \
-        __VA_ARGS__                                                                       \
-    }
+    } while (0)
 
 #define SIGN(a, b) (((a) > (b)) - ((a) < (b)))
+
+/* One loop per operator: the condition becomes TRI_T (2) or TRI_F (0)
+ * without a branch. */
+#define COND_LOOP(T, COND)                                                                \
+    do {                                                                                  \
+        const T *v_ = values;                                                             \
+        ROWS_LOOP(T x = v_[k]; out[r] = (uint8_t)((COND) << 1););                         \
+    } while (0)
+
+#define CMP_LOOPS(T, LIT)                                                                 \
+    do {                                                                                  \
+        const T lit = (LIT);                                                              \
+        switch (kn->op) {                                                                 \
+        case PQ_OP_EQ: COND_LOOP(T, x == lit); break;                                     \
+        case PQ_OP_NE: COND_LOOP(T, x != lit); break;                                     \
+        case PQ_OP_LT: COND_LOOP(T, x < lit); break;                                      \
+        case PQ_OP_LE: COND_LOOP(T, x <= lit); break;                                     \
+        case PQ_OP_GT: COND_LOOP(T, x > lit); break;                                      \
+        case PQ_OP_GE: COND_LOOP(T, x >= lit); break;                                     \
+        }                                                                                 \
+    } while (0)
+
+/* Floating values against a non-NaN literal: NaN is greater than it. */
+#define DOUBLE_LOOPS(T)                                                                   \
+    do {                                                                                  \
+        switch (kn->op) {                                                                 \
+        case PQ_OP_EQ: COND_LOOP(T, x == lit); break;                                     \
+        case PQ_OP_NE: COND_LOOP(T, !(x == lit)); break;                                  \
+        case PQ_OP_LT: COND_LOOP(T, x < lit); break;                                      \
+        case PQ_OP_LE: COND_LOOP(T, x <= lit); break;                                     \
+        case PQ_OP_GT: COND_LOOP(T, !(x <= lit)); break;                                  \
+        case PQ_OP_GE: COND_LOOP(T, !(x < lit)); break;                                   \
+        }                                                                                 \
+    } while (0)
 
 /* The stored value k of a KM_DOUBLE column, converted as the CAST would. */
 static inline double double_at(const pq_kernel *kn, const void *values, int32_t k)
@@ -570,14 +645,20 @@ static int run_kernel(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, u
 {
     const pq_kernel *kn = e->kernel;
     const pq_expr *col = e->args[0]->kind == PQ_X_CAST ? e->args[0]->args[0] : e->args[0];
-    const int32_t *map = rowmap(c, col);
-    if (!map)
+    const pq_col_batch *b = column_batch(c, col);
+    if (!b)
         return PQ_ERR;
-    const void *values = c->batches[kn->column]->values;
+    bool full = n == c->n_rows; /* sel is every row, in order */
+    const uint16_t *defs = b->def;
+    uint16_t level = (uint16_t)col->col.def_level;
+    const int32_t *map = full ? NULL : rowmap(c, col);
+    if (!full && !map)
+        return PQ_ERR;
+    const void *values = b->values;
     if (kn->like) {
         const pq_bytes *v = values;
         uint8_t yes = kn->negated ? TRI_F : TRI_T, no = kn->negated ? TRI_T : TRI_F;
-        ROWS_LOOP(out[r] = like_fast(kn->shape, kn->needle, e->pattern, v[k]) ? yes : no;)
+        ROWS_LOOP(out[r] = like_fast(kn->shape, kn->needle, e->pattern, v[k]) ? yes : no;);
         return PQ_OK;
     }
     if (kn->in) {
@@ -585,74 +666,62 @@ static int run_kernel(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, u
         uint8_t no = kn->has_null ? TRI_N : kn->negated ? TRI_T : TRI_F;
         int32_t m = kn->n_set;
         switch (kn->mode) {
-        case KM_I32: ROWS_LOOP(out[r] = find_i32(kn->set, m, ((const int32_t *)values)[k]) ? yes : no;) break;
-        case KM_U32: ROWS_LOOP(out[r] = find_u32(kn->set, m, ((const uint32_t *)values)[k]) ? yes : no;) break;
-        case KM_I64: ROWS_LOOP(out[r] = find_i64(kn->set, m, ((const int64_t *)values)[k]) ? yes : no;) break;
-        case KM_U64: ROWS_LOOP(out[r] = find_u64(kn->set, m, ((const uint64_t *)values)[k]) ? yes : no;) break;
-        case KM_I128: ROWS_LOOP(out[r] = find_i128(kn->set, m, i128_at(kn, values, k)) ? yes : no;) break;
-        case KM_DOUBLE: ROWS_LOOP(out[r] = find_double(kn->set, m, double_at(kn, values, k)) ? yes : no;) break;
-        case KM_BYTES: ROWS_LOOP(out[r] = find_bytes(kn->set, m, ((const pq_bytes *)values)[k]) ? yes : no;) break;
-        case KM_BOOL: ROWS_LOOP(out[r] = find_bool(kn->set, m, ((const uint8_t *)values)[k] != 0) ? yes : no;) break;
+        case KM_I32: ROWS_LOOP(out[r] = find_i32(kn->set, m, ((const int32_t *)values)[k]) ? yes : no;); break;
+        case KM_U32: ROWS_LOOP(out[r] = find_u32(kn->set, m, ((const uint32_t *)values)[k]) ? yes : no;); break;
+        case KM_I64: ROWS_LOOP(out[r] = find_i64(kn->set, m, ((const int64_t *)values)[k]) ? yes : no;); break;
+        case KM_U64: ROWS_LOOP(out[r] = find_u64(kn->set, m, ((const uint64_t *)values)[k]) ? yes : no;); break;
+        case KM_I128: ROWS_LOOP(out[r] = find_i128(kn->set, m, i128_at(kn, values, k)) ? yes : no;); break;
+        case KM_DOUBLE: ROWS_LOOP(out[r] = find_double(kn->set, m, double_at(kn, values, k)) ? yes : no;); break;
+        case KM_BYTES: ROWS_LOOP(out[r] = find_bytes(kn->set, m, ((const pq_bytes *)values)[k]) ? yes : no;); break;
+        case KM_BOOL: ROWS_LOOP(out[r] = find_bool(kn->set, m, ((const uint8_t *)values)[k] != 0) ? yes : no;); break;
         }
         return PQ_OK;
     }
     if (kn->constant >= 0) {
         uint8_t v = kn->constant ? TRI_T : TRI_F;
-        ROWS_LOOP(out[r] = v;)
+        ROWS_LOOP(out[r] = v;);
         return PQ_OK;
     }
     const uint8_t *row = cmp_tri[kn->op];
     switch (kn->mode) {
-    case KM_I32: {
-        const int32_t *v = values;
-        int32_t lit = kn->lit.i32;
-        ROWS_LOOP(out[r] = row[SIGN(v[k], lit) + 1];)
-        break;
-    }
-    case KM_U32: {
-        const uint32_t *v = values;
-        uint32_t lit = kn->lit.u32;
-        ROWS_LOOP(out[r] = row[SIGN(v[k], lit) + 1];)
-        break;
-    }
-    case KM_I64: {
-        const int64_t *v = values;
-        int64_t lit = kn->lit.i64;
-        ROWS_LOOP(out[r] = row[SIGN(v[k], lit) + 1];)
-        break;
-    }
-    case KM_U64: {
-        const uint64_t *v = values;
-        uint64_t lit = kn->lit.u64;
-        ROWS_LOOP(out[r] = row[SIGN(v[k], lit) + 1];)
-        break;
-    }
+    case KM_I32: CMP_LOOPS(int32_t, kn->lit.i32); break;
+    case KM_U32: CMP_LOOPS(uint32_t, kn->lit.u32); break;
+    case KM_I64: CMP_LOOPS(int64_t, kn->lit.i64); break;
+    case KM_U64: CMP_LOOPS(uint64_t, kn->lit.u64); break;
     case KM_I128: {
         __int128 lit = kn->lit.x;
-        ROWS_LOOP(__int128 x = i128_at(kn, values, k); out[r] = row[SIGN(x, lit) + 1];)
+        ROWS_LOOP(__int128 x = i128_at(kn, values, k); out[r] = row[SIGN(x, lit) + 1];);
         break;
     }
     case KM_DOUBLE: {
         double lit = kn->lit.d;
-        if (kn->repr == PQ_R_DOUBLE && !isnan(lit)) {
-            const double *v = values;
-            /* NaN values: above every number (isnan check kept out of the common path) */
-            ROWS_LOOP(double x = v[k]; out[r] = x != x ? row[2] : row[SIGN(x, lit) + 1];)
+        if ((kn->repr == PQ_R_DOUBLE || kn->repr == PQ_R_FLOAT) && !isnan(lit)) {
+            /* IEEE comparisons plus NaN above every number */
+            if (kn->repr == PQ_R_DOUBLE)
+                DOUBLE_LOOPS(double);
+            else
+                DOUBLE_LOOPS(float);
         } else {
-            ROWS_LOOP(out[r] = row[pq_x_double_cmp(double_at(kn, values, k), lit) + 1];)
+            ROWS_LOOP(out[r] = row[pq_x_double_cmp(double_at(kn, values, k), lit) + 1];);
         }
         break;
     }
     case KM_BYTES: {
         const pq_bytes *v = values;
         pq_bytes lit = kn->lit.s;
-        ROWS_LOOP(out[r] = row[cmp_bytes(v[k], lit) + 1];)
+        if (kn->op == PQ_OP_EQ || kn->op == PQ_OP_NE) {
+            uint8_t yes = kn->op == PQ_OP_EQ ? TRI_T : TRI_F, no = TRI_T - yes;
+            ROWS_LOOP(out[r] = v[k].len == lit.len && (lit.len == 0 ||
+                               memcmp(v[k].ptr, lit.ptr, lit.len) == 0) ? yes : no;);
+        } else {
+            ROWS_LOOP(out[r] = row[cmp_bytes(v[k], lit) + 1];);
+        }
         break;
     }
     case KM_BOOL: {
         const uint8_t *v = values;
         int lit = kn->lit.b;
-        ROWS_LOOP(int x = v[k] != 0; out[r] = row[SIGN(x, lit) + 1];)
+        ROWS_LOOP(int x = v[k] != 0; out[r] = row[SIGN(x, lit) + 1];);
         break;
     }
     }
@@ -673,75 +742,101 @@ static int alloc_vec(ctx *c, pq_vtype t, vec *out)
     case PQ_V_STRING: elem = sizeof(pq_bytes); break;
     default: elem = sizeof(int64_t); break;
     }
+    out->m = -1;
     out->null = scratch(c, 1, c->n_rows);
     out->v.x = scratch(c, elem, c->n_rows);
     return out->null && out->v.x ? PQ_OK : PQ_ERR;
 }
 
+/* x * unit for TIME values, saturated (only corrupt values get near it). */
+static inline int64_t scale_time(int64_t x, int64_t unit)
+{
+    int64_t y;
+    if (__builtin_mul_overflow(x, unit, &y))
+        return x < 0 ? INT64_MIN : INT64_MAX;
+    return y;
+}
+
+/* Decodes the selected rows of a column into its value domain. */
+#define LOAD(T, ...)                                                                      \
+    do {                                                                                  \
+        const T *v = values;                                                              \
+        for (int32_t i = 0; i < n; i++) {                                                 \
+            int32_t r = sel[i], k = map[r];                                               \
+            out->null[r] = k < 0;                                                         \
+            if (k >= 0) {                                                                 \
+                __VA_ARGS__;                                                              \
+            }                                                                             \
+        }                                                                                 \
+    } while (0)
+
 static int load_column(ctx *c, const pq_expr *col, const int32_t *sel, int32_t n, vec *out)
 {
-    const int32_t *map = col->col.repr == PQ_R_NONE ? NULL : rowmap(c, col);
-    if (!map && col->col.repr != PQ_R_NONE)
-        return PQ_ERR;
-    PQ_TRY(alloc_vec(c, col->type, out));
     const pq_colinfo *ci = &col->col;
+    PQ_TRY(alloc_vec(c, col->type, out));
     if (ci->repr == PQ_R_NONE) {
         for (int32_t i = 0; i < n; i++)
             out->null[sel[i]] = 1;
         return PQ_OK;
     }
+    const int32_t *map = rowmap(c, col);
+    if (!map)
+        return PQ_ERR;
     const void *values = c->batches[col->column]->values;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t r = sel[i], k = map[r];
-        out->null[r] = k < 0;
-        if (k < 0)
-            continue;
-        int64_t stored = 0;
-        switch (ci->repr) {
-        case PQ_R_BOOL: out->v.t[r] = ((const uint8_t *)values)[k] ? TRI_T : TRI_F; continue;
-        case PQ_R_FLOAT: out->v.d[r] = ((const float *)values)[k]; continue;
-        case PQ_R_DOUBLE: out->v.d[r] = ((const double *)values)[k]; continue;
-        case PQ_R_HALF: out->v.d[r] = half_at(values, k); continue;
-        case PQ_R_INT96: out->v.x[r] = pq_x_int96_ns(((const pq_int96 *)values)[k].b); continue;
-        case PQ_R_BYTES: out->v.s[r] = ((const pq_bytes *)values)[k]; continue;
-        case PQ_R_DEC_BYTES: out->v.x[r] = be_at(values, k); continue;
-        case PQ_R_U64: out->v.x[r] = ((const uint64_t *)values)[k]; continue;
-        case PQ_R_I32: stored = ((const int32_t *)values)[k]; break;
-        case PQ_R_U32: stored = ((const uint32_t *)values)[k]; break;
-        case PQ_R_I64: stored = ((const int64_t *)values)[k]; break;
-        case PQ_R_NONE: break;
-        }
-        switch (ci->type) {
-        case PQ_V_DECIMAL: out->v.x[r] = stored; break;
-        case PQ_V_TIMESTAMP: out->v.x[r] = (__int128)stored * ci->unit; break;
-        case PQ_V_TIME: out->v.i[r] = stored * ci->unit; break;
-        default: out->v.i[r] = stored; break;
-        }
+    int64_t unit = ci->unit;
+    bool wide = ci->type == PQ_V_DECIMAL || ci->type == PQ_V_TIMESTAMP; /* into v.x */
+    switch (ci->repr) {
+    case PQ_R_NONE: break;
+    case PQ_R_BOOL: LOAD(uint8_t, out->v.t[r] = v[k] ? TRI_T : TRI_F); break;
+    case PQ_R_FLOAT: LOAD(float, out->v.d[r] = v[k]); break;
+    case PQ_R_DOUBLE: LOAD(double, out->v.d[r] = v[k]); break;
+    case PQ_R_HALF: LOAD(pq_bytes, out->v.d[r] = half_at(v, k)); break;
+    case PQ_R_INT96: LOAD(pq_int96, out->v.x[r] = pq_x_int96_ns(v[k].b)); break;
+    case PQ_R_BYTES: LOAD(pq_bytes, out->v.s[r] = v[k]); break;
+    case PQ_R_DEC_BYTES: LOAD(pq_bytes, out->v.x[r] = be_at(v, k)); break;
+    case PQ_R_U64: LOAD(uint64_t, out->v.x[r] = v[k]); break;
+    case PQ_R_U32: LOAD(uint32_t, out->v.i[r] = v[k]); break;
+    case PQ_R_I32:
+        if (wide) LOAD(int32_t, out->v.x[r] = v[k]);
+        else if (ci->type == PQ_V_TIME) LOAD(int32_t, out->v.i[r] = scale_time(v[k], unit));
+        else LOAD(int32_t, out->v.i[r] = v[k]);
+        break;
+    case PQ_R_I64:
+        if (ci->type == PQ_V_TIMESTAMP) LOAD(int64_t, out->v.x[r] = (__int128)v[k] * unit);
+        else if (wide) LOAD(int64_t, out->v.x[r] = v[k]);
+        else if (ci->type == PQ_V_TIME) LOAD(int64_t, out->v.i[r] = scale_time(v[k], unit));
+        else LOAD(int64_t, out->v.i[r] = v[k]);
+        break;
     }
     return PQ_OK;
 }
 
-static void literal_vec(const pq_expr *e, const int32_t *sel, int32_t n, vec *out)
+/* A literal as a one-element vector read through index mask 0. */
+static int literal_vec(ctx *c, const pq_expr *e, vec *out)
 {
+    int32_t rows = c->n_rows;
+    c->n_rows = 1;
+    int rc = alloc_vec(c, e->type, out);
+    c->n_rows = rows;
+    if (rc != PQ_OK)
+        return PQ_ERR;
+    out->m = 0;
     const pq_value *v = &e->value;
-    bool null = v->is_null || v->type == PQ_V_NULL;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t r = sel[i];
-        out->null[r] = null;
-        if (null)
-            continue;
-        switch (e->type) {
-        case PQ_V_BOOL: out->v.t[r] = v->u.b ? TRI_T : TRI_F; break;
-        case PQ_V_INT: out->v.i[r] = v->u.i; break;
-        case PQ_V_DATE: out->v.i[r] = v->u.date; break;
-        case PQ_V_TIME: out->v.i[r] = v->u.time_ns; break;
-        case PQ_V_DOUBLE: out->v.d[r] = v->u.d; break;
-        case PQ_V_DECIMAL: out->v.x[r] = v->u.dec.unscaled; break;
-        case PQ_V_TIMESTAMP: out->v.x[r] = v->u.ts_ns; break;
-        case PQ_V_STRING: out->v.s[r] = v->u.s; break;
-        case PQ_V_NULL: out->null[r] = 1; break;
-        }
+    out->null[0] = v->is_null || v->type == PQ_V_NULL;
+    if (out->null[0])
+        return PQ_OK;
+    switch (e->type) {
+    case PQ_V_BOOL: out->v.t[0] = v->u.b ? TRI_T : TRI_F; break;
+    case PQ_V_INT: out->v.i[0] = v->u.i; break;
+    case PQ_V_DATE: out->v.i[0] = v->u.date; break;
+    case PQ_V_TIME: out->v.i[0] = v->u.time_ns; break;
+    case PQ_V_DOUBLE: out->v.d[0] = v->u.d; break;
+    case PQ_V_DECIMAL: out->v.x[0] = v->u.dec.unscaled; break;
+    case PQ_V_TIMESTAMP: out->v.x[0] = v->u.ts_ns; break;
+    case PQ_V_STRING: out->v.s[0] = v->u.s; break;
+    case PQ_V_NULL: out->null[0] = 1; break;
     }
+    return PQ_OK;
 }
 
 static int eval_value(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, vec *out);
@@ -753,18 +848,18 @@ static int eval_cast(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, ve
     PQ_TRY(eval_value(c, x, sel, n, &a));
     PQ_TRY(alloc_vec(c, e->type, out));
     for (int32_t i = 0; i < n; i++) {
-        int32_t r = sel[i];
-        out->null[r] = a.null[r];
-        if (a.null[r])
+        int32_t r = sel[i], ra = r & a.m;
+        out->null[r] = a.null[ra];
+        if (a.null[ra])
             continue;
         switch (e->type) {
-        case PQ_V_DECIMAL: out->v.x[r] = a.v.i[r]; break; /* INT -> DECIMAL(scale 0) */
-        case PQ_V_TIMESTAMP: out->v.x[r] = (__int128)a.v.i[r] * NS_PER_DAY; break;
+        case PQ_V_DECIMAL: out->v.x[r] = a.v.i[ra]; break; /* INT -> DECIMAL(scale 0) */
+        case PQ_V_TIMESTAMP: out->v.x[r] = (__int128)a.v.i[ra] * NS_PER_DAY; break;
         case PQ_V_DOUBLE: {
             double d;
-            if (x->type == PQ_V_INT) d = e->f32 ? (double)(float)a.v.i[r] : (double)a.v.i[r];
-            else if (x->type == PQ_V_DECIMAL) d = pq_x_dec_to_double(a.v.x[r], x->scale);
-            else d = a.v.d[r];
+            if (x->type == PQ_V_INT) d = e->f32 ? (double)(float)a.v.i[ra] : (double)a.v.i[ra];
+            else if (x->type == PQ_V_DECIMAL) d = pq_x_dec_to_double(a.v.x[ra], x->scale);
+            else d = a.v.d[ra];
             out->v.d[r] = e->f32 ? pq_x_round_f32(d) : d;
             break;
         }
@@ -774,78 +869,82 @@ static int eval_cast(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, ve
     return PQ_OK;
 }
 
+/* The rows where both operands are non-null, x and y their values; the
+ * result is z (BODY may set out->null[r] instead, or `goto bad`). */
+#define ARITH_LOOP(T, FIELD, ...)                                                         \
+    for (int32_t i = 0; i < n; i++) {                                                     \
+        int32_t r = sel[i], ra = r & a.m, rb = r & b.m;                                   \
+        out->null[r] = a.null[ra] || b.null[rb];                                          \
+        if (out->null[r])                                                                 \
+            continue;                                                                     \
+        T x = a.v.FIELD[ra], y = b.v.FIELD[rb], z = 0;                                    \
+        (void)y;                                                                          \
+        __VA_ARGS__;                                                                      \
+        out->v.FIELD[r] = z;                                                              \
+    }
+
 static int eval_arith(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, vec *out)
 {
-    vec a, b = {0};
-    PQ_TRY(eval_value(c, e->args[0], sel, n, &a));
-    if (e->kind == PQ_X_ARITH)
-        PQ_TRY(eval_value(c, e->args[1], sel, n, &b));
-    PQ_TRY(alloc_vec(c, e->type, out));
+    vec a, b;
     bool unary = e->kind == PQ_X_NEG;
-    int32_t sa = e->args[0]->scale, sb = unary ? 0 : e->args[1]->scale;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t r = sel[i];
-        out->null[r] = a.null[r] || (!unary && b.null[r]);
-        if (out->null[r])
-            continue;
-        switch (e->type) {
-        case PQ_V_INT: {
-            int64_t x = a.v.i[r], y = unary ? 0 : b.v.i[r], z = 0;
-            bool bad = false;
-            if (unary) bad = __builtin_sub_overflow((int64_t)0, x, &z);
-            else if (e->op == PQ_OP_ADD) bad = __builtin_add_overflow(x, y, &z);
-            else if (e->op == PQ_OP_SUB) bad = __builtin_sub_overflow(x, y, &z);
-            else if (e->op == PQ_OP_MUL) bad = __builtin_mul_overflow(x, y, &z);
-            else if (y == 0) out->null[r] = 1; /* x % 0 is NULL */
-            else if (x == INT64_MIN && y == -1) bad = true;
-            else z = x % y;
-            if (bad)
-                return overflow(c, e, "integer");
-            out->v.i[r] = z;
-            break;
-        }
-        case PQ_V_DECIMAL: {
-            __int128 x = a.v.x[r], y = unary ? 0 : b.v.x[r], z = 0;
-            bool bad = false;
-            if (unary) {
-                z = -x;
-            } else if (e->op == PQ_OP_MUL) {
-                bad = __builtin_mul_overflow(x, y, &z);
-            } else {
-                bad = !pq_x_dec_rescale(x, sa, e->scale, &x) || !pq_x_dec_rescale(y, sb, e->scale, &y);
-                if (bad) {
-                } else if (e->op == PQ_OP_ADD) bad = __builtin_add_overflow(x, y, &z);
-                else if (e->op == PQ_OP_SUB) bad = __builtin_sub_overflow(x, y, &z);
-                else if (y == 0) out->null[r] = 1;
-                else z = x % y;
-            }
-            if (bad)
-                return overflow(c, e, "decimal");
-            out->v.x[r] = z;
-            break;
-        }
-        default: {
-            double x = a.v.d[r], y = unary ? 0 : b.v.d[r], z;
-            if (unary) z = -x;
-            else if (e->op == PQ_OP_ADD) z = x + y;
-            else if (e->op == PQ_OP_SUB) z = x - y;
-            else if (e->op == PQ_OP_MUL) z = x * y;
-            else z = fmod(x, y);
-            out->v.d[r] = e->f32 ? pq_x_round_f32(z) : z;
-            break;
-        }
-        }
+    PQ_TRY(eval_value(c, e->args[0], sel, n, &a));
+    if (unary) {
+        b = a; /* y unused; its NULLs are a's */
+    } else {
+        PQ_TRY(eval_value(c, e->args[1], sel, n, &b));
     }
-    return PQ_OK;
+    PQ_TRY(alloc_vec(c, e->type, out));
+    int32_t sa = e->args[0]->scale, sb = unary ? 0 : e->args[1]->scale, s = e->scale;
+    int op = unary ? -1 : e->op;
+    switch (e->type) {
+    case PQ_V_INT:
+        switch (op) {
+        case -1: ARITH_LOOP(int64_t, i, if (__builtin_sub_overflow((int64_t)0, x, &z)) goto bad); break;
+        case PQ_OP_ADD: ARITH_LOOP(int64_t, i, if (__builtin_add_overflow(x, y, &z)) goto bad); break;
+        case PQ_OP_SUB: ARITH_LOOP(int64_t, i, if (__builtin_sub_overflow(x, y, &z)) goto bad); break;
+        case PQ_OP_MUL: ARITH_LOOP(int64_t, i, if (__builtin_mul_overflow(x, y, &z)) goto bad); break;
+        default: /* x % 0 is NULL; INT64_MIN % -1 overflows (as in DuckDB) */
+            ARITH_LOOP(int64_t, i, if (y == 0) out->null[r] = 1; else if (x == INT64_MIN && y == -1) goto bad;
+                       else z = x % y);
+            break;
+        }
+        return PQ_OK;
+    case PQ_V_DECIMAL:
+        switch (op) {
+        case -1: ARITH_LOOP(__int128, x, z = -x); break;
+        case PQ_OP_MUL: ARITH_LOOP(__int128, x, if (__builtin_mul_overflow(x, y, &z)) goto bad); break;
+        default:
+            ARITH_LOOP(__int128, x,
+                       if (!pq_x_dec_rescale(x, sa, s, &x) || !pq_x_dec_rescale(y, sb, s, &y)) goto bad;
+                       if (op == PQ_OP_ADD) { if (__builtin_add_overflow(x, y, &z)) goto bad; }
+                       else if (op == PQ_OP_SUB) { if (__builtin_sub_overflow(x, y, &z)) goto bad; }
+                       else if (y == 0) out->null[r] = 1;
+                       else z = x % y);
+            break;
+        }
+        return PQ_OK;
+    default:
+        switch (op) {
+        case -1: ARITH_LOOP(double, d, z = -x); break;
+        case PQ_OP_ADD: ARITH_LOOP(double, d, z = x + y); break;
+        case PQ_OP_SUB: ARITH_LOOP(double, d, z = x - y); break;
+        case PQ_OP_MUL: ARITH_LOOP(double, d, z = x * y); break;
+        default: ARITH_LOOP(double, d, z = fmod(x, y)); break;
+        }
+        if (e->f32)
+            for (int32_t i = 0; i < n; i++)
+                out->v.d[sel[i]] = pq_x_round_f32(out->v.d[sel[i]]);
+        return PQ_OK;
+    }
+bad:
+    return overflow(c, e, e->type == PQ_V_INT ? "integer" : "decimal");
 }
 
 static int eval_value(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, vec *out)
 {
     switch (e->kind) {
     case PQ_X_LITERAL:
-        PQ_TRY(alloc_vec(c, e->type, out));
-        literal_vec(e, sel, n, out);
-        return PQ_OK;
+        return literal_vec(c, e, out);
     case PQ_X_COLUMN:
         return load_column(c, e, sel, n, out);
     case PQ_X_CAST:
@@ -865,17 +964,18 @@ static int eval_value(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, v
 }
 
 /* Sign of a[r] vs b[r] for vectors of type t (both non-null). */
-static inline int vec_cmp(pq_vtype t, const vec *a, int32_t sa, const vec *b, int32_t sb, int32_t r)
+static inline int vec_cmp(pq_vtype t, const vec *a, int32_t sa, int32_t ra, const vec *b, int32_t sb,
+                          int32_t rb)
 {
     switch (t) {
-    case PQ_V_DOUBLE: return pq_x_double_cmp(a->v.d[r], b->v.d[r]);
+    case PQ_V_DOUBLE: return pq_x_double_cmp(a->v.d[ra], b->v.d[rb]);
     case PQ_V_DECIMAL:
-        if (sa == sb) return SIGN(a->v.x[r], b->v.x[r]);
-        return pq_x_dec_cmp(a->v.x[r], sa, b->v.x[r], sb);
-    case PQ_V_TIMESTAMP: return SIGN(a->v.x[r], b->v.x[r]);
-    case PQ_V_STRING: return cmp_bytes(a->v.s[r], b->v.s[r]);
-    case PQ_V_BOOL: return SIGN(a->v.t[r], b->v.t[r]);
-    default: return SIGN(a->v.i[r], b->v.i[r]);
+        if (sa == sb) return SIGN(a->v.x[ra], b->v.x[rb]);
+        return pq_x_dec_cmp(a->v.x[ra], sa, b->v.x[rb], sb);
+    case PQ_V_TIMESTAMP: return SIGN(a->v.x[ra], b->v.x[rb]);
+    case PQ_V_STRING: return cmp_bytes(a->v.s[ra], b->v.s[rb]);
+    case PQ_V_BOOL: return SIGN(a->v.t[ra], b->v.t[rb]);
+    default: return SIGN(a->v.i[ra], b->v.i[rb]);
     }
 }
 
@@ -958,17 +1058,18 @@ static int eval_pred(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, ui
         const pq_expr *x = e->args[0];
         uint8_t is = e->negated ? TRI_F : TRI_T, isnt = e->negated ? TRI_T : TRI_F;
         if (x->kind == PQ_X_COLUMN && x->col.repr != PQ_R_NONE) {
-            const int32_t *map = rowmap(c, x);
-            if (!map)
+            const pq_col_batch *b = column_batch(c, x);
+            if (!b)
                 return PQ_ERR;
+            uint16_t level = (uint16_t)x->col.def_level;
             for (int32_t i = 0; i < n; i++)
-                out[sel[i]] = map[sel[i]] < 0 ? is : isnt;
+                out[sel[i]] = b->def && b->def[sel[i]] != level ? is : isnt;
             return PQ_OK;
         }
         vec a;
         PQ_TRY(eval_value(c, x, sel, n, &a));
         for (int32_t i = 0; i < n; i++)
-            out[sel[i]] = a.null[sel[i]] ? is : isnt;
+            out[sel[i]] = a.null[sel[i] & a.m] ? is : isnt;
         return PQ_OK;
     }
     default: {
@@ -977,7 +1078,7 @@ static int eval_pred(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, ui
         PQ_TRY(eval_value(c, e, sel, n, &a));
         for (int32_t i = 0; i < n; i++) {
             int32_t r = sel[i];
-            out[r] = a.null[r] ? TRI_N : a.v.t[r];
+            out[r] = a.null[r & a.m] ? TRI_N : a.v.t[r & a.m];
         }
         return PQ_OK;
     }
@@ -993,7 +1094,8 @@ static int eval_pred(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, ui
         int32_t sa = x->scale, sb = e->args[1]->scale;
         for (int32_t i = 0; i < n; i++) {
             int32_t r = sel[i];
-            out[r] = a.null[r] || b.null[r] ? TRI_N : row[vec_cmp(x->type, &a, sa, &b, sb, r) + 1];
+            int32_t ra = r & a.m, rb = r & b.m;
+            out[r] = a.null[ra] || b.null[rb] ? TRI_N : row[vec_cmp(x->type, &a, sa, ra, &b, sb, rb) + 1];
         }
         return PQ_OK;
     }
@@ -1002,12 +1104,12 @@ static int eval_pred(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, ui
         uint8_t no = e->list_has_null ? TRI_N : e->negated ? TRI_T : TRI_F;
         for (int32_t i = 0; i < n; i++) {
             int32_t r = sel[i];
-            if (a.null[r]) {
+            if (a.null[r & a.m]) {
                 out[r] = TRI_N;
                 continue;
             }
             pq_value v;
-            vec_value(x->type, x->scale, &a, r, &v);
+            vec_value(x->type, x->scale, &a, r & a.m, &v);
             out[r] = list_contains(e, &v) ? yes : no;
         }
         return PQ_OK;
@@ -1015,10 +1117,11 @@ static int eval_pred(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, ui
     uint8_t yes = e->negated ? TRI_F : TRI_T, no = e->negated ? TRI_T : TRI_F;
     for (int32_t i = 0; i < n; i++) {
         int32_t r = sel[i];
-        if (a.null[r])
+        int32_t ra = r & a.m;
+        if (a.null[ra])
             out[r] = TRI_N;
         else
-            out[r] = like_match(a.v.s[r].ptr, a.v.s[r].len, e->pattern.ptr, e->pattern.len) ? yes : no;
+            out[r] = like_match(a.v.s[ra].ptr, a.v.s[ra].len, e->pattern.ptr, e->pattern.len) ? yes : no;
     }
     return PQ_OK;
 }
@@ -1048,19 +1151,28 @@ int pq_expr_filter(const pq_expr *e, const pq_col_batch *const *batches, int32_t
     }
     ctx c = {.batches = batches, .n_rows = n_rows, .arena = scratch_arena, .err = err};
     c.n_cols = max_column(e) + 1;
-    int32_t *sel = scratch(&c, sizeof *sel, n_rows);
     int32_t *identity = scratch(&c, sizeof *identity, n_rows);
     uint8_t *out = scratch(&c, 1, n_rows);
     c.rowmap = scratch(&c, sizeof *c.rowmap, c.n_cols);
-    if (!sel || !identity || !out || !c.rowmap)
+    c.checked = scratch(&c, 1, c.n_cols);
+    if (!identity || !out || !c.rowmap || !c.checked)
+        return PQ_ERR;
+    for (int32_t r = 0; r < n_rows; r++)
+        identity[r] = r;
+    c.identity = identity;
+    if (!only_kept) {
+        PQ_TRY(eval_pred(&c, e, identity, n_rows, out));
+        for (int32_t r = 0; r < n_rows; r++)
+            keep[r] = out[r] == TRI_T;
+        return PQ_OK;
+    }
+    int32_t *sel = scratch(&c, sizeof *sel, n_rows);
+    if (!sel)
         return PQ_ERR;
     int32_t n = 0;
-    for (int32_t r = 0; r < n_rows; r++) {
-        identity[r] = r;
-        if (!only_kept || keep[r])
+    for (int32_t r = 0; r < n_rows; r++)
+        if (keep[r])
             sel[n++] = r;
-    }
-    c.identity = identity;
     PQ_TRY(eval_pred(&c, e, sel, n, out));
     memset(keep, 0, (size_t)n_rows);
     for (int32_t i = 0; i < n; i++)

@@ -330,7 +330,10 @@ static void int_to_value(const pq_colinfo *c, int64_t v, pq_value *out)
     out->type = c->type;
     switch (c->type) {
     case PQ_V_DATE: out->u.date = (int32_t)v; break;
-    case PQ_V_TIME: out->u.time_ns = v * c->unit; break;
+    case PQ_V_TIME:
+        if (__builtin_mul_overflow(v, c->unit, &out->u.time_ns)) /* corrupt: saturate */
+            out->u.time_ns = v < 0 ? INT64_MIN : INT64_MAX;
+        break;
     case PQ_V_TIMESTAMP: out->u.ts_ns = (__int128)v * c->unit; break;
     case PQ_V_DECIMAL:
         out->u.dec.unscaled = v;
