@@ -165,12 +165,12 @@ static size_t fmt_int96(const pq_int96 *v, char *w)
     int64_t nanos;
     memcpy(&nanos, v->b, 8);
     int64_t julian = load_le32(v->b + 8);
-    /* 2440588 is the Julian day of 1970-01-01.  Readers (DuckDB, Spark) show
-     * INT96 with microsecond precision. */
-    __int128 total = ((__int128)(julian - 2440588) * 86400000000000LL + nanos);
-    __int128 micros = total / 1000;
-    if (total % 1000 < 0) micros -= 1;
-    if (micros > INT64_MAX || micros < INT64_MIN) micros = 0;
+    /* 2440588 is the Julian day of 1970-01-01.  Readers show INT96 with
+     * microsecond precision.  The sum wraps in 64 bits as in Spark, which
+     * writes timestamps beyond the nanosecond range that way (its reader
+     * wraps them back): see int96_from_spark.md in parquet-testing. */
+    int64_t micro = nanos / 1000 - (nanos % 1000 < 0);
+    uint64_t micros = (uint64_t)(julian - 2440588) * 86400000000ull + (uint64_t)micro;
     return pq_fmt_timestamp((int64_t)micros, 6, w);
 }
 
