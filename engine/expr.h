@@ -59,11 +59,16 @@ typedef struct pq_value {
 
 /* Decodes one PLAIN-encoded value of a column's physical type (a statistics
  * min/max, a page index bound, a dictionary entry) into the column's value
- * domain.  Returns -1 when the bytes do not fit the type (wrong length...). */
+ * domain.  Returns -1 when the bytes do not fit the type (wrong length...),
+ * leaving *out untouched.  A STRING value points into `p`.  Domains: UINT64
+ * is DECIMAL(scale 0); FLOAT and FLOAT16 are DOUBLE; INT96 is a TIMESTAMP in
+ * whole microseconds (as the CSV output and DuckDB show it). */
 int pq_value_from_plain(const pq_node *col, const uint8_t *p, size_t len, pq_value *out);
 
 /* Total order used by comparisons and pruning: -1, 0, 1.  Both non-null,
- * same vtype.  Doubles: -0.0 == 0.0, NaN equal to NaN and above everything. */
+ * same vtype (INT with DECIMAL and DATE with TIMESTAMP also compare exactly;
+ * decimals of any scales).  Doubles: -0.0 == 0.0, NaN equal to NaN and above
+ * everything. */
 int pq_value_cmp(const pq_value *a, const pq_value *b);
 
 /* ------------------------------------------------------------------ expressions */
@@ -94,26 +99,34 @@ typedef enum pq_tri {
 } pq_tri;
 pq_tri pq_expr_constant(const pq_expr *e);
 
-/* The columns an expression reads (indexes into cols), in ascending order. */
+/* The columns an expression reads (indexes into cols), in ascending order:
+ * returns their number and stores at most max. */
 int pq_expr_columns(const pq_expr *e, int *out, int max);
 
-/* Top-level AND conjuncts; returns their number (<= max).  A single
- * non-AND expression is one conjunct. */
+/* Top-level AND conjuncts; returns their number and stores at most max of
+ * them (a result above max means some were not stored).  A single non-AND
+ * expression is one conjunct. */
 int pq_expr_conjuncts(const pq_expr *e, const pq_expr **out, int max);
 
 /* When conjunct `e` is `col = literal` or `col IN (literals)` on one column,
  * returns the column index and fills `values` (up to max; NULL literals in an
  * IN list are dropped — they never make a row TRUE); returns -1 otherwise or
  * when there are more than max values.  Used by the dictionary and bloom
- * filter rungs. */
+ * filter rungs.  Values are in the column's value domain; ones no value of the
+ * column can equal (1.5 for an integer column) are left out, so 0 values with
+ * a column index means no row matches.  Also -1 where one value has several
+ * encodings a hash would tell apart: a floating 0 or NaN, INT96 columns, and
+ * comparisons made in DOUBLE on a non-floating column. */
 int pq_expr_equality_values(const pq_expr *e, pq_value *values, int max, int *n_values);
 
 /* Encodes a value as the column's PLAIN bytes (what a bloom filter hashes and
  * what a dictionary holds): INT32 4 bytes LE, INT64 8, FLOAT/DOUBLE IEEE bits,
  * BYTE_ARRAY raw bytes, FIXED_LEN_BYTE_ARRAY big-endian decimals padded to
- * type_length...  Returns the length, or -1 when the value has no exact
- * representation in that column (e.g. 1.5 for an INT32 column: no row can
- * equal it). */
+ * type_length (BYTE_ARRAY decimals in their shortest form), BOOLEAN one byte...
+ * Returns the length, or -1 when the value has no exact representation in
+ * that column (e.g. 1.5 for an INT32 column: no row can equal it), or -2 when
+ * that cannot be told here (another type, NULL, an INTERVAL column) or `cap`
+ * is too small. */
 int pq_value_to_plain(const pq_node *col, const pq_value *v, uint8_t *buf, size_t cap);
 
 /* ------------------------------------------------------------------ evaluation */
@@ -123,8 +136,16 @@ int pq_value_to_plain(const pq_node *col, const pq_value *v, uint8_t *buf, size_
  * values as produced by the column reader).  keep[r] is set to 1 when the
  * predicate is TRUE for row r, 0 when FALSE or NULL.  Only rows with
  * keep[r] != 0 on input are evaluated when `only_kept` is set (others stay 0).
- * Errors: integer overflow in arithmetic ("integer overflow in amount * 1000").
- * No allocation per row; scratch is taken from `arena` once per call. */
+ * AND/OR stop evaluating a row once it is decided, so a later operand never
+ * fails on a row an earlier one rejected.
+ * Errors: integer overflow in arithmetic ("integer overflow in amount * 1000"),
+ * PQ_E_CORRUPT for a batch with fewer values than non-null rows.
+ * No allocation per row; scratch is taken from `arena` once per call: about
+ * 6 bytes per row, plus 5 per row for each column read after a conjunct has
+ * dropped rows, plus 9-17 per row for each node the fast paths do not cover
+ * (arithmetic, column-to-column comparisons).  A scratch arena whose block
+ * holds that lets pq_arena_reset reuse it from batch to batch.  Safe to call
+ * from several threads on one expression (with separate arenas). */
 int pq_expr_filter(const pq_expr *e, const pq_col_batch *const *batches, int32_t n_rows,
                    uint8_t *keep, bool only_kept, pq_arena *scratch, pq_error *err);
 

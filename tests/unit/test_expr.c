@@ -1519,8 +1519,8 @@ int main(void)
     test_api();
     test_prune();
     setup_pools();
-    test_random(12000);
-    test_garbage(12000);
+    test_random(9000);
+    test_garbage(8000);
     test_like(400);
     pq_arena_free(&arena);
     return check_report();
