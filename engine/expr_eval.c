@@ -567,6 +567,12 @@ static inline __int128 i128_at(const pq_kernel *kn, const void *values, int32_t 
 #define DEFINE_SEARCH(NAME, T, SIGNF)                                                     \
     static inline bool NAME(const T *a, int32_t n, T x)                                   \
     {                                                                                     \
+        if (n <= 8) { /* short lists: a scan without unpredictable branches */            \
+            bool found = false;                                                           \
+            for (int32_t i = 0; i < n; i++)                                               \
+                found |= SIGNF(a[i], x) == 0;                                             \
+            return found;                                                                 \
+        }                                                                                 \
         int32_t lo = 0, hi = n;                                                           \
         while (lo < hi) {                                                                 \
             int32_t mid = lo + (hi - lo) / 2;                                             \
