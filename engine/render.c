@@ -69,31 +69,49 @@ pq_cell_format pq_cell_format_of(const pq_node *n)
 /* Bytes that force a CSV field to be quoted. */
 static const uint8_t csv_special[256] = {[','] = 1, ['"'] = 1, ['\n'] = 1, ['\r'] = 1};
 
+/* Whether any byte of v equals the byte replicated in `pattern` (exact). */
+static inline uint64_t has_byte(uint64_t v, uint64_t pattern)
+{
+    uint64_t x = v ^ pattern;
+    return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+}
+
+/* Whether the text holds a byte that needs quoting, 8 bytes at a time. */
+static inline bool needs_quoting(const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, 8);
+        if (has_byte(v, 0x2c2c2c2c2c2c2c2cull) | has_byte(v, 0x2222222222222222ull) |
+            has_byte(v, 0x0a0a0a0a0a0a0a0aull) | has_byte(v, 0x0d0d0d0d0d0d0d0dull))
+            return true;
+    }
+    for (; i < n; i++)
+        if (csv_special[p[i]]) return true;
+    return false;
+}
+
+/* Writes one CSV field; w has room for 2 * n + 2 bytes. */
+static char *write_csv_string(char *w, const uint8_t *s, size_t n)
+{
+    if (n && !needs_quoting(s, n)) {
+        memcpy(w, s, n);
+        return w + n;
+    }
+    *w++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') *w++ = '"';
+        *w++ = (char)s[i];
+    }
+    *w++ = '"';
+    return w;
+}
+
 int pq_csv_field(const char *s, size_t n, pq_buf *out)
 {
-    bool quote = n == 0;
-    size_t quotes = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = (uint8_t)s[i];
-        if (csv_special[c]) {
-            quote = true;
-            quotes += c == '"';
-        }
-    }
-    if (!quote) return pq_buf_append(out, s, n);
-    if (pq_buf_reserve(out, n + quotes + 2)) return -1;
-    char *w = out->data + out->len;
-    *w++ = '"';
-    if (!quotes) {
-        memcpy(w, s, n);
-        w += n;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            if (s[i] == '"') *w++ = '"';
-            *w++ = s[i];
-        }
-    }
-    *w++ = '"';
+    if (pq_buf_reserve(out, 2 * n + 2)) return -1;
+    char *w = write_csv_string(out->data + out->len, (const uint8_t *)s, n);
     out->len = (size_t)(w - out->data);
     return 0;
 }
@@ -102,16 +120,12 @@ static const char hexdig[] = "0123456789ABCDEF";
 static const char hexlow[] = "0123456789abcdef";
 
 /* Binary as text: printable ASCII except \ " ' as is, everything else \xHH
- * (DuckDB's blob text, which the canonical CSV follows).
- * The result never needs CSV quote doubling; it is quoted when it holds a
- * comma or is empty. */
-static int binary_text(const uint8_t *p, size_t n, bool csv, pq_buf *out)
+ * (DuckDB's blob text, which the canonical CSV follows).  The result never
+ * needs CSV quote doubling; in CSV it is quoted when it holds a comma or is
+ * empty.  w has room for 4 * n + 2 bytes. */
+static char *write_binary(char *w, const uint8_t *p, size_t n, bool csv)
 {
-    bool quote = csv && n == 0;
-    if (csv)
-        for (size_t i = 0; i < n && !quote; i++) quote = p[i] == ',';
-    if (pq_buf_reserve(out, n * 4 + 2)) return -1;
-    char *w = out->data + out->len;
+    bool quote = csv && (n == 0 || memchr(p, ',', n) != NULL);
     if (quote) *w++ = '"';
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
@@ -125,6 +139,13 @@ static int binary_text(const uint8_t *p, size_t n, bool csv, pq_buf *out)
         }
     }
     if (quote) *w++ = '"';
+    return w;
+}
+
+static int binary_text(const uint8_t *p, size_t n, bool csv, pq_buf *out)
+{
+    if (pq_buf_reserve(out, n * 4 + 2)) return -1;
+    char *w = write_binary(out->data + out->len, p, n, csv);
     out->len = (size_t)(w - out->data);
     return 0;
 }
@@ -258,30 +279,47 @@ static size_t fixed_text(const pq_cell_format *f, const void *values, size_t i, 
 
 #define FIXED_ROOM (PQ_FMT_MAX + 64)
 
-int pq_csv_cell(const pq_cell_format *f, const void *values, size_t i, pq_buf *out)
+/* Room one CSV cell can take. */
+static inline size_t cell_room(const pq_cell_format *f, const void *values, size_t i)
 {
     switch (f->kind) {
-    case PQ_CELL_NULL: return 0;
+    case PQ_CELL_STRING: return 2 * (size_t)((const pq_bytes *)values)[i].len + 2;
+    case PQ_CELL_BINARY: return 4 * (size_t)((const pq_bytes *)values)[i].len + 2;
+    case PQ_CELL_DECIMAL_BYTES: return pq_fmt_decimal_max(((const pq_bytes *)values)[i].len, f->scale) + 2;
+    default: return FIXED_ROOM;
+    }
+}
+
+/* Writes one cell; w has cell_room() bytes. */
+static inline char *write_cell(const pq_cell_format *f, const void *values, size_t i, char *w)
+{
+    switch (f->kind) {
+    case PQ_CELL_NULL: return w;
     case PQ_CELL_STRING: {
         const pq_bytes *b = &((const pq_bytes *)values)[i];
-        return pq_csv_field((const char *)b->ptr, b->len, out);
+        return write_csv_string(w, b->ptr, b->len);
     }
     case PQ_CELL_BINARY: {
         const pq_bytes *b = &((const pq_bytes *)values)[i];
-        return binary_text(b->ptr, b->len, true, out);
+        return write_binary(w, b->ptr, b->len, true);
     }
     case PQ_CELL_DECIMAL_BYTES: {
         const pq_bytes *b = &((const pq_bytes *)values)[i];
-        if (b->len == 0) return pq_buf_append(out, "0", 1);
-        if (pq_buf_reserve(out, pq_fmt_decimal_max(b->len, f->scale))) return -1;
-        out->len += pq_fmt_decimal_be(b->ptr, b->len, f->scale, out->data + out->len);
-        return 0;
+        if (b->len == 0) {
+            *w = '0';
+            return w + 1;
+        }
+        return w + pq_fmt_decimal_be(b->ptr, b->len, f->scale, w);
     }
-    default:
-        if (pq_buf_reserve(out, FIXED_ROOM)) return -1;
-        out->len += fixed_text(f, values, i, out->data + out->len);
-        return 0;
+    default: return w + fixed_text(f, values, i, w);
     }
+}
+
+int pq_csv_cell(const pq_cell_format *f, const void *values, size_t i, pq_buf *out)
+{
+    if (pq_buf_reserve(out, cell_room(f, values, i))) return -1;
+    out->len = (size_t)(write_cell(f, values, i, out->data + out->len) - out->data);
+    return 0;
 }
 
 static bool json_numeric(pq_cell_kind k)
@@ -531,15 +569,35 @@ int pq_csv_rows(const pq_out_col *cols, int n_cols, int32_t n_rows, const uint8_
             lcur += got;
         }
     }
+    /* Cells are written through a cursor; the buffer grows only when a
+     * cell might not fit (no per-cell function call for room). */
+    char *w = NULL, *end = NULL;
+#define ROOM(need)                                                                    \
+    do {                                                                              \
+        size_t need_ = (need);                                                        \
+        if (!w || (size_t)(end - w) < need_) {                                        \
+            if (w) out->len = (size_t)(w - out->data);                                \
+            if (pq_buf_reserve(out, need_ + 65536)) goto oom;                         \
+            w = out->data + out->len;                                                 \
+            end = out->data + out->cap;                                               \
+        }                                                                             \
+    } while (0)
+    ROOM(256);
     for (int32_t r = 0; r < n_rows && rc == PQ_OK; r++) {
         bool emit = !keep || keep[r];
         for (int j = 0; j < n_cols; j++) {
             col_state *s = &st[j];
-            if (emit && j && pq_buf_append(out, ",", 1)) goto oom;
+            if (emit && j) {
+                ROOM(1);
+                *w++ = ',';
+            }
             if (s->flat) {
                 const pq_col_batch *b = s->col->leaves;
                 if (b->def && b->def[r] != s->max_def) continue;
-                if (emit && pq_csv_cell(&s->fmt, b->values, (size_t)s->val, out)) goto oom;
+                if (emit) {
+                    ROOM(cell_room(&s->fmt, b->values, (size_t)s->val));
+                    w = write_cell(&s->fmt, b->values, (size_t)s->val, w);
+                }
                 s->val++;
             } else if (s->col->node) {
                 const leaf_cursor *top = &s->json.cur[0];
@@ -557,16 +615,24 @@ int pq_csv_rows(const pq_out_col *cols, int n_cols, int32_t n_rows, const uint8_
                     rc = PQ_ERR;
                     break;
                 }
-                if (emit && pq_csv_field(scratch.data, scratch.len, out)) goto oom;
-            } else if (emit && pq_buf_append(out, s->col->constant, s->col->constant_len)) {
-                goto oom;
+                if (emit) {
+                    ROOM(2 * scratch.len + 2);
+                    w = write_csv_string(w, (const uint8_t *)scratch.data, scratch.len);
+                }
+            } else if (emit) {
+                ROOM(s->col->constant_len);
+                memcpy(w, s->col->constant, s->col->constant_len);
+                w += s->col->constant_len;
             }
         }
         if (emit && rc == PQ_OK) {
-            if (pq_buf_append(out, "\n", 1)) goto oom;
-            if (row_ends) *row_ends++ = out->len;
+            ROOM(1);
+            *w++ = '\n';
+            if (row_ends) *row_ends++ = (size_t)(w - out->data);
         }
     }
+#undef ROOM
+    out->len = (size_t)(w - out->data);
     pq_buf_free(&scratch);
     free(heap);
     return rc;

@@ -332,6 +332,9 @@ static int emit_rows(unit_ctx *c, int32_t n, bool last, pq_error *err)
             c->row_ends = grown;
             ends = c->row_ends + c->n_row_ends;
         }
+        /* One allocation per chunk: growing by doubling would copy it. */
+        if (c->text.cap == 0 && pq_buf_reserve(&c->text, CHUNK_TARGET + CHUNK_TARGET / 2))
+            return pq_fail(err, PQ_E_NOMEM, "out of memory");
         PQ_TRY(pq_csv_rows(c->cols, s->q->n_out, n, NULL, &c->text, ends, err));
         c->n_row_ends += s->want_row_ends ? (size_t)n : 0;
         c->chunk_rows += n;
