@@ -13,13 +13,11 @@
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
-static uint64_t rnd(void)
+static uint64_t rnd(void) /* xorshift64 */
 {
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    return rng_state ^= rng_state << 17;
 }
 
 static uint64_t rnd_below(uint64_t n) { return n ? rnd() % n : 0; }
@@ -49,10 +47,7 @@ static void tb_put(tbuf *b, const void *p, size_t n)
 
 static void tb_byte(tbuf *b, uint8_t v) { tb_put(b, &v, 1); }
 
-static void tb_le32(tbuf *b, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) tb_byte(b, (uint8_t)(v >> (8 * i)));
-}
+static void tb_le32(tbuf *b, uint32_t v) { tb_put(b, &v, 4); /* little-endian host */ }
 
 static void tb_uleb(tbuf *b, uint64_t v)
 {
@@ -273,17 +268,30 @@ static size_t check_truncations(const page_case *c)
     return ok;
 }
 
+/* A random page of n values for any encoding and type, with what decoding it
+ * must give; everything is freed by gen_page_free. */
+typedef struct gen_page {
+    tbuf page, pool, dpage;
+    pq_arena arena;
+    pq_dict dict;
+    void *expect;
+    char what[96];
+    page_case c;
+} gen_page;
+
+/* defined with the test-side encoders below; gen_dict_n fixes the dictionary
+ * size of RLE_DICTIONARY pages (0: random) */
+static uint32_t gen_dict_n;
+static void gen_page_make(gen_page *g, pq_encoding enc, pq_phys type, int32_t tl, size_t n);
+static void gen_page_free(gen_page *g);
+
 /* ------------------------------------------------------------------ bit width */
 
 static void test_bit_width(void)
 {
-    CHECK_EQ_INT(pq_bit_width(0), 0);
-    CHECK_EQ_INT(pq_bit_width(1), 1);
-    CHECK_EQ_INT(pq_bit_width(2), 2);
-    CHECK_EQ_INT(pq_bit_width(3), 2);
-    CHECK_EQ_INT(pq_bit_width(255), 8);
-    CHECK_EQ_INT(pq_bit_width(256), 9);
-    CHECK_EQ_INT(pq_bit_width(UINT32_MAX), 32);
+    static const uint32_t max[] = {0, 1, 2, 3, 255, 256, UINT32_MAX};
+    static const int width[] = {0, 1, 2, 2, 8, 9, 32};
+    for (int i = 0; i < 7; i++) CHECK_EQ_INT(pq_bit_width(max[i]), width[i]);
 }
 
 /* ------------------------------------------------------------------ RLE hybrid */
@@ -320,6 +328,14 @@ static void test_rle_handwritten(void)
     /* a run value wider than the bit width is corrupt */
     static const uint8_t wide_value[] = {0x08, 0x09};
     CHECK_EQ_INT(pq_rle_init(&d, wide_value, sizeof wide_value, 3, &err), PQ_OK);
+    CHECK_EQ_INT(pq_rle_read_u32(&d, out, 1, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
+
+    /* fastparquet pads pages with zero bytes: a zero header ends the data */
+    static const uint8_t padded[] = {0x14, 0x05, 0, 0, 0, 0};
+    CHECK_EQ_INT(pq_rle_init(&d, padded, sizeof padded, 3, &err), PQ_OK);
+    CHECK_EQ_INT(pq_rle_read_u32(&d, out, 10, &err), PQ_OK);
+    CHECK_EQ_INT(out[9], 5);
     CHECK_EQ_INT(pq_rle_read_u32(&d, out, 1, &err), PQ_ERR);
     CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
 
@@ -389,23 +405,6 @@ static void test_rle_truncated_final_run(void)
         }
         tb_free(&b);
     }
-}
-
-/* fastparquet pads pages with zero bytes: a zero header ends the data. */
-static void test_rle_zero_padding(void)
-{
-    tbuf b = {0};
-    rle_put_run(&b, 5, 10, 3);
-    for (int i = 0; i < 6; i++) tb_byte(&b, 0);
-    pq_error err = {0};
-    pq_rle_dec d;
-    uint32_t out[11];
-    CHECK_EQ_INT(pq_rle_init(&d, b.d, b.len, 3, &err), PQ_OK);
-    CHECK_EQ_INT(pq_rle_read_u32(&d, out, 10, &err), PQ_OK);
-    CHECK_EQ_INT(out[9], 5);
-    CHECK_EQ_INT(pq_rle_read_u32(&d, out, 1, &err), PQ_ERR);
-    CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
-    tb_free(&b);
 }
 
 /* Every width: random hybrid pages read whole, in random chunks, and with
@@ -634,23 +633,16 @@ static const pq_phys all_types[] = {PQ_BOOLEAN, PQ_INT32, PQ_INT64, PQ_INT96,
 
 static void test_plain(void)
 {
+    static const size_t counts[] = {0, 1, 7, 8, 9, 64, 333};
     for (size_t t = 0; t < sizeof all_types / sizeof all_types[0]; t++) {
-        pq_phys type = all_types[t];
-        static const size_t counts[] = {0, 1, 7, 8, 9, 64, 333};
         for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
-            size_t n = counts[ci];
-            int32_t tl = type == PQ_FIXED_LEN_BYTE_ARRAY ? 1 + (int32_t)rnd_below(20) : 0;
-            void *expect = malloc(n * pq_value_size(type) + 1);
-            tbuf b = {0};
-            plain_page(&b, type, tl, n, expect);
-            char what[64];
-            snprintf(what, sizeof what, "PLAIN %s n=%zu", pq_phys_name(type), n);
-            page_case c = {what, PQ_ENC_PLAIN, type, tl, b.d, b.len, (uint32_t)n, NULL, expect};
-            check_page(&c);
-            size_t ok = check_truncations(&c);
-            if (type != PQ_BOOLEAN) CHECK_EQ_INT(ok, 0);
-            free(expect);
-            tb_free(&b);
+            int32_t tl = all_types[t] == PQ_FIXED_LEN_BYTE_ARRAY ? 1 + (int32_t)rnd_below(20) : 0;
+            gen_page g;
+            gen_page_make(&g, PQ_ENC_PLAIN, all_types[t], tl, counts[ci]);
+            check_page(&g.c);
+            size_t ok = check_truncations(&g.c);
+            if (all_types[t] != PQ_BOOLEAN) CHECK_EQ_INT(ok, 0);
+            gen_page_free(&g);
         }
     }
 
@@ -776,58 +768,21 @@ static void dict_indices_page(tbuf *b, const uint32_t *idx, size_t n, int bw)
 
 static void test_dictionary(void)
 {
-    pq_error err = {0};
+    static const uint32_t dict_sizes[] = {1, 2, 25, 300};
     for (size_t t = 0; t < sizeof all_types / sizeof all_types[0]; t++) {
-        pq_phys type = all_types[t];
-        static const uint32_t dict_sizes[] = {1, 2, 25, 300};
         for (size_t si = 0; si < sizeof dict_sizes / sizeof dict_sizes[0]; si++) {
-            uint32_t dn = dict_sizes[si];
-            int32_t tl = type == PQ_FIXED_LEN_BYTE_ARRAY ? 16 : 0;
-            const size_t esz = pq_value_size(type);
-            void *dict_expect = malloc(dn * esz);
-            tbuf dpage = {0};
-            plain_page(&dpage, type, tl, dn, dict_expect);
-            pq_arena arena;
-            pq_arena_init(&arena, 0);
-            pq_dict dict;
-            CHECK_EQ_INT(pq_dict_decode(&dict, type, tl, dpage.d, dpage.len, dn, &arena, &err),
-                         PQ_OK);
-            CHECK_EQ_INT(dict.n, dn);
-            CHECK(values_equal(type, dict.values, dict_expect, dn));
-
-            size_t n = 1 + rnd_below(2500);
-            int bw = pq_bit_width(dn - 1);
-            if (rnd() % 4 == 0) bw += (int)rnd_below((uint64_t)(33 - bw)); /* wider than needed */
-            uint32_t *idx = malloc(n * sizeof *idx);
-            size_t i = 0;
-            while (i < n) { /* long runs, short runs and scattered indices */
-                size_t r = rnd() % 5 == 0 ? 1 + rnd_below(200) : 1;
-                uint32_t v = (uint32_t)rnd_below(dn);
-                for (size_t k = 0; k < r && i < n; k++) idx[i++] = v;
-            }
-            uint8_t *expect = malloc(n * esz);
-            for (i = 0; i < n; i++)
-                memcpy(expect + i * esz, (uint8_t *)dict.values + idx[i] * esz, esz);
-            tbuf page = {0};
-            dict_indices_page(&page, idx, n, bw);
-            char what[80];
-            snprintf(what, sizeof what, "RLE_DICTIONARY %s dict %u n %zu bw %d",
-                     pq_phys_name(type), dn, n, bw);
-            page_case c = {what, PQ_ENC_RLE_DICTIONARY, type, tl, page.d, page.len,
-                           (uint32_t)n, &dict, expect};
-            check_page(&c);
-            if (si == 1) check_truncations(&c);
-            c.enc = PQ_ENC_PLAIN_DICTIONARY;
-            check_page(&c);
-
-            free(expect);
-            free(idx);
-            tb_free(&page);
-            pq_arena_free(&arena);
-            tb_free(&dpage);
-            free(dict_expect);
+            gen_page g;
+            gen_dict_n = dict_sizes[si];
+            gen_page_make(&g, PQ_ENC_RLE_DICTIONARY, all_types[t],
+                          all_types[t] == PQ_FIXED_LEN_BYTE_ARRAY ? 16 : 0, 1 + rnd_below(2500));
+            check_page(&g.c);
+            if (si == 1) check_truncations(&g.c);
+            g.c.enc = PQ_ENC_PLAIN_DICTIONARY;
+            check_page(&g.c);
+            gen_page_free(&g);
         }
     }
+    gen_dict_n = 0;
 }
 
 static void test_dictionary_errors(void)
@@ -904,31 +859,6 @@ static void test_dictionary_errors(void)
     CHECK_EQ_INT(pq_values_read(&d, out, 10, NULL, &err), PQ_ERR);
     CHECK_EQ_STR(err.msg, "dictionary index 0 out of range (dictionary has 0 values)");
     pq_arena_free(&arena);
-}
-
-/* ------------------------------------------------------------------ RLE booleans */
-
-static void test_rle_booleans(void)
-{
-    for (int iter = 0; iter < 20; iter++) {
-        size_t n = 1 + rnd_below(iter < 10 ? 40 : 3000);
-        uint32_t *v = malloc(n * sizeof *v);
-        uint8_t *expect = malloc(n);
-        gen_runs(v, n, 1);
-        for (size_t i = 0; i < n; i++) expect[i] = (uint8_t)v[i];
-        tbuf body = {0}, page = {0};
-        rle_encode_random(&body, v, n, 1);
-        tb_le32(&page, (uint32_t)body.len);
-        tb_put(&page, body.d, body.len);
-        page_case c = {"RLE BOOLEAN", PQ_ENC_RLE, PQ_BOOLEAN, 0, page.d, page.len, (uint32_t)n,
-                       NULL, expect};
-        check_page(&c);
-        if (iter < 4) check_truncations(&c);
-        tb_free(&page);
-        tb_free(&body);
-        free(expect);
-        free(v);
-    }
 }
 
 /* ------------------------------------------------------------------ DELTA_BINARY_PACKED */
@@ -1015,6 +945,17 @@ static void gen_ints(int64_t *v, size_t n, int pattern, bool int32)
     }
 }
 
+/* The typed output an INT32 or INT64 page of values v decodes to. */
+static void ints_expect(void *expect, const int64_t *v, size_t n, bool int32)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (int32)
+            ((int32_t *)expect)[i] = (int32_t)v[i];
+        else
+            ((int64_t *)expect)[i] = v[i];
+    }
+}
+
 /* Runs a DBP page for values v through check_page (INT32 or INT64). */
 static void dbp_check(const char *what, const int64_t *v, size_t n, bool int32, dbp_opts o,
                       bool truncations)
@@ -1022,12 +963,7 @@ static void dbp_check(const char *what, const int64_t *v, size_t n, bool int32, 
     tbuf b = {0};
     dbp_encode(&b, v, n, o);
     void *expect = malloc(n * 8 + 1);
-    for (size_t i = 0; i < n; i++) {
-        if (int32)
-            ((int32_t *)expect)[i] = (int32_t)v[i];
-        else
-            ((int64_t *)expect)[i] = v[i];
-    }
+    ints_expect(expect, v, n, int32);
     page_case c = {what, PQ_ENC_DELTA_BINARY_PACKED, int32 ? PQ_INT32 : PQ_INT64, 0, b.d, b.len,
                    (uint32_t)n, NULL, expect};
     check_page(&c);
@@ -1215,32 +1151,14 @@ static void test_delta_byte_arrays(void)
 {
     static const size_t counts[] = {1, 2, 9, 128, 129, 700};
     for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
-        for (int flba = 0; flba < 2; flba++) {
-            size_t n = counts[ci];
-            int32_t tl = flba ? 1 + (int32_t)rnd_below(12) : 0;
-            pq_phys type = flba ? PQ_FIXED_LEN_BYTE_ARRAY : PQ_BYTE_ARRAY;
-            tbuf pool = {0}, b = {0};
-            pq_bytes *v = malloc(n * sizeof *v);
-            gen_strings(v, n, tl, &pool);
-            char what[80];
-            if (!flba) {
-                dlba_encode(&b, v, n);
-                snprintf(what, sizeof what, "DELTA_LENGTH_BYTE_ARRAY n %zu", n);
-                page_case c = {what, PQ_ENC_DELTA_LENGTH_BYTE_ARRAY, type, 0, b.d, b.len,
-                               (uint32_t)n, NULL, v};
-                check_page(&c);
-                if (n < 200) CHECK_EQ_INT(check_truncations(&c), 0);
-                tb_free(&b);
-            }
-            dba_encode(&b, v, n, ci % 2 == 0);
-            snprintf(what, sizeof what, "DELTA_BYTE_ARRAY %s n %zu", pq_phys_name(type), n);
-            page_case c = {what, PQ_ENC_DELTA_BYTE_ARRAY, type, tl, b.d, b.len, (uint32_t)n, NULL,
-                           v};
-            check_page(&c);
-            if (n < 200) CHECK_EQ_INT(check_truncations(&c), 0);
-            tb_free(&b);
-            free(v);
-            tb_free(&pool);
+        for (int kind = 0; kind < 3; kind++) {
+            gen_page g;
+            gen_page_make(&g, kind ? PQ_ENC_DELTA_BYTE_ARRAY : PQ_ENC_DELTA_LENGTH_BYTE_ARRAY,
+                          kind == 2 ? PQ_FIXED_LEN_BYTE_ARRAY : PQ_BYTE_ARRAY,
+                          kind == 2 ? 1 + (int32_t)rnd_below(12) : 0, counts[ci]);
+            check_page(&g.c);
+            if (counts[ci] < 200) CHECK_EQ_INT(check_truncations(&g.c), 0);
+            gen_page_free(&g);
         }
     }
 
@@ -1374,6 +1292,112 @@ static void bss_encode(tbuf *b, const uint8_t *values, size_t n, size_t w)
         for (size_t i = 0; i < n; i++) tb_byte(b, values[i * w + k]);
 }
 
+/* ------------------------------------------------------------------ random pages */
+
+
+static void gen_page_make(gen_page *g, pq_encoding enc, pq_phys type, int32_t tl, size_t n)
+{
+    memset(g, 0, sizeof *g);
+    pq_arena_init(&g->arena, 0);
+    const size_t esz = pq_value_size(type);
+    g->expect = malloc(n * esz + 1);
+    const pq_dict *dict = NULL;
+    switch (enc) {
+    case PQ_ENC_PLAIN:
+        plain_page(&g->page, type, tl, n, g->expect);
+        break;
+    case PQ_ENC_RLE: {
+        uint32_t *v = malloc((n + 1) * sizeof *v);
+        gen_runs(v, n, 1);
+        for (size_t i = 0; i < n; i++) ((uint8_t *)g->expect)[i] = (uint8_t)v[i];
+        tbuf body = {0};
+        rle_encode_random(&body, v, n, 1);
+        tb_le32(&g->page, (uint32_t)body.len);
+        tb_put(&g->page, body.d, body.len);
+        tb_free(&body);
+        free(v);
+        break;
+    }
+    case PQ_ENC_RLE_DICTIONARY: {
+        uint32_t dn = gen_dict_n ? gen_dict_n : 1 + (uint32_t)rnd_below(rnd() % 2 ? 10 : 5000);
+        void *dvals = malloc(dn * esz);
+        plain_page(&g->dpage, type, tl, dn, dvals);
+        CHECK_EQ_INT(pq_dict_decode(&g->dict, type, tl, g->dpage.d, g->dpage.len, dn, &g->arena,
+                                    NULL), PQ_OK);
+        CHECK(g->dict.n == dn && values_equal(type, g->dict.values, dvals, dn));
+        dict = &g->dict;
+        uint32_t *idx = malloc((n + 1) * sizeof *idx);
+        gen_runs(idx, n, 32);
+        for (size_t i = 0; i < n; i++) idx[i] %= dn;
+        for (size_t i = 0; i < n; i++)
+            memcpy((uint8_t *)g->expect + i * esz, (uint8_t *)g->dict.values + idx[i] * esz, esz);
+        int bw = pq_bit_width(dn - 1);
+        if (rnd() % 4 == 0) bw += (int)rnd_below((uint64_t)(33 - bw)); /* wider than needed */
+        dict_indices_page(&g->page, idx, n, bw);
+        free(idx);
+        free(dvals);
+        break;
+    }
+    case PQ_ENC_DELTA_BINARY_PACKED: {
+        int64_t *v = malloc((n + 1) * sizeof *v);
+        bool int32 = type == PQ_INT32;
+        gen_ints(v, n, (int)rnd_below(6), int32);
+        dbp_opts o = dbp_shapes[rnd_below(sizeof dbp_shapes / sizeof dbp_shapes[0])];
+        o.wrap32 = int32 && rnd() % 2;
+        dbp_encode(&g->page, v, n, o);
+        ints_expect(g->expect, v, n, int32);
+        free(v);
+        break;
+    }
+    case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
+    case PQ_ENC_DELTA_BYTE_ARRAY:
+        gen_strings(g->expect, n, tl, &g->pool);
+        if (enc == PQ_ENC_DELTA_BYTE_ARRAY)
+            dba_encode(&g->page, g->expect, n, rnd() % 2);
+        else
+            dlba_encode(&g->page, g->expect, n);
+        break;
+    case PQ_ENC_BYTE_STREAM_SPLIT: {
+        size_t w = pq_phys_width(type, tl);
+        for (size_t i = 0; i < n * w; i++) tb_byte(&g->pool, (uint8_t)rnd());
+        bss_encode(&g->page, g->pool.d, n, w);
+        if (type == PQ_FIXED_LEN_BYTE_ARRAY) {
+            for (size_t i = 0; i < n; i++)
+                ((pq_bytes *)g->expect)[i] = (pq_bytes){g->pool.d + i * w, (uint32_t)w};
+        } else if (n) {
+            memcpy(g->expect, g->pool.d, n * w);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    snprintf(g->what, sizeof g->what, "%s %s(%d) n %zu", pq_encoding_name(enc),
+             pq_phys_name(type), (int)tl, n);
+    g->c = (page_case){g->what, enc, type, tl, g->page.d, g->page.len, (uint32_t)n, dict,
+                       g->expect};
+}
+
+static void gen_page_free(gen_page *g)
+{
+    pq_arena_free(&g->arena);
+    tb_free(&g->dpage);
+    tb_free(&g->pool);
+    tb_free(&g->page);
+    free(g->expect);
+}
+
+static void test_rle_booleans(void)
+{
+    for (int iter = 0; iter < 20; iter++) {
+        gen_page g;
+        gen_page_make(&g, PQ_ENC_RLE, PQ_BOOLEAN, 0, 1 + rnd_below(iter < 10 ? 40 : 3000));
+        check_page(&g.c);
+        if (iter < 4) check_truncations(&g.c);
+        gen_page_free(&g);
+    }
+}
+
 static void test_bss(void)
 {
     static const size_t counts[] = {1, 2, 7, 8, 100, 1001};
@@ -1386,30 +1410,11 @@ static void test_bss(void)
                  {PQ_FIXED_LEN_BYTE_ARRAY, 8}, {PQ_FIXED_LEN_BYTE_ARRAY, 16}};
     for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
         for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
-            pq_phys type = kinds[ki].type;
-            size_t n = counts[ci];
-            size_t w = pq_phys_width(type, kinds[ki].tl);
-            uint8_t *raw = malloc(n * w);
-            for (size_t i = 0; i < n * w; i++) raw[i] = (uint8_t)rnd();
-            tbuf b = {0};
-            bss_encode(&b, raw, n, w);
-            void *expect = raw;
-            pq_bytes *views = NULL;
-            if (type == PQ_FIXED_LEN_BYTE_ARRAY) {
-                views = malloc(n * sizeof *views);
-                for (size_t i = 0; i < n; i++) views[i] = (pq_bytes){raw + i * w, (uint32_t)w};
-                expect = views;
-            }
-            char what[80];
-            snprintf(what, sizeof what, "BYTE_STREAM_SPLIT %s(%zu) n %zu", pq_phys_name(type), w,
-                     n);
-            page_case c = {what, PQ_ENC_BYTE_STREAM_SPLIT, type, kinds[ki].tl, b.d, b.len,
-                           (uint32_t)n, NULL, expect};
-            check_page(&c);
-            if (n <= 100) CHECK_EQ_INT(check_truncations(&c), 0);
-            free(views);
-            free(raw);
-            tb_free(&b);
+            gen_page g;
+            gen_page_make(&g, PQ_ENC_BYTE_STREAM_SPLIT, kinds[ki].type, kinds[ki].tl, counts[ci]);
+            check_page(&g.c);
+            if (counts[ci] <= 100) CHECK_EQ_INT(check_truncations(&g.c), 0);
+            gen_page_free(&g);
         }
     }
     /* float values survive bit-exactly */
@@ -1460,103 +1465,13 @@ static void test_random_differential(void)
     };
     const size_t n_combos = sizeof combos / sizeof combos[0];
     for (int iter = 0; iter < 400; iter++) {
-        pq_encoding enc = combos[iter % n_combos].enc;
         pq_phys type = combos[iter % n_combos].type;
         size_t n = rnd() % 8 == 0 ? rnd_below(10) : rnd_below(4000);
         int32_t tl = type == PQ_FIXED_LEN_BYTE_ARRAY ? 1 + (int32_t)rnd_below(20) : 0;
-        const size_t esz = pq_value_size(type);
-        void *expect = malloc(n * esz + 1);
-        tbuf page = {0}, pool = {0}, dpage = {0};
-        pq_arena arena;
-        pq_arena_init(&arena, 0);
-        pq_dict dict;
-        const pq_dict *dict_p = NULL;
-
-        switch (enc) {
-        case PQ_ENC_PLAIN:
-            plain_page(&page, type, tl, n, expect);
-            break;
-        case PQ_ENC_RLE: {
-            uint32_t *v = malloc((n + 1) * sizeof *v);
-            gen_runs(v, n, 1);
-            for (size_t i = 0; i < n; i++) ((uint8_t *)expect)[i] = (uint8_t)v[i];
-            tbuf body = {0};
-            rle_encode_random(&body, v, n, 1);
-            tb_le32(&page, (uint32_t)body.len);
-            tb_put(&page, body.d, body.len);
-            tb_free(&body);
-            free(v);
-            break;
-        }
-        case PQ_ENC_RLE_DICTIONARY: {
-            uint32_t dn = 1 + (uint32_t)rnd_below(rnd() % 2 ? 10 : 5000);
-            void *dvals = malloc(dn * esz);
-            plain_page(&dpage, type, tl, dn, dvals);
-            CHECK_EQ_INT(pq_dict_decode(&dict, type, tl, dpage.d, dpage.len, dn, &arena, NULL),
-                         PQ_OK);
-            dict_p = &dict;
-            uint32_t *idx = malloc((n + 1) * sizeof *idx);
-            gen_runs(idx, n, 32);
-            for (size_t i = 0; i < n; i++) idx[i] %= dn;
-            for (size_t i = 0; i < n; i++)
-                memcpy((uint8_t *)expect + i * esz, (uint8_t *)dict.values + idx[i] * esz, esz);
-            dict_indices_page(&page, idx, n, pq_bit_width(dn - 1));
-            free(idx);
-            free(dvals);
-            break;
-        }
-        case PQ_ENC_DELTA_BINARY_PACKED: {
-            int64_t *v = malloc((n + 1) * sizeof *v);
-            bool int32 = type == PQ_INT32;
-            gen_ints(v, n, (int)rnd_below(6), int32);
-            dbp_opts o = dbp_shapes[rnd_below(sizeof dbp_shapes / sizeof dbp_shapes[0])];
-            o.wrap32 = int32 && rnd() % 2;
-            dbp_encode(&page, v, n, o);
-            for (size_t i = 0; i < n; i++) {
-                if (int32)
-                    ((int32_t *)expect)[i] = (int32_t)v[i];
-                else
-                    ((int64_t *)expect)[i] = v[i];
-            }
-            free(v);
-            break;
-        }
-        case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
-        case PQ_ENC_DELTA_BYTE_ARRAY:
-            gen_strings(expect, n, tl, &pool);
-            if (enc == PQ_ENC_DELTA_BYTE_ARRAY)
-                dba_encode(&page, expect, n, rnd() % 2);
-            else
-                dlba_encode(&page, expect, n);
-            break;
-        case PQ_ENC_BYTE_STREAM_SPLIT: {
-            size_t w = pq_phys_width(type, tl);
-            uint8_t *raw = malloc(n * w + 1);
-            for (size_t i = 0; i < n * w; i++) raw[i] = (uint8_t)rnd();
-            bss_encode(&page, raw, n, w);
-            if (type == PQ_FIXED_LEN_BYTE_ARRAY) {
-                tb_put(&pool, raw, n * w);
-                for (size_t i = 0; i < n; i++)
-                    ((pq_bytes *)expect)[i] = (pq_bytes){pool.d + i * w, (uint32_t)w};
-            } else {
-                memcpy(expect, raw, n * w);
-            }
-            free(raw);
-            break;
-        }
-        default:
-            break;
-        }
-        char what[96];
-        snprintf(what, sizeof what, "random %s %s n %zu (iteration %d)", pq_encoding_name(enc),
-                 pq_phys_name(type), n, iter);
-        page_case c = {what, enc, type, tl, page.d, page.len, (uint32_t)n, dict_p, expect};
-        check_page(&c);
-        pq_arena_free(&arena);
-        tb_free(&dpage);
-        tb_free(&pool);
-        tb_free(&page);
-        free(expect);
+        gen_page g;
+        gen_page_make(&g, combos[iter % n_combos].enc, type, tl, n);
+        check_page(&g.c);
+        gen_page_free(&g);
     }
 }
 
@@ -1565,7 +1480,6 @@ int main(void)
     test_bit_width();
     test_rle_handwritten();
     test_rle_truncated_final_run();
-    test_rle_zero_padding();
     test_rle_widths();
     test_rle_run_across_reads();
     test_bitpacked_levels();
