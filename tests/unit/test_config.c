@@ -830,6 +830,18 @@ static void test_command_line(void)
     check_fuse_opts(&c, fstab_opts, 1);
     pqfs_config_free(&c);
 
+    /* What /sbin/mount.fuse3 (libfuse 3.14) actually runs for that fstab line
+     * with x-systemd.automount and comment=: it drops _netdev, noauto, user
+     * and nofail itself, keeps the rest and adds dev,suid (as root). */
+    char *argv_helper[] = {"pqfs", fstab_ini, "/mnt/lake", "-o",
+                           "defaults,allow_other,x-systemd.automount,rw,threads=2,comment=x,dev,suid",
+                           NULL};
+    CHECK_EQ_INT(run(&c, argv_helper, no_env), 0);
+    CHECK_EQ_INT(c.threads, 2);
+    static const char *const helper_opts[] = {"allow_other", "dev", "suid"};
+    check_fuse_opts(&c, helper_opts, 3);
+    pqfs_config_free(&c);
+
     /* mount(8)-only options are dropped, ro is read_only and FUSE's, the rest
      * goes to FUSE unchanged (escapes included). */
     char *argv_opts[] = {"pqfs", "-o",
