@@ -272,12 +272,15 @@ static pq_expr *coerce_string(binder *b, const pq_expr *lit, const target *t)
     bool ok = false;
     switch (t->type) {
     case PQ_V_DATE: {
-        int64_t days, ns;
+        int64_t days;
+        __int128 ns, d128;
         if (nonblank && pq_parse_date(ts, tn, &days) == 0) {
             ok = true;
-        } else if (nonblank && pq_parse_timestamp_ns(ts, tn, &ns, NULL) == 0) {
-            days = (int64_t)pq_x_floor_div(ns, (int64_t)86400 * 1000000000);
-            ok = true;
+        } else if (nonblank && parse_timestamp_wide(ts, tn, &ns) == 0) {
+            /* wide: '2999-12-31 10:00' is a date past int64 nanoseconds */
+            d128 = pq_x_floor_div(ns, (__int128)86400 * 1000000000);
+            ok = d128 >= INT64_MIN && d128 <= INT64_MAX;
+            days = ok ? (int64_t)d128 : 0;
         }
         if (ok && (days < INT32_MIN || days > INT32_MAX)) ok = false;
         if (ok) v.u.date = (int32_t)days;
@@ -472,6 +475,18 @@ static int unify_operands(binder *b, pq_expr **ops, const bool *strlit, int n, t
     for (int i = 0; i < n; i++) {
         if (strlit[i])
             continue;
+        /* -9223372036854775808 is a DECIMAL by the way it is written; as an
+         * integer it keeps integer comparisons integer (as DuckDB's literals). */
+        const pq_value *v = &ops[i]->value;
+        if (ops[i]->kind == PQ_X_LITERAL && !v->is_null && v->type == PQ_V_DECIMAL &&
+            v->u.dec.scale == 0 && v->u.dec.unscaled >= INT64_MIN && v->u.dec.unscaled <= INT64_MAX) {
+            pq_value iv = {.type = PQ_V_INT, .u.i = (int64_t)v->u.dec.unscaled};
+            pq_expr *l = pq_x_literal(b->arena, &iv);
+            if (!l)
+                return pq_fail(b->err, PQ_E_NOMEM, "out of memory");
+            l->pos = ops[i]->pos;
+            ops[i] = l;
+        }
         PQ_TRY(usable(b, ops[i]));
         if (!first && !is_null_literal(ops[i]))
             first = ops[i];

@@ -136,6 +136,87 @@ static pq_expr *junction(norm *n, pq_xkind kind, pq_expr **items, int count)
 
 static pq_expr *norm_pred(norm *n, const pq_expr *e, bool negate);
 
+/* An integer literal (INT, or DECIMAL of scale 0 as UINT64 arithmetic is). */
+static bool integral_literal(const pq_expr *e, __int128 *v)
+{
+    if (e->kind != PQ_X_LITERAL || is_null_literal(e))
+        return false;
+    if (e->value.type == PQ_V_INT)
+        *v = e->value.u.i;
+    else if (e->value.type == PQ_V_DECIMAL && e->value.u.dec.scale == 0)
+        *v = e->value.u.dec.unscaled;
+    else
+        return false;
+    return true;
+}
+
+/* `x + c1 op c2` as `x op c2 - c1` (likewise x - c1, c1 - x, and x * c1 when
+ * c1 divides c2), on integers only: DuckDB's MoveConstantsRule, whose results
+ * (no overflow error from the arithmetic that is gone) the scan must match.
+ * It also turns such conditions into `column op literal`, which the fast
+ * paths and pruning understand.  Returns 1 with x, op, q when the rule
+ * applies, 0 when not, -1 when c1 does not divide c2 (x * c1 = c2 can never
+ * hold), -2 when q is beyond the type's range (x + c1 = c2 cannot either). */
+static int constant_move(const pq_expr *cmp, const pq_expr **x, pq_cmp_op *op, __int128 *q)
+{
+    const pq_expr *a = cmp->args[0];
+    __int128 c1, c2;
+    if (cmp->kind != PQ_X_CMP || a->kind != PQ_X_ARITH ||
+        !(a->type == PQ_V_INT || (a->type == PQ_V_DECIMAL && a->scale == 0)) ||
+        !integral_literal(cmp->args[1], &c2))
+        return 0;
+    int side = integral_literal(a->args[1], &c1) ? 1 : integral_literal(a->args[0], &c1) ? 0 : -1;
+    if (side < 0)
+        return 0;
+    *x = a->args[1 - side];
+    *op = (pq_cmp_op)cmp->op;
+    switch (a->op) {
+    case PQ_OP_ADD: *q = c2 - c1; break;
+    case PQ_OP_SUB:
+        *q = side == 1 ? c2 + c1 : c1 - c2;
+        if (side == 0)
+            *op = mirror(*op);
+        break;
+    case PQ_OP_MUL:
+        if (c1 == 0)
+            return 0;
+        if (c2 % c1 != 0)
+            return -1;
+        *q = c2 / c1;
+        if (c1 < 0)
+            *op = mirror(*op);
+        break;
+    default: return 0;
+    }
+    if (a->type == PQ_V_INT ? (*q < INT64_MIN || *q > INT64_MAX)
+                            : (*q <= -pq_x_pow10[38] || *q >= pq_x_pow10[38]))
+        return -2;
+    return 1;
+}
+
+static pq_expr *move_constant(norm *n, const pq_expr *cmp)
+{
+    const pq_expr *x;
+    pq_cmp_op op;
+    __int128 q;
+    if (constant_move(cmp, &x, &op, &q) != 1)
+        return NULL;
+    pq_value v = {.type = x->type};
+    if (x->type == PQ_V_INT)
+        v.u.i = (int64_t)q;
+    else
+        v.u.dec.unscaled = q;
+    pq_expr *c = pq_x_new(n->arena, PQ_X_CMP, PQ_V_BOOL, 2);
+    pq_expr *lit = pq_x_literal(n->arena, &v);
+    if (!c || !lit)
+        return fail_oom(n);
+    c->op = (uint8_t)op;
+    c->args[0] = (pq_expr *)x;
+    c->args[1] = lit;
+    c->pos = cmp->pos;
+    return c;
+}
+
 static pq_expr *norm_value(norm *n, const pq_expr *e)
 {
     switch (e->kind) {
@@ -211,6 +292,10 @@ static pq_expr *norm_pred(norm *n, const pq_expr *e, bool negate)
             c->args[1] = t;
             c->op = (uint8_t)mirror((pq_cmp_op)c->op);
         }
+        for (pq_expr *m; (m = move_constant(n, c)) != NULL;)
+            c = m;
+        if (n->failed)
+            return NULL;
         return fold(n, c);
     }
     case PQ_X_IS_NULL:
@@ -295,8 +380,20 @@ static pq_expr *simplify(norm *n, pq_expr *e)
             return e->negated ? make_bool(n, 0) : not_null(n, e->args[0]);
         return e;
     }
-    case PQ_X_CMP:
+    case PQ_X_CMP: {
+        /* x * c1 = c2 where c1 does not divide c2, or x + c1 = c2 where
+         * c2 - c1 is out of range: never equal; x * c1 != c2 then holds for
+         * every non-null x (DuckDB's rule again). */
+        const pq_expr *x;
+        pq_cmp_op op;
+        __int128 q;
+        int moved = constant_move(e, &x, &op, &q);
+        if (e->op == PQ_OP_EQ && moved < 0)
+            return make_bool(n, 0);
+        if (e->op == PQ_OP_NE && moved == -1)
+            return not_null(n, (pq_expr *)x);
         break;
+    }
     default:
         return e;
     }
