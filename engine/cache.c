@@ -145,27 +145,20 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         if (strcmp(e->dir, dir)) continue;
         if (now - e->fetched_ms <= cs->ttl_ms) {
             /* Copy out under the lock: the callback may list again. */
-            list_entry copy = {.n = e->n};
+            list_entry copy = {0};
             collect_ctx cc = {.e = &copy};
             for (int32_t i = 0; i < e->n && !cc.oom; i++) {
                 pq_dirent d = e->ents[i];
                 d.name = e->names[i];
                 collect(&cc, &d);
             }
-            copy.n = cc.oom ? 0 : copy.n;
             pthread_mutex_unlock(&cs->mu);
             if (cs->counters) atomic_fetch_add(&cs->counters->list_hits, 1);
-            if (cc.oom) {
-                for (int32_t i = 0; i < cc.cap && copy.names && i < copy.n; i++) free(copy.names[i]);
-                free(copy.names);
-                free(copy.ents);
-                return pq_fail(err, PQ_E_NOMEM, "out of memory");
-            }
-            replay(&copy, cb, ctx);
+            if (!cc.oom) replay(&copy, cb, ctx);
             for (int32_t i = 0; i < copy.n; i++) free(copy.names[i]);
             free(copy.names);
             free(copy.ents);
-            return PQ_OK;
+            return cc.oom ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
         }
         break;
     }

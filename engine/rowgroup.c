@@ -49,16 +49,15 @@ int pq_fetch_ranges(pq_file *f, const pq_byte_range *want, int32_t n_want, uint6
     }
     free(sorted);
     for (int32_t i = 0; i < m; i++) {
+        unsigned long long len = (unsigned long long)merged[i].len;
         if (merged[i].len > (uint64_t)SIZE_MAX / 2) {
             pq_free_ranges(merged, i);
-            return pq_fail(err, PQ_E_CORRUPT, "read of %llu bytes is too large",
-                           (unsigned long long)merged[i].len);
+            return pq_fail(err, PQ_E_CORRUPT, "read of %llu bytes is too large", len);
         }
         uint8_t *buf = malloc(merged[i].len ? (size_t)merged[i].len : 1);
         if (!buf) {
             pq_free_ranges(merged, i);
-            return pq_fail(err, PQ_E_NOMEM, "out of memory for %llu bytes",
-                           (unsigned long long)merged[i].len);
+            return pq_fail(err, PQ_E_NOMEM, "out of memory for %llu bytes", len);
         }
         if (pq_read_at(f, buf, (size_t)merged[i].len, merged[i].off, err) != PQ_OK) {
             free(buf);

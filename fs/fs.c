@@ -170,6 +170,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     (void)userdata;
     /* 1 MiB requests: libfuse derives the kernel's max_pages from max_write. */
     conn->max_write = BLOCK_SIZE;
+    conn->max_read = BLOCK_SIZE; /* must equal the max_read mount option */
     conn->max_readahead = BLOCK_SIZE;
     conn->want &= ~FUSE_CAP_ASYNC_READ;
 }
@@ -335,6 +336,8 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
             name = d->names[i - 2];
             st.st_mode = d->is_dir[i - 2] ? S_IFDIR : S_IFREG;
         }
+        /* readdir(3) skips entries with inode 0; the kernel ignores the number. */
+        st.st_ino = (ino_t)(i + 1);
         size_t need = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
         if (need > size - used) break;
         used += need;
