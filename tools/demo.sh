@@ -51,14 +51,46 @@ else
     node tools/gen_sample.mjs "$LAKE"
 fi
 
-# ---- what the demo shows (the FUSE mount will take over here) ----
-EVENTS=$LAKE/events/dt=2024-01-01/part-0.parquet
+# ---- the mount ----
+MNT=${PQFS_DEMO_MOUNT:-$ROOT/$BUILD/demo-mnt}
+CACHE=$ROOT/$BUILD/demo-cache
+mkdir -p "$MNT"
+if mountpoint -q "$MNT"; then fusermount3 -u "$MNT" || fusermount3 -uz "$MNT"; fi
+PQFS_PID=
+cleanup() {
+    if mountpoint -q "$MNT" 2>/dev/null; then fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" || true; fi
+    if [ -n "$PQFS_PID" ]; then kill "$PQFS_PID" 2>/dev/null || true; wait "$PQFS_PID" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-step "pqtool meta: the footer of one file"
-show "$PQTOOL" meta "$EVENTS"
+step "mount: pqfs $LAKE $MNT"
+"$BUILD/pqfs" "$LAKE" "$MNT" -f -o "cache_dir=$CACHE,metadata_ttl=5s" 2>"$BUILD/demo-pqfs.log" &
+PQFS_PID=$!
+for _ in $(seq 50); do mountpoint -q "$MNT" && break; sleep 0.1; done
+mountpoint -q "$MNT" || { echo "pqfs did not mount; its log:"; cat "$BUILD/demo-pqfs.log"; exit 1; }
 
-step "pqtool cat: the first rows as CSV"
-show_head 10 "$PQTOOL" cat "$EVENTS"
+cd "$MNT"
+step "the lake: one directory per table"
+show ls
+step "a table: its partition directories and the view files"
+show ls events
+show cat events/schema.txt
+step "the rows as CSV, streamed"
+show_head 4 cat events/data.csv
+step "a partition directory narrows the rows"
+show_head 3 cat events/dt=2024-01-02/data.csv
+show wc -l events/dt=2024-01-02/data.csv
+step "where= filters, select= projects, limit= stops early (components in any order)"
+show cat "events/where=amount > 1000 AND country IN ('DE','FR')/select=id,country,amount,dt/limit=5/data.csv"
+step "what was pruned to answer it"
+show cat "events/where=id BETWEEN 100000 AND 100100/select=id,amount/plan.txt"
+show cat "events/where=id BETWEEN 100000 AND 100100/select=id,amount/limit=3/data.csv"
+step "counters"
+show_head 12 cat .pqfs/stats
+cd "$ROOT"
 
-step "pqtool cat --select on the users table"
-show_head 6 "$PQTOOL" cat "$LAKE/users/part-0.parquet" --select user_id,name,plan
+if [ -t 0 ] && [ -t 1 ]; then
+    printf '\nThe lake stays mounted at %s: try it in another terminal.\nPress Enter to unmount. ' "$MNT"
+    read -r _ || true
+fi
