@@ -1106,6 +1106,7 @@ static void gen_strings(pq_bytes *v, size_t n, int32_t tl, tbuf *pool)
         tb_put(pool, prev, total);
         prev_len = total;
     }
+    tb_reserve(pool, 1); /* a real pointer even when every value is empty */
     for (size_t i = 0; i < n; i++) v[i] = (pq_bytes){pool->d + off[i], len[i]};
     free(len);
     free(off);
