@@ -224,17 +224,24 @@ size_t pq_fmt_date(int64_t days_since_epoch, char *out)
     int64_t year;
     unsigned month, day;
     civil_from_days(days_since_epoch, &year, &month, &day);
-    size_t pos = 0;
-    uint64_t year_mag = (uint64_t)year;
-    if (year < 0) {
-        out[pos++] = '-';
-        year_mag = 0 - (uint64_t)year;
+    size_t pos;
+    if (year >= 0 && year <= 9999) {
+        write_two_digits((unsigned)year / 100, out);
+        write_two_digits((unsigned)year % 100, out + 2);
+        pos = 4;
+    } else {
+        pos = 0;
+        uint64_t year_mag = (uint64_t)year;
+        if (year < 0) {
+            out[pos++] = '-';
+            year_mag = 0 - (uint64_t)year;
+        }
+        unsigned width = decimal_length_u64(year_mag);
+        if (width < 4)
+            width = 4;
+        write_fixed_width(year_mag, width, out + pos);
+        pos += width;
     }
-    unsigned width = decimal_length_u64(year_mag);
-    if (width < 4)
-        width = 4;
-    write_fixed_width(year_mag, width, out + pos);
-    pos += width;
     out[pos] = '-';
     write_two_digits(month, out + pos + 1);
     out[pos + 3] = '-';
@@ -254,8 +261,13 @@ static size_t write_hms(uint64_t secs, char *out)
 {
     uint64_t hours = secs / 3600;
     unsigned rem = (unsigned)(secs - hours * 3600);
-    unsigned width = hours < 10 ? 2u : decimal_length_u64(hours);
-    write_fixed_width(hours, width, out);
+    unsigned width = 2;
+    if (hours < 100) {
+        write_two_digits((unsigned)hours, out);
+    } else {
+        width = decimal_length_u64(hours);
+        write_digits_backward(hours, out + width);
+    }
     out[width] = ':';
     write_two_digits(rem / 60, out + width + 1);
     out[width + 3] = ':';
