@@ -12,7 +12,6 @@
 /* ------------------------------------------------------------------ helpers */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
 static uint64_t rnd(void) /* xorshift64 */
 {
     rng_state ^= rng_state << 13;
