@@ -11,7 +11,8 @@
  * `column [NOT] IN (literals)` and `column LIKE pattern` read the batch's
  * stored values directly.  The literal is brought to the stored representation
  * (scale, time unit, int32 range...) with the comparison adjusted, e.g.
- * `ts_micros > '...00.0000005'` becomes `stored > 0` on microseconds. */
+ * `ts_millis > '...00.0005'` becomes `stored > 0` on milliseconds and
+ * `int32_col < 3000000000` TRUE for every non-null row. */
 #define PQ_EXPR_INTERNAL
 #include "expr.h"
 

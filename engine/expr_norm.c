@@ -5,7 +5,9 @@
  * inside comparison operators (NOT a < b is a >= b, exact under the total
  * order where NaN sorts last); AND/OR are flat; literal-only subtrees are
  * folded with SQL's three-valued logic; a comparison has its literal on the
- * right.  In filter context (reachable from the root through AND/OR only),
+ * right, and integer constants move across it as DuckDB moves them
+ * (`x + 1 > 5` is `x > 4`).  In filter context (reachable from the root
+ * through AND/OR only),
  * where NULL and FALSE both reject a row, predicates that can never be TRUE
  * become FALSE (`x = NULL`, `x NOT IN (1, NULL)`, `int_col = 1.5`) and ones
  * TRUE for every non-null value become IS NOT NULL. */
