@@ -88,6 +88,7 @@ int pq_file_open_local(const char *path, pq_io_counters *counters, pq_file **out
     lf->base.ops = &local_file_ops;
     lf->base.name = name;
     lf->base.counters = counters;
+    lf->base.merge_gap = 4096;
     lf->fd = fd;
     *out = &lf->base;
     return PQ_OK;
@@ -139,6 +140,7 @@ int pq_file_open_mem(const char *name, const void *data, size_t len, pq_file **o
     }
     mf->base.ops = &mem_file_ops;
     mf->base.name = n;
+    mf->base.merge_gap = 4096;
     mf->data = data;
     mf->len = len;
     *out = &mf->base;
@@ -221,6 +223,7 @@ int pq_file_wrap_faulty(pq_file *inner, const pq_fault_plan *plan, pq_file **out
     ff->base.ops = &faulty_file_ops;
     ff->base.name = n;
     ff->base.counters = inner->counters;
+    ff->base.merge_gap = inner->merge_gap;
     ff->inner = inner;
     ff->plan = *plan;
     *out = &ff->base;

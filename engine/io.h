@@ -37,6 +37,10 @@ struct pq_file {
     const pq_file_ops *ops;
     char *name;                  /* for messages: the path as the user knows it */
     pq_io_counters *counters;    /* the store's counters (may be NULL) */
+    /* Byte ranges closer than this are fetched in one read: small for a local
+     * disk (reading a gap costs as much as seeking over it), large for object
+     * stores that charge per request. */
+    uint64_t merge_gap;
 };
 
 typedef struct pq_stat {

@@ -107,7 +107,7 @@ int pq_rg_open(pq_file *f, const pq_footer *ft, int32_t rg, const int32_t *leave
         want[i].off = ext[i].start;
         want[i].len = ext[i].len;
     }
-    if (pq_fetch_ranges(f, want, n_leaves, PQ_MERGE_GAP, &r->ranges, &r->n_ranges, &r->bytes_fetched,
+    if (pq_fetch_ranges(f, want, n_leaves, f->merge_gap, &r->ranges, &r->n_ranges, &r->bytes_fetched,
                         err) != PQ_OK)
         goto fail;
     for (int32_t i = 0; i < n_leaves; i++) {

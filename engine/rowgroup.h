@@ -7,9 +7,6 @@
 #include "column.h"
 #include "footer.h"
 
-/* Two ranges closer than this are fetched as one read. */
-#define PQ_MERGE_GAP (1024 * 1024)
-
 typedef struct pq_rg_reader {
     int32_t row_group;
     int64_t num_rows;

@@ -13,8 +13,6 @@
  * before its worker waits: bounds memory whatever the row group size. */
 #define UNIT_BUFFER_CAP (8u << 20)
 #define CHUNK_TARGET (1u << 20)
-/* Page-selective fetches merge ranges closer than this. */
-#define SELECTIVE_MERGE_GAP (64 * 1024)
 
 typedef struct chunk {
     struct chunk *next;
@@ -46,6 +44,12 @@ typedef struct file_state {
     const pq_node **col_node;
     int32_t *filter_leaves;    /* leaves the predicate reads */
     int32_t n_filter;
+    /* The predicate's AND conjuncts and, per conjunct, a mask of the filter
+     * leaves (indexes into filter_leaves) it reads: conjuncts are evaluated
+     * as soon as their columns are decoded, cheapest column first. */
+    const pq_expr *conj[64];
+    uint64_t conj_leaves[64];
+    int n_conj;                /* 0: evaluate the whole predicate at once */
     int32_t *read_leaves;      /* projection and filter leaves, distinct */
     int32_t n_read;
     pq_buf *part_cells;        /* CSV text of each partition value */
@@ -147,6 +151,17 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
         for (int i = 0; i < n; i++)
             if (fs->col_leaf[cols[i]] >= 0) add_leaf(fs->filter_leaves, &fs->n_filter, fs->col_leaf[cols[i]]);
     }
+    if (fs->pred && fs->n_filter <= 64) {
+        int n = pq_expr_conjuncts(fs->pred, fs->conj, 64);
+        fs->n_conj = n <= 64 ? n : 0;
+        for (int j = 0; j < fs->n_conj; j++) {
+            int cols[256];
+            int nc = pq_expr_columns(fs->conj[j], cols, 256);
+            for (int i = 0; i < nc; i++)
+                for (int32_t k = 0; k < fs->n_filter; k++)
+                    if (fs->filter_leaves[k] == fs->col_leaf[cols[i]]) fs->conj_leaves[j] |= 1ull << k;
+        }
+    }
     for (int j = 0; j < q->n_out; j++) {
         const pq_node *nd = fs->col_node[q->out[j]];
         if (!nd) continue;
@@ -228,6 +243,7 @@ typedef struct unit_ctx {
     bool *is_filter, *is_proj;
     int *reader_of;            /* leaf -> index in rg.cols, -1 */
     uint8_t *keep;
+    int32_t *order;            /* filter leaf indexes, cheapest (compressed bytes) first */
     uint16_t **cdef;           /* compaction scratch per leaf (filter ∩ projection) */
     uint8_t **cval;
     const pq_col_batch **by_col;
@@ -292,7 +308,7 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, pq_error *err)
                                              (uint64_t)oi->pages[pg].compressed_page_size, NULL};
         }
     }
-    if (pq_fetch_ranges(sf->file, want, nw, any_partial ? SELECTIVE_MERGE_GAP : PQ_MERGE_GAP, &c->rg.ranges,
+    if (pq_fetch_ranges(sf->file, want, nw, sf->file->merge_gap, &c->rg.ranges,
                         &c->rg.n_ranges, &c->rg.bytes_fetched, err) != PQ_OK)
         goto out;
     for (int32_t i = 0; i < n; i++) {
@@ -373,12 +389,73 @@ static void compact_batch(const pq_col_batch *in, const pq_leaf *leaf, const uin
     out->values = vals;
 }
 
+static int evaluate(unit_ctx *c, const pq_expr *e, int32_t n, bool only_kept, pq_error *err)
+{
+    pq_arena scratch;
+    pq_arena_init(&scratch, 64 * 1024);
+    int rc = pq_expr_filter(e, c->by_col, n, c->keep, only_kept, &scratch, err);
+    pq_arena_free(&scratch);
+    return rc;
+}
+
+/* The row filter over the next n rows: decodes the filter columns cheapest
+ * first, evaluates each conjunct as soon as its columns are there, and once
+ * no row is left skips the remaining filter columns instead of decoding them.
+ * Leaves the selection in c->keep and its size in *out_rows. */
+static int filter_window(unit_ctx *c, int32_t n, int32_t *out_rows, pq_error *err)
+{
+    scan_state *s = c->s;
+    const file_state *fs = c->fs;
+    const pq_query *q = s->q;
+    memset(c->keep, 1, (size_t)n);
+    for (int col = 0; col < q->n_cols; col++) c->by_col[col] = NULL;
+    uint64_t have = 0, done = 0;
+    int32_t alive = n;
+    for (int32_t o = 0; o < fs->n_filter; o++) {
+        int32_t k = c->order[o];
+        int32_t leaf = fs->filter_leaves[k];
+        pq_col_reader *r = c->rg.cols[c->reader_of[leaf]];
+        if (alive == 0) {
+            PQ_TRY(pq_col_skip(r, n, err));
+            continue;
+        }
+        PQ_TRY(pq_col_read(r, n, &c->filter_batch[leaf], err));
+        if (c->filter_batch[leaf].n_rows != n)
+            return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
+                           c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
+        for (int col = 0; col < q->n_cols; col++)
+            if (fs->col_leaf[col] == leaf) c->by_col[col] = &c->filter_batch[leaf];
+        have |= 1ull << k;
+        if (!fs->n_conj) continue;
+        for (int j = 0; j < fs->n_conj; j++) {
+            if ((done >> j & 1) || (fs->conj_leaves[j] & ~have)) continue;
+            PQ_TRY(evaluate(c, fs->conj[j], n, true, err));
+            done |= 1ull << j;
+        }
+        alive = 0;
+        for (int32_t i = 0; i < n; i++) alive += c->keep[i] != 0;
+    }
+    if (!fs->n_conj) {
+        PQ_TRY(evaluate(c, fs->pred, n, false, err));
+    } else if (alive) {
+        /* conjuncts that read no column (left after folding) */
+        for (int j = 0; j < fs->n_conj; j++)
+            if (!(done >> j & 1)) PQ_TRY(evaluate(c, fs->conj[j], n, true, err));
+    }
+    int32_t kept = 0;
+    for (int32_t i = 0; i < n; i++) kept += c->keep[i] != 0;
+    *out_rows = kept;
+    pthread_mutex_lock(&s->mu);
+    s->stats.rows_filtered += (uint64_t)n;
+    pthread_mutex_unlock(&s->mu);
+    return PQ_OK;
+}
+
 /* Decodes and renders rows [begin, end) of the row group. */
 static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
 {
     scan_state *s = c->s;
     const file_state *fs = c->fs;
-    const pq_query *q = s->q;
     bool filter = fs->pred != NULL;
     for (int32_t i = 0; i < c->rg.n_cols; i++) {
         int64_t pos = pq_col_position(c->rg.cols[i]);
@@ -387,27 +464,7 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
     for (int64_t at = begin; at < end;) {
         int32_t n = end - at < s->batch_rows ? (int32_t)(end - at) : s->batch_rows;
         int32_t out_rows = n;
-        if (filter) {
-            for (int32_t k = 0; k < fs->n_filter; k++) {
-                int32_t leaf = fs->filter_leaves[k];
-                PQ_TRY(pq_col_read(c->rg.cols[c->reader_of[leaf]], n, &c->filter_batch[leaf], err));
-                if (c->filter_batch[leaf].n_rows != n)
-                    return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
-                                   c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
-            }
-            for (int col = 0; col < q->n_cols; col++)
-                c->by_col[col] = fs->col_leaf[col] >= 0 ? &c->filter_batch[fs->col_leaf[col]] : NULL;
-            pq_arena scratch;
-            pq_arena_init(&scratch, 64 * 1024);
-            int rc = pq_expr_filter(fs->pred, c->by_col, n, c->keep, false, &scratch, err);
-            pq_arena_free(&scratch);
-            PQ_TRY(rc);
-            out_rows = 0;
-            for (int32_t r = 0; r < n; r++) out_rows += c->keep[r] != 0;
-            pthread_mutex_lock(&s->mu);
-            s->stats.rows_filtered += (uint64_t)n;
-            pthread_mutex_unlock(&s->mu);
-        }
+        if (filter) PQ_TRY(filter_window(c, n, &out_rows, err));
         for (int32_t i = 0; i < fs->n_read; i++) {
             int32_t leaf = fs->read_leaves[i];
             if (!c->is_proj[leaf]) continue;
@@ -417,11 +474,11 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
                 if (c->by_leaf[leaf].n_rows != n)
                     return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
                                    c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
+            } else if (out_rows == 0) {
+                if (!c->is_filter[leaf]) PQ_TRY(pq_col_skip(r, n, err));
             } else if (c->is_filter[leaf]) {
                 compact_batch(&c->filter_batch[leaf], &c->ft->schema.leaves[leaf], c->keep, c->cdef[leaf],
                               c->cval[leaf], &c->by_leaf[leaf]);
-            } else if (out_rows == 0) {
-                PQ_TRY(pq_col_skip(r, n, err));
             } else {
                 PQ_TRY(pq_col_read_selected(r, n, c->keep, &c->by_leaf[leaf], err));
             }
@@ -476,10 +533,11 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     c.cdef = pq_arena_alloc(&arena, sizeof *c.cdef * nl);
     c.cval = pq_arena_alloc(&arena, sizeof *c.cval * nl);
     c.keep = pq_arena_alloc(&arena, (size_t)s->batch_rows);
+    c.order = pq_arena_alloc(&arena, sizeof *c.order * (size_t)(fs->n_filter + 1));
     c.by_col = pq_arena_alloc(&arena, sizeof *c.by_col * (size_t)(q->n_cols + 1));
     c.cols = pq_arena_alloc(&arena, sizeof *c.cols * (size_t)(q->n_out + 1));
     if (!c.by_leaf || !c.filter_batch || !c.is_filter || !c.is_proj || !c.reader_of || !c.cdef || !c.cval ||
-        !c.keep || !c.by_col || !c.cols) {
+        !c.keep || !c.order || !c.by_col || !c.cols) {
         pq_fail(err, PQ_E_NOMEM, "out of memory");
         goto out;
     }
@@ -492,6 +550,18 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     }
     c.fs = &local;
     for (int32_t k = 0; k < local.n_filter; k++) c.is_filter[local.filter_leaves[k]] = true;
+    /* Cheapest filter column first: fewer bytes to decode before the
+     * selection can rule a window out. */
+    const pq_row_group *g = &ft->meta.row_groups[u->rg];
+    for (int32_t k = 0; k < local.n_filter; k++) {
+        int32_t at = k;
+        int64_t size = g->columns[local.filter_leaves[k]].meta.total_compressed_size;
+        while (at > 0 && g->columns[local.filter_leaves[c.order[at - 1]]].meta.total_compressed_size > size) {
+            c.order[at] = c.order[at - 1];
+            at--;
+        }
+        c.order[at] = k;
+    }
     for (int j = 0; j < q->n_out; j++) {
         int col = q->out[j];
         const pq_node *nd = fs->col_node[col];
