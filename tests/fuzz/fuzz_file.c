@@ -1,0 +1,175 @@
+/* fuzz_file: a whole Parquet file in memory, read the way pqtool cat and plan
+ * read it: footer, then a scan of every column to CSV (into a sink that
+ * counts), then the access plan and a filtered scan for a predicate on the
+ * first primitive top-level column.
+ *
+ * Inputs that would only be slow are skipped before scanning: more than
+ * MAX_ROWS rows, or page headers (walked through each column chunk) that
+ * announce more than MAX_PAGE_BYTES, MAX_PAGE_VALUES or MAX_TOTAL_BYTES in
+ * all, or more than MAX_PAGES pages (each page header costs the decoder's
+ * comparison tracing four times over).  The engine has its own, much larger,
+ * limits.  Batch size, predicate
+ * and limit are chosen from a hash of the input so a crash reproduces. */
+#include "fuzz_common.h"
+
+#include "column.h"
+#include "footer.h"
+#include "io.h"
+#include "query.h"
+#include "scan.h"
+
+#define MAX_ROWS 1000000
+#define MAX_PAGE_BYTES (4 << 20)
+#define MAX_PAGE_VALUES 1000000
+#define MAX_TOTAL_BYTES (32u << 20)
+#define MAX_PAGES 10000
+
+/* Walks the page headers of every column chunk as the reader would. */
+static bool small_enough(const pq_footer *ft, const uint8_t *data, size_t size)
+{
+    const pq_file_meta *m = &ft->meta;
+    if (m->num_rows > MAX_ROWS) return false;
+    int64_t rows = 0;
+    uint64_t total = 0, pages = 0;
+    pq_arena arena;
+    pq_arena_init(&arena, 4096);
+    bool ok = true;
+    for (int32_t g = 0; ok && g < m->n_row_groups; g++) {
+        const pq_row_group *rg = &m->row_groups[g];
+        rows += rg->num_rows;
+        if (rows > MAX_ROWS) ok = false;
+        for (int32_t c = 0; ok && c < rg->n_columns; c++) {
+            const pq_column_chunk *cc = &rg->columns[c];
+            pq_chunk_extent ext;
+            pq_error err;
+            if (!cc->has_meta || pq_chunk_extent_of(cc, ft->file_size, ft->legacy_chunk_sizes, &ext, &err) != PQ_OK)
+                continue;
+            uint64_t off = ext.start, end = ext.start + ext.len;
+            while (ok && off < end && off < size) {
+                pq_page_header h;
+                size_t used;
+                pq_arena_reset(&arena);
+                if (pq_decode_page_header(data + off, size - off, &arena, &h, &used, &err) != PQ_OK ||
+                    h.compressed_page_size < 0)
+                    break;
+                int32_t values = h.has_data ? h.data.num_values
+                                 : h.has_data_v2 ? h.data_v2.num_values
+                                 : h.has_dict ? h.dict.num_values : 0;
+                total += (uint64_t)(h.uncompressed_page_size > 0 ? h.uncompressed_page_size : 0);
+                if (h.uncompressed_page_size > MAX_PAGE_BYTES || values > MAX_PAGE_VALUES ||
+                    total > MAX_TOTAL_BYTES || ++pages > MAX_PAGES)
+                    ok = false;
+                off += used + (uint64_t)h.compressed_page_size;
+            }
+        }
+    }
+    pq_arena_free(&arena);
+    return ok;
+}
+
+static int discard(void *ctx, const char *data, size_t len, pq_error *err)
+{
+    (void)err;
+    size_t *bytes = ctx;
+    *bytes += len;
+    if (len) fuzz_sink ^= (uint8_t)data[len - 1];
+    return PQ_OK;
+}
+
+/* `"name" <test>` with the name quoted, or NULL on allocation failure. */
+static char *predicate(const char *name, const char *test)
+{
+    pq_buf t;
+    pq_buf_init(&t);
+    int rc = pq_buf_puts(&t, "\"");
+    for (const char *p = name; *p && !rc; p++) rc = *p == '"' ? pq_buf_puts(&t, "\"\"") : pq_buf_append(&t, p, 1);
+    rc |= pq_buf_puts(&t, "\" ");
+    rc |= pq_buf_puts(&t, test);
+    rc |= pq_buf_append(&t, "", 1);
+    if (rc) {
+        pq_buf_free(&t);
+        return NULL;
+    }
+    return t.data;
+}
+
+static const char *const tests[] = {
+    "IS NOT NULL", "= 1", "> 0", "IN (1, 2, 3)", "= 'a'", "< 'm'", "BETWEEN 0 AND 100", "IS NULL",
+    "!= 0.5", "LIKE 'a%'", ">= '2020-01-01'", "= TRUE",
+};
+
+static void scan(const pq_scan_file *sf, const pq_footer *ft, uint64_t seed)
+{
+    pq_error err;
+    pq_scan_opts opts;
+    pq_scan_opts_init(&opts);
+    opts.threads = 1;
+    opts.batch_rows = seed % 4 == 0 ? 7 : 0;
+    size_t bytes = 0;
+    pq_sink sink = {discard, &bytes};
+
+    /* Everything, no filter. */
+    pq_query_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.limit = -1;
+    pq_query *q = NULL;
+    if (pq_query_compile(&ft->schema, NULL, NULL, 0, &spec, &q, &err) == PQ_OK) {
+        pq_scan_stats st;
+        if (pq_scan_csv(q, sf, 1, &opts, &sink, &st, &err) != PQ_OK)
+            FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+    }
+    pq_query_free(q);
+    q = NULL;
+
+    /* A predicate on the first primitive top-level column. */
+    const pq_node *col = NULL;
+    for (int32_t i = 0; !col && i < ft->schema.root->n_children; i++)
+        if (ft->schema.root->children[i]->kind == PQ_NODE_PRIMITIVE) col = ft->schema.root->children[i];
+    if (!col) return;
+    const size_t n_tests = sizeof tests / sizeof tests[0];
+    char *where = predicate(col->name, tests[(seed >> 8) % n_tests]);
+    if (!where) return;
+    const char *wheres[1] = {where};
+    spec.wheres = wheres;
+    spec.n_wheres = 1;
+    if (pq_query_compile(&ft->schema, NULL, NULL, 0, &spec, &q, &err) != PQ_OK) {
+        free(where);
+        where = predicate(col->name, tests[0]);
+        if (!where) return;
+        wheres[0] = where;
+        if (pq_query_compile(&ft->schema, NULL, NULL, 0, &spec, &q, &err) != PQ_OK) q = NULL;
+    }
+    if (q) {
+        pq_buf plan;
+        pq_buf_init(&plan);
+        if (pq_scan_plan(q, sf, 1, &opts, &plan, NULL, &err) != PQ_OK)
+            FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+        pq_buf_free(&plan);
+        q->limit = (seed >> 16) % 3 == 0 ? (int64_t)((seed >> 20) % 50) : -1;
+        pq_scan_stats st;
+        if (pq_scan_csv(q, sf, 1, &opts, &sink, &st, &err) != PQ_OK)
+            FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+    }
+    pq_query_free(q);
+    free(where);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    pq_error err;
+    pq_file *f = NULL;
+    if (pq_file_open_mem("fuzz.parquet", data, size, &f, &err) != PQ_OK) return 0;
+    pq_footer *ft = NULL;
+    if (pq_footer_read(f, &ft, &err) != PQ_OK) {
+        FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+        pq_file_close(f);
+        return 0;
+    }
+    if (small_enough(ft, data, size)) {
+        pq_scan_file sf = {.name = NULL, .file = f, .footer = ft, .part_values = NULL};
+        scan(&sf, ft, fuzz_hash(data, size));
+    }
+    pq_footer_free(ft);
+    pq_file_close(f);
+    return 0;
+}
