@@ -51,8 +51,8 @@ struct pq_col_reader {
     int32_t oi_next;           /* with an offset index: the next page to load */
     bool dict_checked;
 
-    page_buf held[16];
-    int n_held;
+    page_buf *held;            /* finished pages the current batch may still point into */
+    int n_held, cap_held;
     page_buf pool[PQ_POOL_MAX];
     int n_pool;
 
@@ -153,23 +153,33 @@ static void give_back(pq_col_reader *r, page_buf b)
     else free(b.p);
 }
 
-/* The current page is done: its buffer may still back views in the batch. */
-static void finish_page(pq_col_reader *r)
+/* The current page is done.  Byte-array values of the batch may be views into
+ * its buffer, so it is held until the next batch; other types were copied. */
+static int finish_page(pq_col_reader *r, pq_error *err)
 {
     pq_values_free(&r->dec);
     memset(&r->dec, 0, sizeof r->dec);
-    if (r->cur.p) {
-        if (r->n_held < (int)(sizeof r->held / sizeof r->held[0])) {
-            r->held[r->n_held++] = r->cur;
-        } else {
-            /* Cannot happen with batches that span fewer than 16 pages of
-             * byte arrays; keep views valid by leaking into the pool later. */
-            give_back(r, r->cur);
-        }
-        r->cur.p = NULL;
-        r->cur.cap = 0;
-    }
     r->in_page = false;
+    if (!r->cur.p) return PQ_OK;
+    page_buf b = r->cur;
+    r->cur.p = NULL;
+    r->cur.cap = 0;
+    if (r->type != PQ_BYTE_ARRAY && r->type != PQ_FIXED_LEN_BYTE_ARRAY) {
+        give_back(r, b);
+        return PQ_OK;
+    }
+    if (r->n_held == r->cap_held) {
+        int cap = r->cap_held ? r->cap_held * 2 : 8;
+        page_buf *h = realloc(r->held, sizeof *h * (size_t)cap);
+        if (!h) {
+            free(b.p);
+            return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        }
+        r->held = h;
+        r->cap_held = cap;
+    }
+    r->held[r->n_held++] = b;
+    return PQ_OK;
 }
 
 static void release_held(pq_col_reader *r)
@@ -559,6 +569,7 @@ void pq_col_reader_free(pq_col_reader *r)
     pq_values_free(&r->dec);
     free(r->cur.p);
     for (int i = 0; i < r->n_held; i++) free(r->held[i].p);
+    free(r->held);
     for (int i = 0; i < r->n_pool; i++) free(r->pool[i].p);
     free(r->page_def);
     free(r->page_rep);
@@ -656,7 +667,7 @@ static int consume_rows(pq_col_reader *r, int64_t target, pq_col_batch *out, int
             else PQ_TRY(skip_entries(r, take, err));
         }
         if (r->page_pos == r->page_levels) {
-            finish_page(r);
+            PQ_TRY(finish_page(r, err));
             continue;
         }
         break; /* at the start of row target + 1 */
