@@ -6,8 +6,8 @@
 //
 // ROWS: 20,000,000 by default. Layout (Hive partitions, zstd, ROW_GROUP_SIZE
 // 122880, rows in id order within every file):
-//   OUTDIR/events/dt=YYYY-MM-DD/data_K.parquet        DuckDB's COPY ... PARTITION_BY (dt)
-//   OUTDIR/events_arrow/dt=YYYY-MM-DD/data_K.parquet  the same rows rewritten by
+//   OUTDIR/events/dt=YYYY-MM-DD/part-K.parquet        DuckDB's COPY, one per file
+//   OUTDIR/events_arrow/dt=YYYY-MM-DD/part-K.parquet  the same rows rewritten by
 //                                                     arrow-rs: page index (page
 //                                                     statistics), pages of <= 20000 rows
 //   OUTDIR/manifest.json                               row counts and the constants of
@@ -81,8 +81,7 @@ const tmpDir = fs.mkdtempSync(path.join(outDir, '.tmp-'));
 
 const t0 = process.hrtime.bigint();
 const secs = () => (Number(process.hrtime.bigint() - t0) / 1e9).toFixed(1);
-// One thread: the same bytes on every run, and PARTITION_BY keeps the rows in
-// ORDER BY order within every file.
+// One thread: the same bytes on every run.
 const db = await openDuckDB({ threads: 1, preserve_insertion_order: true });
 const { conn } = db;
 try {
@@ -105,19 +104,26 @@ try {
       (TIMESTAMP '2024-01-01' + to_microseconds((i::HUGEINT * ${SPAN_US} // ${rows})::BIGINT))::DATE AS dt
     FROM range(${rows}) r(i)
     ORDER BY i`;
-  // filesPerDay files per partition: slice k of a day holds the k-th
-  // 1/filesPerDay of its rows (COPY ... PARTITION_BY cannot also rotate
-  // files, so one COPY per slice, each writing part-K_0.parquet into every
-  // partition directory).
+  // filesPerDay files per partition: file k of a day holds the k-th
+  // 1/filesPerDay of its time span, a contiguous range of ids, written by a
+  // COPY of its own. Not COPY ... PARTITION_BY (dt): even with one thread and
+  // ORDER BY, DuckDB 1.5's partitioned writer flushes leftover rows into a
+  // last row group that overlaps the others (tried: every file ended with a
+  // row group spanning ids from its middle), and it cannot rotate files.
   const duckTmp = path.join(tmpDir, 'events');
-  const dayPos = `((i::HUGEINT * ${SPAN_US} // ${rows}) % 86400000000)`;
-  for (let k = 0; k < filesPerDay; k++) {
+  const slices = await queryRows(conn, `
+    SELECT day, k, min(i) AS lo, max(i) AS hi FROM (
+      SELECT i, (i::HUGEINT * ${SPAN_US} // ${rows}) // 86400000000 AS day,
+             ((i::HUGEINT * ${SPAN_US} // ${rows}) % 86400000000) * ${filesPerDay} // 86400000000 AS k
+      FROM range(${rows}) r(i))
+    GROUP BY day, k ORDER BY lo`);
+  for (const sl of slices) {
+    const dt = new Date(Date.UTC(2024, 0, 1) + Number(sl.day) * 86_400_000).toISOString().slice(0, 10);
+    const f = path.join(duckTmp, `dt=${dt}`, `part-${sl.k}.parquet`);
+    fs.mkdirSync(path.dirname(f), { recursive: true });
     await conn.run(`
-      COPY (${select.replace('FROM range(' + rows + ') r(i)',
-        `FROM range(${rows}) r(i) WHERE ${dayPos} * ${filesPerDay} // 86400000000 = ${k}`)})
-      TO ${sqlString(duckTmp)}
-      (FORMAT parquet, PARTITION_BY (dt), COMPRESSION zstd, ROW_GROUP_SIZE ${RG},
-       FILENAME_PATTERN 'part-${k}_{i}', OVERWRITE_OR_IGNORE true)`);
+      COPY (SELECT * EXCLUDE (dt) FROM (${select.replace(`FROM range(${rows}) r(i)`, `FROM range(${sl.lo}, ${sl.hi + 1n}) r(i)`)}))
+      TO ${sqlString(f)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${RG})`);
   }
   fs.rmSync(duckTable, { recursive: true, force: true });
   fs.renameSync(duckTmp, duckTable);
