@@ -446,6 +446,7 @@ static int load_page_indexed(pq_col_reader *r, int64_t *skip_rows, pq_error *err
     }
     while (!r->in_page) {
         if (r->oi_next >= oi->n_pages) return PQ_OK;
+        if (skip_rows && *skip_rows == 0) return PQ_OK; /* skipped exactly to a page boundary */
         int32_t k = r->oi_next;
         int64_t end = k + 1 < oi->n_pages ? oi->pages[k + 1].first_row_index : r->src.row_group_rows;
         int64_t page_rows = end - oi->pages[k].first_row_index;
@@ -481,6 +482,7 @@ static int load_page(pq_col_reader *r, int64_t *skip_rows, pq_error *err)
     if (r->src.offset_index) return load_page_indexed(r, skip_rows, err);
     while (!r->in_page) {
         if (r->values_seen >= r->total_values) return PQ_OK;
+        if (skip_rows && *skip_rows == 0) return PQ_OK; /* skipped exactly to a page boundary */
         if (r->next_page_off >= r->src.end_off)
             return pq_fail(err, PQ_E_CORRUPT, "chunk ends after %lld of %lld values",
                            (long long)r->values_seen, (long long)r->total_values);
