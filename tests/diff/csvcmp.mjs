@@ -12,53 +12,65 @@ const SPECIAL = {
   '-inf': '-inf', '-infinity': '-inf',
 };
 
-/** RFC 4180 rows; a field is null when empty and unquoted. */
+/** RFC 4180 rows; a field is null when empty and unquoted. (csvcmp.py's
+ * parser, reading runs of plain characters at once.) */
 export function parseCsv(data) {
   const rows = [];
-  let row = [], field = [], quoted = false, atStart = true, i = 0;
+  let row = [];
+  let i = 0;
   const n = data.length;
   while (i < n) {
-    const ch = data[i];
-    if (atStart && ch === '"') {
-      quoted = true;
-      atStart = false;
+    let field;
+    if (data.charCodeAt(i) === 34) { // '"': quoted, then maybe more plain text
+      const parts = [];
       i++;
       for (;;) {
         const j = data.indexOf('"', i);
         if (j < 0) throw new Error('unterminated quoted field');
-        field.push(data.slice(i, j));
-        if (j + 1 < n && data[j + 1] === '"') {
-          field.push('"');
+        parts.push(data.slice(i, j));
+        if (j + 1 < n && data.charCodeAt(j + 1) === 34) {
+          parts.push('"');
           i = j + 2;
           continue;
         }
         i = j + 1;
         break;
       }
-      continue;
+      const k = plainEnd(data, i);
+      if (k > i) parts.push(data.slice(i, k));
+      i = k;
+      field = parts.join('');
+    } else {
+      const k = plainEnd(data, i);
+      field = k > i ? data.slice(i, k) : null;
+      i = k;
     }
-    if (ch === ',' || ch === '\n' || ch === '\r') {
-      row.push(field.length || quoted ? field.join('') : null);
-      field = [];
-      quoted = false;
-      atStart = true;
-      if (ch === '\r' && i + 1 < n && data[i + 1] === '\n') i++;
-      if (ch !== ',') {
-        rows.push(row);
-        row = [];
-      }
+    row.push(field);
+    if (i >= n) break;
+    const ch = data.charCodeAt(i);
+    if (ch === 44) { // ','
       i++;
+      if (i >= n) row.push(null);
       continue;
     }
-    atStart = false;
-    field.push(ch);
+    if (ch === 13 && i + 1 < n && data.charCodeAt(i + 1) === 10) i++;
+    rows.push(row);
+    row = [];
     i++;
   }
-  if (field.length || quoted || row.length) {
-    row.push(field.length || quoted ? field.join('') : null);
-    rows.push(row);
-  }
+  if (row.length) rows.push(row);
   return rows;
+}
+
+/** The end of a run of characters other than , \n \r. */
+function plainEnd(data, i) {
+  const n = data.length;
+  while (i < n) {
+    const c = data.charCodeAt(i);
+    if (c === 44 || c === 10 || c === 13) break;
+    i++;
+  }
+  return i;
 }
 
 function normTs(m) {

@@ -14,6 +14,12 @@
 // timestamps with time zone offsets, arithmetic + - * % (and unary minus)
 // with overflow-free values, column-to-column comparisons, partition columns.
 //
+// Shapes left out (see README.md): a UTC offset in a literal compared with a
+// TIMESTAMP (not UTC-adjusted) column (DuckDB drops the offset, pqfs applies
+// it), a boolean compared with a number (b = 1: DuckDB casts, pqfs refuses the
+// types), DECIMAL(30,5) times anything (DuckDB's product type passes 38
+// digits), arithmetic that overflows int64.
+//
 // Translation notes (pqfs → DuckDB):
 //   * && || ! == != are written AND OR NOT = <> (in DuckDB || is concatenation);
 //   * pqfs integer arithmetic is int64 (SPEC: overflow is an error); DuckDB's
