@@ -426,6 +426,10 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
     bool narrowed = false;
     pq_col_range *ranges = pq_arena_alloc(arena, sizeof *ranges * (size_t)(in->n_cols ? in->n_cols : 1));
     if (!ranges) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    /* Leaves whose column index was used: their pages are counted once,
+     * against the final selection, however many conjuncts read them. */
+    int32_t used[MAX_CONJUNCTS];
+    int n_used = 0;
     for (int c = 0; c < n_conj && n_sel > 0; c++) {
         int col = single_column(conj[c]);
         if (col < 0 || in->col_leaf[col] < 0) continue;
@@ -460,6 +464,9 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
             return pq_fail(err, PQ_E_NOMEM, "out of memory");
         }
         int32_t n_kept = 0;
+        int u = 0;
+        while (u < n_used && used[u] != leaf) u++;
+        if (u == n_used) used[n_used++] = leaf;
         for (int32_t pg = 0; pg < ci.n_pages; pg++) {
             memset(ranges, 0, sizeof *ranges * (size_t)in->n_cols);
             pq_col_range *r = &ranges[col];
@@ -484,11 +491,7 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
                     r->max = hi;
                 }
             }
-            p->pages_total++;
-            if (pq_expr_prune(conj[c], ranges) == PQ_TRI_FALSE) {
-                p->pages_pruned++;
-                continue;
-            }
+            if (pq_expr_prune(conj[c], ranges) == PQ_TRI_FALSE) continue;
             if (n_kept && kept[n_kept - 1].end == b) kept[n_kept - 1].end = e;
             else kept[n_kept++] = (pq_row_range){b, e};
         }
@@ -499,6 +502,16 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
         if (n_next != 1 || next[0].begin != 0 || next[0].end != rows) narrowed = true;
         sel = next;
         n_sel = n_next;
+    }
+    for (int u = 0; u < n_used; u++) {
+        const pq_offset_index *oi = p->offset_index[used[u]];
+        int32_t r = 0;
+        for (int32_t pg = 0; pg < oi->n_pages; pg++) {
+            int64_t b = oi->pages[pg].first_row_index, e = page_end_row(oi, pg, rows);
+            while (r < n_sel && sel[r].end <= b) r++;
+            p->pages_total++;
+            if (!(r < n_sel && sel[r].begin < e)) p->pages_pruned++;
+        }
     }
     if (n_sel == 0) {
         p->decision = PQ_RG_SKIP;

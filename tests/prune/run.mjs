@@ -283,6 +283,10 @@ groups.pages = async () => {
     const { c, cmd } = await plan(f, where);
     expect(c.byStats === 1 && c.pagesPruned > 0 && c.rowsSelected >= 101 && c.rowsSelected <= 512,
       `pages: ${where}: by statistics ${c.byStats}, pages pruned ${c.pagesPruned}, rows selected ${c.rowsSelected}`, cmd);
+    // Pages are counted once per column, however many conjuncts read it.
+    const one = await plan(f, 'id >= 1000');
+    expect(one.c.pages > 0 && c.pages === one.c.pages && c.pagesPruned < c.pages,
+      `pages: ${where}: ${c.pages} pages in page indexes (${c.pagesPruned} pruned), but id >= 1000 sees ${one.c.pages}`, cmd);
     const off = await plan(f, where, ['--no-page-index']);
     expect(off.c.pagesPruned === 0 && off.c.rowsSelected === 10000,
       `pages: ${where} --no-page-index: pages pruned ${off.c.pagesPruned}, rows selected ${off.c.rowsSelected}`, off.cmd);

@@ -676,7 +676,8 @@ static void test_page_index(void)
     /* One column: pages [25,50) and [50,75) merge into one range. */
     CHECK(plan_where(&s, "a >= 30 AND a < 60", false, &arena, &p) == 0);
     CHECK(has_ranges(&p, 1, (const int64_t[]){25, 75}));
-    CHECK(p.rows_selected == 50 && p.pages_pruned > 0);
+    /* Two conjuncts read a: its 4 pages count once. */
+    CHECK(p.rows_selected == 50 && p.pages_total == 4 && p.pages_pruned == 2);
     /* Bytes: the pages of a, b and c that overlap [25,75), 100 bytes each:
      * a 2 of 4, b 3 of 3 ([0,40) [40,70) [70,100)), c 2 of 2. */
     CHECK(p.bytes_total == 900 && p.bytes_to_read == 700);
@@ -685,6 +686,8 @@ static void test_page_index(void)
     CHECK(plan_where(&s, "a >= 30 AND b = 6", false, &arena, &p) == 0);
     CHECK(has_ranges(&p, 1, (const int64_t[]){40, 70}));
     CHECK(p.rows_selected == 30);
+    /* Pages outside the final selection: a [0,25) [75,100), b [0,40) [70,100). */
+    CHECK(p.pages_total == 7 && p.pages_pruned == 4);
     /* Disjoint pieces: b = 5 or b = 7 on one column is not a single conjunct
      * per page (IN list): [0,40) and [70,100). */
     CHECK(plan_where(&s, "b IN (5, 7)", false, &arena, &p) == 0);
@@ -699,6 +702,7 @@ static void test_page_index(void)
     CHECK(p.decision == PQ_RG_SKIP && p.pruned_by == PQ_RUNG_PAGE_INDEX && p.bytes_to_read == 0);
     CHECK(plan_where(&s, "a > 99", false, &arena, &p) == 0);
     CHECK(p.decision == PQ_RG_SKIP && p.pruned_by == PQ_RUNG_PAGE_INDEX);
+    CHECK(p.pages_total == 4 && p.pages_pruned == 4);
 
     /* Null page: c IS NULL keeps only it; c IS NOT NULL and c > 0 drop it.
      * The NaN max of page 0 is ignored: c > 1e300 keeps page 0 (it may
