@@ -343,7 +343,7 @@ static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
     v->real_vals = pq_arena_alloc(&v->arena, sizeof *v->real_vals * (size_t)(t->n_parts + 1));
     if (!v->real_dir || !v->real_vals) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     v->kind = K_VIEW_DIR;
-    bool virtual_seen = false, has_limit = false, has_select = false;
+    bool has_limit = false, has_select = false;
     for (; i < n; i++) {
         const char *c = comps[i];
         if (i == n - 1 && view_file_of(c, &v->file)) {
@@ -357,10 +357,9 @@ static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         if (kl == 5 && !strncmp(c, "where", 5)) {
             char *w = decode(&v->arena, val, strlen(val));
             if (!w || add_str(&v->arena, &v->wheres, &v->n_wheres, w)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-            virtual_seen = true;
         } else if (kl == 6 && !strncmp(c, "select", 6)) {
             if (has_select) return pq_fail(err, PQ_E_USAGE, "%s: at most one select= per path", c);
-            has_select = virtual_seen = true;
+            has_select = true;
             char *list = decode(&v->arena, val, strlen(val));
             if (!list) return pq_fail(err, PQ_E_NOMEM, "out of memory");
             for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
@@ -377,15 +376,17 @@ static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             long long lim = strtoll(val, &end, 10);
             if (!*val || *end || lim < 0) return pq_fail(err, PQ_E_USAGE, "%s: not a row count", c);
             v->limit = lim;
-            has_limit = virtual_seen = true;
+            has_limit = true;
         } else {
             char *key = decode(&v->arena, c, kl);
             char *value = decode(&v->arena, val, strlen(val));
             if (!key || !value) return pq_fail(err, PQ_E_NOMEM, "out of memory");
             bool is_null = !strcmp(val, "__HIVE_DEFAULT_PARTITION__");
-            /* The next level of real partition directories, while no
-             * virtual component came before. */
-            if (!virtual_seen && v->n_real < t->n_parts && !strcmp(key, t->part_names[v->n_real])) {
+            /* The next level of real partition directories, also after
+             * virtual components (filters commute): readdir below a where=
+             * lists these directories, and entering one must show its own
+             * subdirectories, not the same name again. */
+            if (v->n_real < t->n_parts && !strcmp(key, t->part_names[v->n_real])) {
                 bool is_dir;
                 int has = dir_has(l, v->real_dir, c, &is_dir, err);
                 if (has < 0) return PQ_ERR;
@@ -396,7 +397,6 @@ static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
                     continue;
                 }
             }
-            virtual_seen = true;
             int ne = v->n_eq;
             if (add_str(&v->arena, &v->eq_cols, &ne, key)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
             ne = v->n_eq;
