@@ -277,8 +277,8 @@ export async function generateTables(outDir, { rows = 12000, hiveRows = 6000, se
       path.join(outDir, 'tmp_plain.parquet'), path.join(outDir, 'arrow_plain.parquet'), plainProps('UNCOMPRESSED'));
     await fileTable('arrow_plain');
 
-    // The same pages compressed: a batch of rows then spans more than 16
-    // decompressed pages of byte arrays (a known engine bug, see run_diff.mjs KNOWN).
+    // The same pages compressed: a batch of rows spans many decompressed pages
+    // of byte arrays, whose buffers must all outlive the batch.
     await writeArrow(conn, `SELECT ${colList} FROM base ORDER BY id`,
       path.join(outDir, 'tmp_zstd.parquet'), path.join(outDir, 'arrow_zstd.parquet'), plainProps('ZSTD'));
     await fileTable('arrow_zstd');
