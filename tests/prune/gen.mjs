@@ -161,8 +161,16 @@ const dictSelect = (n) => `
   SELECT i::BIGINT AS id, (((i * 7) % 50) * 2)::INTEGER AS c,
          list_extract(${'[' + FRUITS.map(sqlString).join(', ') + ']'}, ((i * 3) % 20)::INTEGER + 1) AS fruit,
          list_extract([-1.5::DOUBLE, -0.0::DOUBLE, 2.5::DOUBLE, 'inf'::DOUBLE - 'inf'::DOUBLE, 7.25::DOUBLE],
-                      (i % 5)::INTEGER + 1) AS dz
+                      (i % 5)::INTEGER + 1) AS dz,
+         (((i * 13) % 40) * 1.25)::DECIMAL(9, 2) AS amt,
+         DATE '2024-01-01' + (((i * 7) % 30) * 2)::INTEGER AS day,
+         TIMESTAMP '2024-01-01 00:00:00' + to_minutes((((i * 7) % 30) * 2)::BIGINT) AS ts,
+         (((i * 11) % 30) * 0.5)::FLOAT AS f,
+         (((i * 5) % 40) * 2 - 40)::TINYINT AS t,
+         (18446744073709551615::UBIGINT - (((i * 3) % 30) * 2)::UBIGINT) AS u
     FROM range(${n}) t(i) ORDER BY i`;
+// Typed columns (amt, day, ts, f, t, u): even steps, so odd steps between
+// the bounds are absent (run.mjs TYPED_PROBES).
 {
   // arrow-rs: dictionary, no bloom filter.
   const f = await arrow('dict.parquet', dictSelect(20000),
@@ -180,6 +188,22 @@ const dictSelect = (n) => `
   for (const c of await meta(g))
     if (c.path_in_schema !== 'id')
       check(/DICTIONARY/.test(c.encodings) && c.bloom_filter_offset !== null, `dict_bloom.parquet: ${c.path_in_schema}`);
+}
+
+// Dictionary fallback: arrow-rs gives up the dictionary when it passes 256
+// bytes, so later pages are PLAIN and hold values the dictionary lacks.  The
+// dictionary rung must see that (encoding_stats) and keep the row group.
+{
+  const f = await arrow('dict_fallback.parquet',
+    `SELECT i::BIGINT AS id, ((i * 7919) % 5000)::BIGINT AS v,
+            'k' || lpad(((i * 7919) % 5000)::VARCHAR, 5, '0') AS s
+       FROM range(5000) t(i) ORDER BY i`,
+    (b) => b.setMaxRowGroupSize(5000).setDictionaryPageSizeLimit(256).setDataPageSizeLimit(512)
+      .setWriteBatchSize(64).setCompression(pw.Compression.SNAPPY));
+  for (const c of await meta(f))
+    if (c.path_in_schema !== 'id')
+      check(/DICTIONARY/.test(c.encodings) && /PLAIN(,|$)/.test(c.encodings),
+        `dict_fallback.parquet: ${c.path_in_schema} should mix dictionary and PLAIN pages (${c.encodings})`);
 }
 
 // ---------------------------------------------------------------- untrusted statistics

@@ -384,8 +384,35 @@ groups.bloom = async () => {
     for (const where of ['dz = 0', "dz = 'nan'", 'dz = -1.5', 'c = 50'])
       await agree(g, where, ['id', 'c', 'fruit', 'dz'], `bloom: dict_bloom ${where} --no-dictionary`, { flags: ['--no-dictionary'] });
   }
+  await typedProbes(gen('dict_bloom.parquet'), 'bloom', ['--no-dictionary', '--no-page-index'], 'byBloom');
   log('bloom: absent keys: 10 of 10 row groups pruned by the bloom filter (0 with --no-bloom); present keys: 0 pruned');
 };
+
+// Typed probes on dict.parquet / dict_bloom.parquet (gen.mjs): [predicate,
+// present?]; every absent value lies between each row group's min and max.
+const TYPED_PROBES = [
+  ['amt = 12.50', true], ['amt = 12.5', true], ['amt = 12.51', false], ['amt = 13', false],
+  ["day = '2024-01-05'", true], ["day = '2024-01-04'", false],
+  ["ts = '2024-01-01 00:04:00'", true], ["ts = '2024-01-01 00:03:00'", false],
+  ["ts = '2024-01-01 00:04:00.000001'", false],
+  ['f = 2.5', true], ['f = 2.25', false],
+  ['t = -10', true], ['t = -9', false],
+  ['u = 18446744073709551615', true], ['u = 18446744073709551614', false],
+];
+const TYPED_COLS = ['id', 'amt', 'day', 'ts', 'f', 't', 'u'];
+
+// Each typed probe through one rung (the others off but statistics, which
+// cannot prune these): absent values pruned in all 10 row groups, present
+// ones in none, rows equal to DuckDB's.
+async function typedProbes(file, rung, flags, counter) {
+  for (const [where, present] of TYPED_PROBES) {
+    const p = await plan(file, where, flags);
+    expect(p.c.byStats === 0 && p.c[counter] === (present ? 0 : 10),
+      `${rung}: ${path.basename(file)} ${where} (${present ? 'present' : 'absent'}): ${p.c[counter]} of 10 pruned by the ${rung} rung, statistics ${p.c.byStats}`, p.cmd);
+    const s = await agree(file, where, TYPED_COLS, `${rung}: ${path.basename(file)} ${where}`, { flags });
+    if (s) expect((s.c.rowsOut > 0) === present, `${rung}: ${path.basename(file)} ${where}: ${s.c.rowsOut} rows`, s.cmd);
+  }
+}
 
 // ---- dictionaries
 groups.dict = async () => {
@@ -407,10 +434,24 @@ groups.dict = async () => {
     if (s) expect(s.c.rowsOut === rows, `dict: ${where}: ${s.c.rowsOut} rows, expected ${rows}`, s.cmd);
   }
   {
+    // Dictionary then PLAIN fallback pages: values past the fallback are not
+    // in the dictionary, so the rung must keep the row group.
+    const g = gen('dict_fallback.parquet');
+    for (const [where, rows] of [['v = 4999', 1], ['v = 3', 1], ["s = 'k04999'", 1], ["s = 'k00002'", 1],
+      ['v IN (4998, 7)', 2], ['v = 4999 AND s = \'k04999\'', 1]]) {
+      const p = await plan(g, where);
+      expect(p.c.byDict === 0, `dict: dict_fallback ${where}: pruned by the dictionary, which lacks the PLAIN pages' values`, p.cmd);
+      const s = await agree(g, where, ['id', 'v', 's'], `dict: dict_fallback ${where}`);
+      if (s) expect(s.c.rowsOut === rows, `dict: dict_fallback ${where}: ${s.c.rowsOut} rows, expected ${rows}`, s.cmd);
+    }
+  }
+  {
     const g = gen('dict_bloom.parquet');
     const p = await plan(g, 'c = 51');
     expect(p.c.byDict === 10, `dict: dict_bloom c = 51: ${p.c.byDict} of 10 pruned by the dictionary (the rung before bloom)`, p.cmd);
   }
+  await typedProbes(gen('dict.parquet'), 'dictionary', ['--no-page-index', '--no-bloom'], 'byDict');
+  await typedProbes(gen('dict_bloom.parquet'), 'dictionary', ['--no-page-index', '--no-bloom'], 'byDict');
   log('dict: absent values: 10 of 10 row groups pruned by the dictionary (0 with --no-dictionary); present values: 0 pruned');
 };
 
@@ -586,6 +627,7 @@ groups['sweep-gen'] = async () => {
     { file: gen('dict.parquet'), columns: ['c', 'fruit', 'dz'], ...light },
     { file: gen('dict_bloom.parquet'), columns: ['c', 'fruit', 'dz'], ...light },
     { file: gen('bloom.parquet'), columns: ['k', 's', 'd'], ...light },
+    { file: gen('dict_fallback.parquet'), columns: ['v', 's'], ...light },
   ], 'sweep-gen');
 };
 
