@@ -29,7 +29,7 @@
 //     over garbage page headers; k=4 a file of another schema (id VARCHAR).
 // OUTDIR/big/part-NN.parquet  (only with --big-rows N > 0; K files, default 8)
 //     id BIGINT, g INTEGER, d DOUBLE, s VARCHAR, ts TIMESTAMP; row groups of
-//     65536 rows.
+//     16384 rows (the first bytes of a view come after the first row group).
 //
 // Writes into OUTDIR.tmp-PID and renames it to OUTDIR (which must not exist).
 import fs from 'node:fs';
@@ -194,7 +194,7 @@ try {
                ${pick(['alpha', 'beta', 'gamma, delta', 'eps "x"'], 'u(i, 42)')} || (i % 100) AS s,
                TIMESTAMP '2024-01-01' + to_seconds(i) AS ts
         FROM range(${lo}, ${hi}) r(i) ORDER BY i`,
-      path.join(tmp, 'big', `part-${String(f).padStart(2, '0')}.parquet`), 'ROW_GROUP_SIZE 65536');
+      path.join(tmp, 'big', `part-${String(f).padStart(2, '0')}.parquet`), 'ROW_GROUP_SIZE 16384');
     }
   }
   fs.renameSync(tmp, outDir);

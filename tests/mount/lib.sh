@@ -92,11 +92,17 @@ start_pqfs() {
     return 1
 }
 
-# wait_exit PID SECONDS: whether PID (a child of this shell) ended in time.
+# wait_exit PID SECONDS: whether PID (a child of this shell) ended in time;
+# its exit status in WAIT_STATUS.
 wait_exit() {
     local pid=$1 t=$2 i
+    WAIT_STATUS=
     for i in $(seq $((t * 10))); do
-        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+        if ! kill -0 "$pid" 2>/dev/null; then
+            WAIT_STATUS=0
+            wait "$pid" 2>/dev/null || WAIT_STATUS=$?
+            return 0
+        fi
         sleep 0.1
     done
     return 1
