@@ -11,12 +11,15 @@ const db = await openDuckDB({ threads: 1, preserve_insertion_order: 'true' });
 await db.conn.run(`SET TimeZone = 'UTC'`);
 const quote = (s) => `'${String(s).replaceAll("'", "''")}'`;
 
+// The parent went away (killed by a CTest timeout...): do not linger.
+process.on('disconnect', () => process.exit(0));
+
 let chain = Promise.resolve();
 process.on('message', (m) => {
   if (m === 'exit') {
     chain.then(() => {
       closeDuckDB(db);
-      process.disconnect();
+      process.exit(0);
     });
     return;
   }
