@@ -41,6 +41,8 @@ mount_test_init
 LAKE=$WORK/lake
 MNT=$WORK/mnt
 node "$here/gen_lake.mjs" "$LAKE" >/dev/null
+LAKE2=$WORK/lake2                       # an unchanged copy for the later mounts
+cp -a "$LAKE" "$LAKE2"
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,metadata_ttl=1s,log_level=debug"
 MAIN_PID=$PQFS_PID
 
@@ -563,14 +565,25 @@ sleep 1.6
 view ch_users_removed "users/data.csv" users "" "" "" nonempty
 run_views
 [ "$(grep -c '' "$MNT/users/data.csv")" = 751 ] && pass "users after the changes: 750 rows" || fail "users after the changes"
+# A new partition directory and a new table appear after metadata_ttl.
+mkdir -p "$LAKE/events/year=2025/dt=2025-01-01/region=eu" "$LAKE/users2"
+cp "$LAKE/events/year=2024/dt=2024-01-02/region=eu/part-1.parquet" "$LAKE/events/year=2025/dt=2025-01-01/region=eu/part-0.parquet"
+cp "$LAKE/users/part-1.parquet" "$LAKE/users2/part-0.parquet"
+sleep 1.6
+expect_ls "" "broken codes events users users2"
+expect_ls "$E" "data.csv plan.txt schema.txt year=2023 year=2024 year=2025"
+view ch_new_part   "$E/year=2025/data.csv" events "year = 2025" "" "" nonempty
+view ch_new_root   "$E/where=dt > '2024-01-01'/select=id,year,dt,region/data.csv" events "dt > '2024-01-01'" "id, year, dt, region" "" nonempty
+view ch_new_table  "users2/data.csv" users2 "" "" "" nonempty
+run_views
 
 stop_pqfs "$MNT" "$MAIN_PID"
+left=$(find "$WORK/cache" -mindepth 1 | head -3)
+[ -z "$left" ] && pass "cache_dir empty after unmount" || fail "cache_dir not empty after unmount: $left"
 if grep -qi 'secret\|AddressSanitizer\|runtime error' "$WORK/pqfs.log"; then fail "daemon log: $(grep -i 'secret\|AddressSanitizer\|runtime error' "$WORK/pqfs.log" | head -3)"; fi
 
 # ---------------------------------------------------------------- an ini file, single-table mounts, fstab form
-# A fresh copy of the generated lake (the one above was changed).
-LAKE2=$WORK/lake2
-node "$here/gen_lake.mjs" "$LAKE2" >/dev/null
+# The unchanged copy of the generated lake (the one above was changed).
 cat >"$WORK/lake.ini" <<EOF
 ; pqfs configuration for the mount tests
 [pqfs]
@@ -586,7 +599,10 @@ partitions = code:string
 partitions = year:int64, dt:date, region:string
 EOF
 MNT2=$WORK/mnt-ini
+# cache_dir is wiped at mount (SPEC section 7): a stale result file goes.
+mkdir -p "$WORK/cache-ini" && echo stale >"$WORK/cache-ini/result-stale"
 start_pqfs "$WORK/pqfs-ini.log" "$WORK/lake.ini" "$MNT2"
+[ ! -e "$WORK/cache-ini/result-stale" ] && pass "cache_dir wiped at mount" || fail "cache_dir: result-stale survived the mount"
 P2=$PQFS_PID
 grep -q '^code,STRING,true,true$' "$MNT2/codes/schema.txt" && pass "ini: declared partition type" ||
     fail "ini: codes/schema.txt: $(cat "$MNT2/codes/schema.txt" | tr '\n' ' ')"
@@ -608,6 +624,25 @@ expect_ls_at "$MNT2/codes/where=code = '100'" "code=100 data.csv plan.txt schema
 [ "$(errno_of stat "$MNT2/codes/code=10")" = OK ] && [ "$(grep -c '' "$MNT2/codes/code=10/data.csv")" = 1 ] &&
     pass "ini: code=10 is the string '10' (no rows)" || fail "ini: codes/code=10 should be a virtual filter matching nothing"
 stop_pqfs "$MNT2" "$P2"
+
+# Configuration errors: one line naming the problem (the ini line), a non-zero
+# exit, no mount left behind.
+bad_mount() { # NAME TEXT ARGS...: pqfs ARGS must fail, its stderr naming TEXT
+    local name=$1 text=$2 m=$WORK/mnt-bad rc=0
+    shift 2
+    mkdir -p "$m"
+    timeout 20 "$PQFS" "$@" "$m" -f >"$WORK/bad.out" 2>&1 || rc=$?
+    if [ "$rc" = 0 ] || [ "$rc" = 124 ]; then fail "$name: pqfs exited with $rc"; is_mounted "$m" && fusermount3 -uz "$m"
+    elif ! grep -qF -- "$text" "$WORK/bad.out"; then fail "$name: the error does not name '$text': $(head -3 "$WORK/bad.out")"
+    elif is_mounted "$m"; then fail "$name: mounted anyway"; fusermount3 -uz "$m"
+    else pass "$name"; fi
+}
+printf '[pqfs]\nsource = lake2\ncolour = blue\n' >"$WORK/bad.ini"
+bad_mount "unknown ini key" "bad.ini:3" "$WORK/bad.ini"
+printf '[pqfs]\nsource = lake2\n[table events]\npartitions = year:float\n' >"$WORK/bad2.ini"
+bad_mount "bad partition type" "bad2.ini:4" "$WORK/bad2.ini"
+bad_mount "missing source" "$WORK/nosuch" "$WORK/nosuch"
+bad_mount "bad option value" "metadata_ttl" "$LAKE2" -o metadata_ttl=soon
 
 # A table directory as SOURCE: the mount root is the table.
 MNT3=$WORK/mnt-single
