@@ -408,19 +408,29 @@ static int levels_ran_out(json_ctx *c)
     return pq_fail(c->err, PQ_E_CORRUPT, "repetition/definition levels are inconsistent across the leaves of a nested column");
 }
 
-static int advance_absent(json_ctx *c, const pq_node *n)
+static inline uint16_t def_at(const leaf_cursor *lc)
+{
+    return lc->b->def ? lc->b->def[lc->lvl] : 0;
+}
+
+/* Node n is absent (NULL, or an empty collection): one level entry of each
+ * of its leaves is passed over.  Every leaf must be below `def_limit` there
+ * too, or one of its values would be skipped unwritten and the values after
+ * it would shift (and with them the output, by where batches end). */
+static int advance_absent(json_ctx *c, const pq_node *n, int32_t def_limit)
 {
     for (int32_t i = 0; i < n->n_leaves; i++) {
         leaf_cursor *lc = &c->cur[n->first_leaf + i - c->base];
-        if (lc->lvl >= lc->b->n_levels) return levels_ran_out(c);
+        if (lc->lvl >= lc->b->n_levels || def_at(lc) >= def_limit) return levels_ran_out(c);
         lc->lvl++;
     }
     return PQ_OK;
 }
 
-static inline uint16_t def_at(const leaf_cursor *lc)
+/* Whether the collection n continues at the cursor's next level entry. */
+static inline bool continues(const leaf_cursor *lc, const pq_node *n)
 {
-    return lc->b->def ? lc->b->def[lc->lvl] : 0;
+    return lc->lvl < lc->b->n_levels && lc->b->rep && lc->b->rep[lc->lvl] == n->elem_rep_level;
 }
 
 static int render_json(json_ctx *c, const pq_node *n);
@@ -430,7 +440,7 @@ static int render_collection(json_ctx *c, const pq_node *n, leaf_cursor *lc)
     bool is_map = n->kind == PQ_NODE_MAP;
     if (def_at(lc) < n->elem_def_level) {
         if (pq_buf_append(c->out, is_map ? "{}" : "[]", 2)) return -1;
-        return advance_absent(c, n);
+        return advance_absent(c, n, n->elem_def_level);
     }
     if (pq_buf_append(c->out, is_map ? "{" : "[", 1)) return -1;
     for (bool first = true;; first = false) {
@@ -454,8 +464,11 @@ static int render_collection(json_ctx *c, const pq_node *n, leaf_cursor *lc)
             if (n->n_children > 1) PQ_TRY(render_json(c, n->children[1]));
             else if (pq_buf_append(c->out, "null", 4)) return -1;
         }
-        if (lc->lvl >= lc->b->n_levels || !lc->b->rep || lc->b->rep[lc->lvl] != n->elem_rep_level)
-            break;
+        /* The first leaf decides; every other leaf must agree. */
+        bool more = continues(lc, n);
+        for (int32_t i = 1; i < n->n_leaves; i++)
+            if (continues(&c->cur[n->first_leaf + i - c->base], n) != more) return levels_ran_out(c);
+        if (!more) break;
     }
     return pq_buf_append(c->out, is_map ? "}" : "]", 1);
 }
@@ -467,7 +480,7 @@ static int render_json(json_ctx *c, const pq_node *n)
     if (lc->lvl >= lc->b->n_levels) return levels_ran_out(c);
     if (def_at(lc) < n->def_level) {
         if (pq_buf_append(c->out, "null", 4)) return -1;
-        return advance_absent(c, n);
+        return advance_absent(c, n, n->def_level);
     }
     switch (n->kind) {
     case PQ_NODE_PRIMITIVE:
@@ -604,7 +617,7 @@ int pq_csv_rows(const pq_out_col *cols, int n_cols, int32_t n_rows, const uint8_
                 if (top->lvl < top->b->n_levels && top->b->def &&
                     top->b->def[top->lvl] < s->col->node->def_level) {
                     /* The whole value is NULL: an empty field, not JSON null. */
-                    if (advance_absent(&s->json, s->col->node) != PQ_OK) {
+                    if (advance_absent(&s->json, s->col->node, s->col->node->def_level) != PQ_OK) {
                         rc = PQ_ERR;
                         break;
                     }
@@ -632,6 +645,16 @@ int pq_csv_rows(const pq_out_col *cols, int n_cols, int32_t n_rows, const uint8_
         }
     }
 #undef ROOM
+    /* Every leaf of a nested column must have been walked to its end: levels
+     * or values left over mean the leaves disagree on the rows. */
+    for (int j = 0; j < n_cols && rc == PQ_OK; j++) {
+        col_state *s = &st[j];
+        if (s->flat || !s->col->node) continue;
+        for (int32_t k = 0; k < s->col->node->n_leaves && rc == PQ_OK; k++) {
+            const leaf_cursor *lc = &s->json.cur[k];
+            if (lc->lvl != lc->b->n_levels || lc->val != lc->b->n_values) rc = levels_ran_out(&s->json);
+        }
+    }
     out->len = (size_t)(w - out->data);
     pq_buf_free(&scratch);
     free(heap);

@@ -1,7 +1,10 @@
 /* fuzz_file: a whole Parquet file in memory, read the way pqtool cat and plan
  * read it: footer, then a scan of every column to CSV (into a sink that
  * counts), then the access plan and a filtered scan for a predicate on the
- * first primitive top-level column.
+ * first primitive top-level column.  Depending on a hash of the input, the
+ * filtered scan projects only the last column, stops at a limit, uses tiny
+ * batches, and reads through a file that fails after a few reads or serves
+ * them in pieces (error paths must free what they took).
  *
  * Inputs that would only be slow are skipped before scanning: more than
  * MAX_ROWS rows, or page headers (walked through each column chunk) that
@@ -67,13 +70,36 @@ static bool small_enough(const pq_footer *ft, const uint8_t *data, size_t size)
     return ok;
 }
 
-static int discard(void *ctx, const char *data, size_t len, pq_error *err)
+/* The sink: keeps a digest of the CSV text, nothing else. */
+typedef struct digest {
+    uint64_t hash;
+    uint64_t len;
+} digest;
+
+static int digest_write(void *ctx, const char *data, size_t len, pq_error *err)
 {
     (void)err;
-    size_t *bytes = ctx;
-    *bytes += len;
-    if (len) fuzz_sink ^= (uint8_t)data[len - 1];
+    digest *d = ctx;
+    for (size_t i = 0; i < len; i++) d->hash = (d->hash ^ (uint8_t)data[i]) * 1099511628211ull;
+    d->len += len;
     return PQ_OK;
+}
+
+/* Scans with the given threads and batch size; returns the scan's status. */
+static int scan_digest(const pq_query *q, const pq_scan_file *sf, int threads, int32_t batch_rows, digest *d)
+{
+    pq_scan_opts opts;
+    pq_scan_opts_init(&opts);
+    opts.threads = threads;
+    opts.batch_rows = batch_rows;
+    d->hash = 14695981039346656037ull;
+    d->len = 0;
+    pq_sink sink = {digest_write, d};
+    pq_scan_stats st;
+    pq_error err;
+    int rc = pq_scan_csv(q, sf, 1, &opts, &sink, &st, &err);
+    if (rc != PQ_OK) FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+    return rc;
 }
 
 /* `"name" <test>` with the name quoted, or NULL on allocation failure. */
@@ -98,25 +124,34 @@ static const char *const tests[] = {
     "!= 0.5", "LIKE 'a%'", ">= '2020-01-01'", "= TRUE",
 };
 
-static void scan(const pq_scan_file *sf, const pq_footer *ft, uint64_t seed)
+static void scan(const pq_scan_file *sf, const pq_footer *ft, const uint8_t *data, size_t size, uint64_t seed)
 {
     pq_error err;
     pq_scan_opts opts;
     pq_scan_opts_init(&opts);
     opts.threads = 1;
     opts.batch_rows = seed % 4 == 0 ? 7 : 0;
-    size_t bytes = 0;
-    pq_sink sink = {discard, &bytes};
+    digest out;
+    pq_sink sink = {digest_write, &out};
 
-    /* Everything, no filter. */
+    /* Everything, no filter: one worker and the default batch, then two
+     * workers and small batches.  Batch boundaries and scheduling must not
+     * change the result. */
     pq_query_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.limit = -1;
     pq_query *q = NULL;
     if (pq_query_compile(&ft->schema, NULL, NULL, 0, &spec, &q, &err) == PQ_OK) {
-        pq_scan_stats st;
-        if (pq_scan_csv(q, sf, 1, &opts, &sink, &st, &err) != PQ_OK)
-            FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+        digest one, two;
+        int32_t small = 1 + (int32_t)((seed >> 4) % 16);
+        int rc_one = scan_digest(q, sf, 1, 0, &one);
+        int rc_two = scan_digest(q, sf, 2, small, &two);
+        FUZZ_CHECK(rc_one == rc_two, "the scan %s with batches of %d rows and 2 threads, %s with the defaults",
+                   rc_two == PQ_OK ? "succeeds" : "fails", small, rc_one == PQ_OK ? "succeeds" : "fails");
+        if (rc_one == PQ_OK)
+            FUZZ_CHECK(one.len == two.len && one.hash == two.hash,
+                       "batches of %d rows and 2 threads give other CSV (%llu bytes, %llu by default)", small,
+                       (unsigned long long)two.len, (unsigned long long)one.len);
     }
     pq_query_free(q);
     q = NULL;
@@ -132,6 +167,11 @@ static void scan(const pq_scan_file *sf, const pq_footer *ft, uint64_t seed)
     const char *wheres[1] = {where};
     spec.wheres = wheres;
     spec.n_wheres = 1;
+    const char *select[1] = {ft->schema.root->children[ft->schema.root->n_children - 1]->name};
+    if ((seed >> 24) % 3 == 0) {
+        spec.select = select;
+        spec.n_select = 1;
+    }
     if (pq_query_compile(&ft->schema, NULL, NULL, 0, &spec, &q, &err) != PQ_OK) {
         free(where);
         where = predicate(col->name, tests[0]);
@@ -146,9 +186,19 @@ static void scan(const pq_scan_file *sf, const pq_footer *ft, uint64_t seed)
             FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
         pq_buf_free(&plan);
         q->limit = (seed >> 16) % 3 == 0 ? (int64_t)((seed >> 20) % 50) : -1;
+        pq_scan_file faulty_sf = *sf;
+        pq_file *inner = NULL, *faulty = NULL;
+        if ((seed >> 28) % 3 == 0 && pq_file_open_mem("faulty.parquet", data, size, &inner, &err) == PQ_OK) {
+            pq_fault_plan fp;
+            pq_fault_plan_init(&fp);
+            fp.fail_read_after = (seed >> 32) % 5 == 4 ? -1 : (int64_t)((seed >> 32) % 5);
+            fp.short_reads = (seed >> 40) & 1;
+            if (pq_file_wrap_faulty(inner, &fp, &faulty, &err) == PQ_OK) faulty_sf.file = faulty;
+        }
         pq_scan_stats st;
-        if (pq_scan_csv(q, sf, 1, &opts, &sink, &st, &err) != PQ_OK)
+        if (pq_scan_csv(q, &faulty_sf, 1, &opts, &sink, &st, &err) != PQ_OK)
             FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+        pq_file_close(faulty);
     }
     pq_query_free(q);
     free(where);
@@ -167,7 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (small_enough(ft, data, size)) {
         pq_scan_file sf = {.name = NULL, .file = f, .footer = ft, .part_values = NULL};
-        scan(&sf, ft, fuzz_hash(data, size));
+        scan(&sf, ft, data, size, fuzz_hash(data, size));
     }
     pq_footer_free(ft);
     pq_file_close(f);
