@@ -132,7 +132,7 @@ function literal(type, v, rng) {
       if (r < 0.15) t = v.slice(0, 10); // a date: midnight
       else if (r < 0.3) t = v.slice(0, 16); // minutes
       else if (r < 0.4) t = v.replace(' ', 'T');
-      else if (r < 0.5) t = v.replace(/\.?0+$/, '');
+      else if (r < 0.5) t = v.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, ''); // fraction's trailing zeros
       return pair(quoteString(t), quoteString(t));
     }
     case 'timestamptz': {
