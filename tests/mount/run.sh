@@ -576,6 +576,18 @@ view ch_new_part   "$E/year=2025/data.csv" events "year = 2025" "" "" nonempty
 view ch_new_root   "$E/where=dt > '2024-01-01'/select=id,year,dt,region/data.csv" events "dt > '2024-01-01'" "id, year, dt, region" "" nonempty
 view ch_new_table  "users2/data.csv" users2 "" "" "" nonempty
 run_views
+# A corrupt file repaired: the view works after metadata_ttl (a failed result
+# is not kept); a good file corrupted: its views fail (no stale rows served).
+cp "$LAKE/broken/k=1/part-0.parquet" "$LAKE/broken/.fix.tmp"
+mv "$LAKE/broken/.fix.tmp" "$LAKE/broken/k=2/part-0.parquet"
+head -c 3000 "$LAKE/users2/part-0.parquet" >"$LAKE/users2/.bad.tmp"
+mv "$LAKE/users2/.bad.tmp" "$LAKE/users2/part-0.parquet"
+sleep 1.6
+view ch_repaired   "broken/k=2/data.csv" broken "k = 2" "" "" nonempty
+run_views
+if cat "$MNT/users2/data.csv" >/dev/null 2>"$WORK/cat.err"; then fail "users2/data.csv read fine after its file was truncated"
+elif grep -q "Input/output error" "$WORK/cat.err"; then pass "EIO after a good file was truncated"
+else fail "users2/data.csv after truncation: $(cat "$WORK/cat.err")"; fi
 
 stop_pqfs "$MNT" "$MAIN_PID"
 left=$(find "$WORK/cache" -mindepth 1 | head -3)
