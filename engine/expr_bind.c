@@ -11,6 +11,7 @@
 #define PQ_EXPR_INTERNAL
 #include "expr.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -438,6 +439,27 @@ static bool unify(target *t, const pq_expr *e)
     return false;
 }
 
+/* A decimal literal as the nearest double (one rounding: the literal's text
+ * read by strtod), so `d = -420796.77099999995` finds the double written as
+ * that text.  Columns keep pq_x_dec_to_double, as rows and bounds must agree. */
+static double decimal_literal_to_double(__int128 u, int32_t scale)
+{
+    char buf[64];
+    char *w = buf + sizeof buf;
+    *--w = '\0';
+    char exp[16];
+    int el = snprintf(exp, sizeof exp, "e%d", -scale);
+    w -= el;
+    memcpy(w, exp, (size_t)el);
+    unsigned __int128 m = u < 0 ? -(unsigned __int128)u : (unsigned __int128)u;
+    do {
+        *--w = (char)('0' + (int)(m % 10));
+        m /= 10;
+    } while (m);
+    if (u < 0) *--w = '-';
+    return strtod(w, NULL);
+}
+
 /* Brings e to type t: literals are converted, other nodes get a CAST. */
 static pq_expr *cast_to(binder *b, pq_expr *e, const target *t)
 {
@@ -450,6 +472,10 @@ static pq_expr *cast_to(binder *b, pq_expr *e, const target *t)
         if (pq_x_value_cast(&e->value, t->type, 0, t->f32, &v) != 0) {
             pq_fail(b->err, PQ_E_USAGE, "cannot convert %s to %s", type_name(e), pq_x_type_name(t->type));
             return NULL;
+        }
+        if (t->type == PQ_V_DOUBLE && e->value.type == PQ_V_DECIMAL && !e->value.is_null) {
+            double d = decimal_literal_to_double(e->value.u.dec.unscaled, e->value.u.dec.scale);
+            v.u.d = t->f32 ? (double)(float)d : d;
         }
         pq_expr *l = pq_x_literal(b->arena, &v);
         if (!l) return oom(b);
