@@ -20,6 +20,17 @@ typedef struct inode {
     uint64_t nlookup;
 } inode;
 
+/* A handle the kernel holds: an open file or directory.  At unmount the
+ * kernel can tear the connection down without sending RELEASE for the last
+ * ones (a lazy unmount while files are open, SIGTERM during reads), so they
+ * are kept in a list and pqfs_fs_free releases what is left: no result job
+ * may outlive the lake. */
+typedef struct open_handle {
+    struct open_handle *prev, *next;
+    pq_lake_handle *file;        /* a file, or */
+    struct dir_listing *dir;     /* a directory listing */
+} open_handle;
+
 struct pqfs_fs {
     pq_lake *lake;
     pqfs_fs_opts o;
@@ -29,6 +40,7 @@ struct pqfs_fs {
     inode *by_ino[INODE_BUCKETS];
     fuse_ino_t next_ino;
     time_t mount_time;
+    open_handle *open;           /* under mu */
 };
 
 int pqfs_errno(const pq_error *err)
@@ -55,6 +67,35 @@ static uint64_t hash_path(const char *s)
 static pqfs_fs *fs_of(fuse_req_t req)
 {
     return fuse_req_userdata(req);
+}
+
+static open_handle *track(pqfs_fs *fs, pq_lake_handle *file, struct dir_listing *dir)
+{
+    open_handle *oh = calloc(1, sizeof *oh);
+    if (!oh) return NULL;
+    oh->file = file;
+    oh->dir = dir;
+    pthread_mutex_lock(&fs->mu);
+    oh->next = fs->open;
+    if (fs->open) fs->open->prev = oh;
+    fs->open = oh;
+    pthread_mutex_unlock(&fs->mu);
+    return oh;
+}
+
+static void untrack(pqfs_fs *fs, open_handle *oh)
+{
+    pthread_mutex_lock(&fs->mu);
+    if (oh->prev) oh->prev->next = oh->next;
+    else fs->open = oh->next;
+    if (oh->next) oh->next->prev = oh->prev;
+    pthread_mutex_unlock(&fs->mu);
+    free(oh);
+}
+
+static open_handle *handle_of(const struct fuse_file_info *fi)
+{
+    return (open_handle *)(uintptr_t)fi->fh;
 }
 
 /* The path of an inode, copied (the inode may be forgotten meanwhile). */
@@ -225,10 +266,10 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     pq_lake_attr a;
     pq_error err;
     pq_error_clear(&err);
-    if (fi && fi->fh) {
+    if (fi && fi->fh && handle_of(fi)->file) {
         /* An open file: its own snapshot's size once it is final. */
         uint64_t size;
-        if (pq_lake_handle_size((pq_lake_handle *)(uintptr_t)fi->fh, &size)) {
+        if (pq_lake_handle_size(handle_of(fi)->file, &size)) {
             struct stat st;
             pq_lake_attr fa = {.size = size, .size_final = true};
             fill_stat(fs, ino, &fa, &st);
@@ -306,15 +347,24 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         reply_error(req, &err);
         return;
     }
-    fi->fh = (uint64_t)(uintptr_t)d;
+    open_handle *oh = track(fs, NULL, d);
+    if (!oh) {
+        listing_free(d);
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    fi->fh = (uint64_t)(uintptr_t)oh;
     fi->cache_readdir = 0;
-    if (fuse_reply_open(req, fi) != 0) listing_free(d);
+    if (fuse_reply_open(req, fi) != 0) {
+        untrack(fs, oh);
+        listing_free(d);
+    }
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
     (void)ino;
-    dir_listing *d = (dir_listing *)(uintptr_t)fi->fh;
+    dir_listing *d = handle_of(fi)->dir;
     char *buf = malloc(size);
     if (!buf) {
         fuse_reply_err(req, ENOMEM);
@@ -349,7 +399,9 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
-    listing_free((dir_listing *)(uintptr_t)fi->fh);
+    open_handle *oh = handle_of(fi);
+    listing_free(oh->dir);
+    untrack(fs_of(req), oh);
     fuse_reply_err(req, 0);
 }
 
@@ -374,13 +426,22 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         reply_error(req, &err);
         return;
     }
-    fi->fh = (uint64_t)(uintptr_t)h;
+    open_handle *oh = track(fs, h, NULL);
+    if (!oh) {
+        pq_lake_release(h);
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    fi->fh = (uint64_t)(uintptr_t)oh;
     /* The size is unknown until the result is complete: every read must
      * come to us, and the page cache must not keep old bytes. */
     fi->direct_io = 1;
     fi->keep_cache = 0;
     fi->nonseekable = 0;
-    if (fuse_reply_open(req, fi) != 0) pq_lake_release(h);
+    if (fuse_reply_open(req, fi) != 0) {
+        untrack(fs, oh);
+        pq_lake_release(h);
+    }
 }
 
 typedef struct stop_ctx {
@@ -399,7 +460,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 {
     (void)ino;
     pqfs_fs *fs = fs_of(req);
-    pq_lake_handle *h = (pq_lake_handle *)(uintptr_t)fi->fh;
+    pq_lake_handle *h = handle_of(fi)->file;
     char *buf = malloc(size ? size : 1);
     if (!buf) {
         fuse_reply_err(req, ENOMEM);
@@ -425,7 +486,9 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
-    pq_lake_release((pq_lake_handle *)(uintptr_t)fi->fh);
+    open_handle *oh = handle_of(fi);
+    pq_lake_release(oh->file);
+    untrack(fs_of(req), oh);
     fuse_reply_err(req, 0);
 }
 
@@ -518,6 +581,14 @@ void pqfs_fs_set_session(pqfs_fs *fs, struct fuse_session *se)
 void pqfs_fs_free(pqfs_fs *fs)
 {
     if (!fs) return;
+    /* Handles whose RELEASE never came (the session ended first). */
+    while (fs->open) {
+        open_handle *oh = fs->open;
+        fs->open = oh->next;
+        if (oh->file) pq_lake_release(oh->file);
+        if (oh->dir) listing_free(oh->dir);
+        free(oh);
+    }
     for (int b = 0; b < INODE_BUCKETS; b++) {
         inode *n = fs->by_ino[b];
         while (n) {

@@ -226,7 +226,10 @@ PY
     grep -q 'unmounted' "$WORK/pqfs-$mode.log" && pass "$mode: clean shutdown (log says unmounted)" ||
         fail "$mode: no 'unmounted' in the daemon log: $(tail -3 "$WORK/pqfs-$mode.log")"
     is_mounted "$MNT" && fail "$mode: $MNT still mounted" || pass "$mode: no mount left"
-    grep -E 'AddressSanitizer|runtime error|Assertion|Segmentation' "$WORK/pqfs-$mode.log" && fail "$mode: daemon log shows a crash" || true
+    if grep -qiE 'AddressSanitizer|LeakSanitizer|runtime error|Assertion|Segmentation' "$WORK/pqfs-$mode.log"; then
+        fail "$mode: the daemon log shows a crash or a sanitizer report:"
+        grep -iE -A12 'AddressSanitizer|LeakSanitizer|runtime error|Assertion|Segmentation' "$WORK/pqfs-$mode.log" | head -40 | sed 's/^/    /'
+    fi
     return 0
 }
 # The first daemon is still up from the rounds: unmount it under readers.
