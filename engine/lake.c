@@ -336,6 +336,10 @@ static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         if (has < 0) return PQ_ERR;
         if (!has || !is_dir) return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
         PQ_TRY(table_get(l, comps[0], comps[0], &v->t, err));
+        /* As the root's listing: a directory without Parquet files is not
+         * a table (SPEC section 2), unless the ini declares it. */
+        if (v->t->n_files == 0 && !decl_of(l, comps[0]))
+            return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
         i = 1;
     }
     table_info *t = v->t;

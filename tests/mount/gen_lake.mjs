@@ -27,6 +27,8 @@
 // OUTDIR/broken/k=1..5/part-0.parquet             (id BIGINT, v VARCHAR)
 //     k=1, k=5 valid; k=2 a truncated copy (no footer); k=3 a valid footer
 //     over garbage page headers; k=4 a file of another schema (id VARCHAR).
+// OUTDIR/_staging/, OUTDIR/.trash/ (Parquet inside), OUTDIR/empty/k=1/notes.txt,
+//     OUTDIR/README.txt: none of them a table.
 // OUTDIR/big/part-NN.parquet  (only with --big-rows N > 0; K files, default 8)
 //     id BIGINT, g INTEGER, d DOUBLE, s VARCHAR, ts TIMESTAMP; row groups of
 //     16384 rows (the first bytes of a view come after the first row group).
@@ -181,6 +183,14 @@ try {
   fs.writeFileSync(bdir(3), garbled);
   await copy(`SELECT ('x' || i) AS id, 'v' || i AS v FROM range(100) r(i)`, bdir(4));
   await copy(brokenSelect(5, 3000), bdir(5), 'ROW_GROUP_SIZE 2048');
+
+  // ---- not tables: a hidden and an underscore directory holding Parquet, a
+  // directory without Parquet, a stray non-Parquet file at the root.
+  await copy(brokenSelect(9, 10), path.join(tmp, '_staging', 'part-0.parquet'));
+  await copy(brokenSelect(9, 10), path.join(tmp, '.trash', 'part-0.parquet'));
+  fs.mkdirSync(path.join(tmp, 'empty', 'k=1'), { recursive: true });
+  fs.writeFileSync(path.join(tmp, 'empty', 'k=1', 'notes.txt'), 'no data here\n');
+  fs.writeFileSync(path.join(tmp, 'README.txt'), 'the pqfs mount-test lake\n');
 
   // ---- big
   if (bigRows > 0) {

@@ -381,6 +381,12 @@ expect_errno ENOENT stat "$E/year=2023/dt=2023-12-31/region=eu/part-0.parquet"
 expect_errno ENOENT stat "$E/year=2023/dt=2023-12-31/region=eu/_SUCCESS"
 expect_errno ENOENT stat ".pqfs/nosuch"
 expect_errno ENOENT stat ".hidden"
+# Not tables (SPEC section 2): no Parquet inside, or a name starting with _ or '.'.
+expect_errno ENOENT stat "empty"
+expect_errno ENOENT stat "empty/data.csv"
+expect_errno ENOENT stat "_staging"
+expect_errno ENOENT stat ".trash/data.csv"
+expect_errno ENOENT stat "README.txt"
 errno=$(errno_of stat "$MNT/$E/data.csv/x")
 case $errno in ENOTDIR|ENOENT) pass "data.csv/x: $errno" ;; *) fail "stat data.csv/x: expected ENOTDIR or ENOENT, got $errno" ;; esac
 # Writes are refused at once (SPEC section 6: EROFS or EPERM; the writer is not there yet).
