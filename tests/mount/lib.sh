@@ -38,12 +38,41 @@ mount_test_init() {
     T_START=$(date +%s.%N)
     trap mount_test_cleanup EXIT
     trap 'exit 130' INT TERM
+    mount_test_watchdog "${PQFS_MOUNT_DEADLINE:-270}" &
+    WATCHDOG=$!
+}
+
+# Ends a run that hangs before CTest's TIMEOUT kills it without a chance to
+# clean up: stops our daemons (hung reads then fail), lazily unmounts what is
+# left under WORK, and signals the script, whose EXIT trap does the rest.
+# Polls once a second, and ends with the script.
+mount_test_watchdog() {
+    local deadline=$1 t=0 p m
+    set +e
+    trap - EXIT INT TERM
+    while [ "$t" -lt "$deadline" ]; do
+        kill -0 $$ 2>/dev/null || exit 0
+        sleep 1
+        t=$((t + 1))
+    done
+    echo "FAIL: watchdog: the test ran over $deadline s; stopping its daemons and mounts" >&2
+    for sig in TERM KILL; do
+        for p in /proc/[0-9]*; do
+            [ "$(readlink "$p/exe" 2>/dev/null)" = "$PQFS" ] || continue
+            tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qF "$WORK/" && kill -"$sig" "${p#/proc/}" 2>/dev/null
+        done
+        sleep 2
+    done
+    for m in $(awk -v w="$WORK/" 'index($2, w) == 1 { print $2 }' /proc/self/mounts); do fusermount3 -uz "$m" 2>/dev/null; done
+    kill -TERM $$ 2>/dev/null
+    exit 0
 }
 
 mount_test_cleanup() {
     local rc=$?
     set +e
     local m p
+    kill "$WATCHDOG" 2>/dev/null
     for m in "${MOUNTS[@]}"; do
         if is_mounted "$m"; then fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; fi
     done

@@ -9,7 +9,9 @@
 # python3 and ../shared/tools/csvcmp.py; exits 77 (CTest: skipped) without
 # them.  PQFS_SHARED_DIR overrides ../shared; VERBOSE=1 prints every passing
 # check; PQFS_MOUNT_KEEP=1 keeps the work directory; PQFS_MOUNT_STRICT=1 makes
-# the known gaps (data.parquet) failures.
+# the known gaps (data.parquet) and the SPEC conflicts (size 0 until complete
+# fools DuckDB's read_csv) failures; PQFS_MOUNT_DEADLINE (270 s) is when a
+# watchdog stops a hung run, before CTest's TIMEOUT would kill it uncleanly.
 #
 # Views are compared with csvcmp.py in order, never --unordered: SPEC section 3
 # fixes the table order (partition directories sorted, files by name, rows in
