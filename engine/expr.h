@@ -24,7 +24,10 @@
  * table's column list; batches and ranges are passed by that index. */
 typedef struct pq_expr_column {
     const char *name;
-    const pq_node *node;       /* primitive; NULL when the column is nested (not filterable) */
+    /* The schema node.  A nested node (list, map, struct) can only be tested
+     * with IS [NOT] NULL; its batch is then one entry per row with def 1 for
+     * a present value and 0 for NULL (no values). */
+    const pq_node *node;
     bool partition;
 } pq_expr_column;
 

@@ -596,13 +596,21 @@ static pq_expr *bind_ident(binder *b, const pq_ast *a)
         const char *name = b->cols[i].name;
         if (!name || strlen(name) != a->len || memcmp(name, a->text, a->len) != 0)
             continue;
-        if (!b->cols[i].node || b->cols[i].node->kind != PQ_NODE_PRIMITIVE) {
-            pq_fail(b->err, PQ_E_USAGE, "column '%s' is nested and cannot be filtered", name);
-            return NULL;
-        }
+        const pq_node *node = b->cols[i].node;
         pq_expr *e = pq_x_new(b->arena, PQ_X_COLUMN, PQ_V_NULL, 0);
         if (!e) return oom(b);
-        pq_x_colinfo(b->cols[i].node, &e->col);
+        if (!node || node->kind != PQ_NODE_PRIMITIVE) {
+            /* Nested columns: only IS [NOT] NULL, on a batch of row-level
+             * nullness (def 1: present) that the scan builds. */
+            memset(&e->col, 0, sizeof e->col);
+            e->col.repr = PQ_R_BYTES;
+            e->col.type = PQ_V_STRING;
+            e->col.def_level = 1;
+            e->col.opaque = !node ? "NESTED" : node->kind == PQ_NODE_LIST ? "LIST"
+                            : node->kind == PQ_NODE_MAP ? "MAP" : "STRUCT";
+        } else {
+            pq_x_colinfo(node, &e->col);
+        }
         e->type = e->col.type;
         e->scale = e->col.scale;
         e->f32 = e->col.f32;

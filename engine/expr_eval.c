@@ -390,7 +390,8 @@ static const pq_col_batch *column_batch(ctx *c, const pq_expr *col)
         for (int32_t r = 0; r < c->n_rows; r++)
             present += b->def[r] == full;
     }
-    if (present > b->n_values) {
+    /* Opaque columns (nested ones) are only tested for NULL: no values. */
+    if (present > b->n_values && !col->col.opaque) {
         pq_fail(c->err, PQ_E_CORRUPT, "column '%s': %d non-null rows but %d values", col->name,
                 present, b->n_values);
         return NULL;

@@ -76,7 +76,7 @@ int pq_query_compile(const pq_schema *schema, const char *const *part_names, con
     for (int i = 0; i < q->n_data; i++) {
         const pq_node *n = schema->root->children[i];
         q->cols[i].name = n->name;
-        q->cols[i].node = n->kind == PQ_NODE_PRIMITIVE ? n : NULL;
+        q->cols[i].node = n;
     }
     for (int p = 0; p < n_parts; p++) {
         q->part_types[p] = part_types[p] == PQ_PART_INFER ? PQ_PART_STRING : part_types[p];

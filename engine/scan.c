@@ -17,7 +17,7 @@
 typedef struct chunk {
     struct chunk *next;
     char *data;
-    size_t len;
+    size_t len, cap;
     int32_t rows;
     size_t *row_ends;          /* with a limit: end offset of each row */
 } chunk;
@@ -43,6 +43,7 @@ typedef struct file_state {
     int32_t *col_leaf;
     const pq_node **col_node;
     int32_t *filter_leaves;    /* leaves the predicate reads */
+    int32_t *col_filter_leaf;  /* per column: the leaf the filter decodes (a nested column: its first), -1 */
     int32_t n_filter;
     /* The predicate's AND conjuncts and, per conjunct, a mask of the filter
      * leaves (indexes into filter_leaves) it reads: conjuncts are evaluated
@@ -75,6 +76,10 @@ typedef struct scan_state {
     int32_t batch_rows;
     bool want_row_ends;
     pq_scan_stats stats;
+    /* Chunk buffers written out by the consumer, for workers to reuse: fresh
+     * megabyte buffers cost a page fault per 4 KiB. */
+    pq_buf spare[8];
+    int n_spare;
 } scan_state;
 
 void pq_scan_opts_init(pq_scan_opts *o)
@@ -114,9 +119,11 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     fs->col_leaf = pq_arena_alloc(a, sizeof *fs->col_leaf * (size_t)(q->n_cols + 1));
     fs->col_node = pq_arena_alloc(a, sizeof *fs->col_node * (size_t)(q->n_cols + 1));
     fs->filter_leaves = pq_arena_alloc(a, sizeof *fs->filter_leaves * (size_t)(n_leaves + 1));
+    fs->col_filter_leaf = pq_arena_alloc(a, sizeof *fs->col_filter_leaf * (size_t)(q->n_cols + 1));
     fs->read_leaves = pq_arena_alloc(a, sizeof *fs->read_leaves * (size_t)(n_leaves + 1));
     fs->part_cells = pq_arena_alloc(a, sizeof *fs->part_cells * (size_t)(q->n_parts + 1));
-    if (!fs->col_leaf || !fs->col_node || !fs->filter_leaves || !fs->read_leaves || !fs->part_cells)
+    if (!fs->col_leaf || !fs->col_node || !fs->filter_leaves || !fs->col_filter_leaf || !fs->read_leaves ||
+        !fs->part_cells)
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     if (pq_query_bind_file(q, &sf->footer->schema, fs->col_leaf, fs->col_node, &fs->bind_err) != PQ_OK) {
         pq_error_prefix(&fs->bind_err, "%s: ", file_name(sf));
@@ -145,11 +152,17 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     pq_tri t = pred ? pq_expr_constant(pred) : PQ_TRI_TRUE;
     fs->pruned = t == PQ_TRI_FALSE;
     fs->pred = t == PQ_TRI_TRUE ? NULL : pred;
+    for (int i = 0; i < q->n_cols; i++) {
+        const pq_node *nd = fs->col_node[i];
+        fs->col_filter_leaf[i] = fs->col_leaf[i] >= 0 ? fs->col_leaf[i]
+                                 : nd && nd->kind != PQ_NODE_PRIMITIVE && nd->n_leaves ? nd->first_leaf : -1;
+    }
     if (fs->pred) {
         int cols[256];
         int n = pq_expr_columns(fs->pred, cols, 256);
-        for (int i = 0; i < n; i++)
-            if (fs->col_leaf[cols[i]] >= 0) add_leaf(fs->filter_leaves, &fs->n_filter, fs->col_leaf[cols[i]]);
+        for (int i = 0; i < n && i < 256; i++)
+            if (fs->col_filter_leaf[cols[i]] >= 0)
+                add_leaf(fs->filter_leaves, &fs->n_filter, fs->col_filter_leaf[cols[i]]);
     }
     if (fs->pred && fs->n_filter <= 64) {
         int n = pq_expr_conjuncts(fs->pred, fs->conj, 64);
@@ -159,7 +172,7 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
             int nc = pq_expr_columns(fs->conj[j], cols, 256);
             for (int i = 0; i < nc; i++)
                 for (int32_t k = 0; k < fs->n_filter; k++)
-                    if (fs->filter_leaves[k] == fs->col_leaf[cols[i]]) fs->conj_leaves[j] |= 1ull << k;
+                    if (fs->filter_leaves[k] == fs->col_filter_leaf[cols[i]]) fs->conj_leaves[j] |= 1ull << k;
         }
     }
     for (int j = 0; j < q->n_out; j++) {
@@ -213,6 +226,7 @@ static int push_chunk(scan_state *s, int32_t ui, pq_buf *text, int32_t rows, siz
     }
     c->data = text->data;
     c->len = text->len;
+    c->cap = text->cap;
     c->rows = rows;
     c->row_ends = row_ends;
     pq_buf_init(text);
@@ -244,8 +258,9 @@ typedef struct unit_ctx {
     int *reader_of;            /* leaf -> index in rg.cols, -1 */
     uint8_t *keep;
     int32_t *order;            /* filter leaf indexes, cheapest (compressed bytes) first */
-    uint16_t **cdef;           /* compaction scratch per leaf (filter ∩ projection) */
-    uint8_t **cval;
+    struct compact_buf *cbuf;  /* compaction scratch per leaf (filter ∩ projection) */
+    uint16_t *rownull;         /* per column, nested filter columns: row-level nullness */
+    pq_col_batch *rownull_batch;
     const pq_col_batch **by_col;
     pq_out_col *cols;
     pq_buf text;
@@ -349,8 +364,14 @@ static int emit_rows(unit_ctx *c, int32_t n, bool last, pq_error *err)
             ends = c->row_ends + c->n_row_ends;
         }
         /* One allocation per chunk: growing by doubling would copy it. */
-        if (c->text.cap == 0 && pq_buf_reserve(&c->text, CHUNK_TARGET + CHUNK_TARGET / 2))
-            return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (c->text.cap == 0) {
+            pthread_mutex_lock(&s->mu);
+            if (s->n_spare) c->text = s->spare[--s->n_spare];
+            pthread_mutex_unlock(&s->mu);
+            c->text.len = 0;
+            if (pq_buf_reserve(&c->text, CHUNK_TARGET + CHUNK_TARGET / 2))
+                return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        }
         PQ_TRY(pq_csv_rows(c->cols, s->q->n_out, n, NULL, &c->text, ends, err));
         c->n_row_ends += s->want_row_ends ? (size_t)n : 0;
         c->chunk_rows += n;
@@ -366,27 +387,78 @@ static int emit_rows(unit_ctx *c, int32_t n, bool last, pq_error *err)
     return PQ_OK;
 }
 
-/* Keeps the rows with keep[r] set of a flat batch, into scratch arrays. */
-static void compact_batch(const pq_col_batch *in, const pq_leaf *leaf, const uint8_t *keep, uint16_t *def,
-                          uint8_t *vals, pq_col_batch *out)
+typedef struct compact_buf {
+    uint16_t *def, *rep;
+    uint8_t *vals;
+    size_t cap_levels, cap_vals;
+} compact_buf;
+
+static void compact_buf_free(compact_buf *b)
+{
+    free(b->def);
+    free(b->rep);
+    free(b->vals);
+}
+
+/* Keeps the rows with keep[row] set of a batch (flat or repeated: a row is
+ * every level entry from one rep == 0 to the next), into scratch arrays. */
+static int compact_batch(const pq_col_batch *in, const pq_leaf *leaf, const uint8_t *keep, compact_buf *b,
+                         pq_col_batch *out, pq_error *err)
 {
     size_t vs = pq_value_size(leaf->node->phys);
+    size_t nl = (size_t)in->n_levels, nv_in = (size_t)in->n_values;
+    if (nl > b->cap_levels) {
+        uint16_t *d = realloc(b->def, nl * sizeof *d);
+        if (d) b->def = d;
+        uint16_t *r = realloc(b->rep, nl * sizeof *r);
+        if (r) b->rep = r;
+        if (!d || !r) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        b->cap_levels = nl;
+    }
+    if (nv_in > b->cap_vals) {
+        uint8_t *v = realloc(b->vals, nv_in * vs + 1);
+        if (!v) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        b->vals = v;
+        b->cap_vals = nv_in;
+    }
     const uint8_t *src = in->values;
-    int32_t n = 0, nv = 0, v = 0;
-    for (int32_t r = 0; r < in->n_rows; r++) {
-        bool present = !in->def || in->def[r] == leaf->max_def;
-        if (keep[r]) {
-            if (in->def) def[n] = in->def[r];
-            if (present) memcpy(vals + (size_t)nv++ * vs, src + (size_t)v * vs, vs);
+    int32_t n = 0, nv = 0, v = 0, rows = 0, row = -1;
+    for (int32_t e = 0; e < in->n_levels; e++) {
+        if (!in->rep || in->rep[e] == 0) {
+            row++;
+            rows += keep[row] != 0;
+        }
+        bool present = !in->def || in->def[e] == leaf->max_def;
+        if (keep[row]) {
+            if (in->def) b->def[n] = in->def[e];
+            if (in->rep) b->rep[n] = in->rep[e];
+            if (present) memcpy(b->vals + (size_t)nv++ * vs, src + (size_t)v * vs, vs);
             n++;
         }
         v += present;
     }
-    out->n_rows = out->n_levels = n;
-    out->def = in->def ? def : NULL;
-    out->rep = NULL;
+    out->n_rows = rows;
+    out->n_levels = n;
+    out->def = in->def ? b->def : NULL;
+    out->rep = in->rep ? b->rep : NULL;
     out->n_values = nv;
-    out->values = vals;
+    out->values = b->vals;
+    return PQ_OK;
+}
+
+/* Row-level nullness of a nested column from its first leaf: the value is
+ * NULL when the definition level at the row's first entry is below the
+ * column's own level. */
+static void row_nullness(const pq_col_batch *in, const pq_node *node, uint16_t *def, pq_col_batch *out)
+{
+    int32_t row = 0;
+    for (int32_t e = 0; e < in->n_levels; e++) {
+        if (in->rep && in->rep[e] != 0) continue;
+        def[row++] = !in->def || in->def[e] >= node->def_level ? 1 : 0;
+    }
+    memset(out, 0, sizeof *out);
+    out->n_rows = out->n_levels = row;
+    out->def = def;
 }
 
 static int evaluate(unit_ctx *c, const pq_expr *e, int32_t n, bool only_kept, pq_error *err)
@@ -423,8 +495,16 @@ static int filter_window(unit_ctx *c, int32_t n, int32_t *out_rows, pq_error *er
         if (c->filter_batch[leaf].n_rows != n)
             return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
                            c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
-        for (int col = 0; col < q->n_cols; col++)
-            if (fs->col_leaf[col] == leaf) c->by_col[col] = &c->filter_batch[leaf];
+        for (int col = 0; col < q->n_cols; col++) {
+            if (fs->col_filter_leaf[col] != leaf) continue;
+            if (fs->col_leaf[col] == leaf) {
+                c->by_col[col] = &c->filter_batch[leaf];
+            } else {
+                row_nullness(&c->filter_batch[leaf], fs->col_node[col], c->rownull + (size_t)col * s->batch_rows,
+                             &c->rownull_batch[col]);
+                c->by_col[col] = &c->rownull_batch[col];
+            }
+        }
         have |= 1ull << k;
         if (!fs->n_conj) continue;
         for (int j = 0; j < fs->n_conj; j++) {
@@ -477,8 +557,8 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
             } else if (out_rows == 0) {
                 if (!c->is_filter[leaf]) PQ_TRY(pq_col_skip(r, n, err));
             } else if (c->is_filter[leaf]) {
-                compact_batch(&c->filter_batch[leaf], &c->ft->schema.leaves[leaf], c->keep, c->cdef[leaf],
-                              c->cval[leaf], &c->by_leaf[leaf]);
+                PQ_TRY(compact_batch(&c->filter_batch[leaf], &c->ft->schema.leaves[leaf], c->keep, &c->cbuf[leaf],
+                                     &c->by_leaf[leaf], err));
             } else {
                 PQ_TRY(pq_col_read_selected(r, n, c->keep, &c->by_leaf[leaf], err));
             }
@@ -530,13 +610,14 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     c.is_filter = pq_arena_alloc(&arena, sizeof *c.is_filter * nl);
     c.is_proj = pq_arena_alloc(&arena, sizeof *c.is_proj * nl);
     c.reader_of = pq_arena_alloc(&arena, sizeof *c.reader_of * nl);
-    c.cdef = pq_arena_alloc(&arena, sizeof *c.cdef * nl);
-    c.cval = pq_arena_alloc(&arena, sizeof *c.cval * nl);
+    c.cbuf = pq_arena_alloc(&arena, sizeof *c.cbuf * nl);
+    c.rownull = pq_arena_alloc(&arena, sizeof *c.rownull * (size_t)(q->n_cols + 1) * (size_t)s->batch_rows);
+    c.rownull_batch = pq_arena_alloc(&arena, sizeof *c.rownull_batch * (size_t)(q->n_cols + 1));
     c.keep = pq_arena_alloc(&arena, (size_t)s->batch_rows);
     c.order = pq_arena_alloc(&arena, sizeof *c.order * (size_t)(fs->n_filter + 1));
     c.by_col = pq_arena_alloc(&arena, sizeof *c.by_col * (size_t)(q->n_cols + 1));
     c.cols = pq_arena_alloc(&arena, sizeof *c.cols * (size_t)(q->n_out + 1));
-    if (!c.by_leaf || !c.filter_batch || !c.is_filter || !c.is_proj || !c.reader_of || !c.cdef || !c.cval ||
+    if (!c.by_leaf || !c.filter_batch || !c.is_filter || !c.is_proj || !c.reader_of || !c.cbuf || !c.rownull || !c.rownull_batch ||
         !c.keep || !c.order || !c.by_col || !c.cols) {
         pq_fail(err, PQ_E_NOMEM, "out of memory");
         goto out;
@@ -590,16 +671,6 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     }
     local.read_leaves = own;
     local.n_read = n_read;
-    for (int32_t k = 0; k < local.n_filter; k++) {
-        int32_t leaf = local.filter_leaves[k];
-        if (!c.is_proj[leaf]) continue;
-        c.cdef[leaf] = pq_arena_alloc(&arena, sizeof(uint16_t) * (size_t)s->batch_rows);
-        c.cval[leaf] = pq_arena_alloc(&arena, pq_value_size(ft->schema.leaves[leaf].node->phys) * (size_t)s->batch_rows);
-        if (!c.cdef[leaf] || !c.cval[leaf]) {
-            pq_fail(err, PQ_E_NOMEM, "out of memory");
-            goto out;
-        }
-    }
     if (fetch_and_open(&c, &plan, err) != PQ_OK) goto out;
 
     if (plan.decision == PQ_RG_SELECT) {
@@ -627,6 +698,8 @@ out:
         pthread_mutex_unlock(&s->mu);
         for (int32_t k = 0; k < c.rg.n_cols; k++) pq_col_reader_free(c.rg.cols[k]);
     }
+    if (c.cbuf)
+        for (int32_t l = 0; l < n_leaves; l++) compact_buf_free(&c.cbuf[l]);
     free(c.rg.cols);
     free(c.rg.leaf_of);
     pq_free_ranges(c.rg.ranges, c.rg.n_ranges);
@@ -690,6 +763,7 @@ static void free_state(scan_state *s)
     free(s->fs);
     if (s->units)
         for (int32_t i = 0; i < s->n_units; i++) free_chunks(s->units[i].head);
+    for (int i = 0; i < s->n_spare; i++) pq_buf_free(&s->spare[i]);
     free(s->units);
     pq_arena_free(&s->arena);
 }
@@ -804,6 +878,12 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
                 if (r < 0) rc = PQ_ERR;
                 else if (r > 0) limit_reached = true;
             }
+            pthread_mutex_lock(&s.mu);
+            for (chunk *c = list; c && s.n_spare < (int)(sizeof s.spare / sizeof s.spare[0]); c = c->next) {
+                s.spare[s.n_spare++] = (pq_buf){c->data, 0, c->cap};
+                c->data = NULL;
+            }
+            pthread_mutex_unlock(&s.mu);
             free_chunks(list);
             pthread_mutex_lock(&s.mu);
             if (rc != PQ_OK || limit_reached) break;

@@ -393,8 +393,9 @@ static void test_bind_errors(void)
 {
     expect_error("amout > 1", "unknown column 'amout'");
     expect_error("I32 > 1", "unknown column 'I32'"); /* names are exact */
-    expect_error("tags = 1", "column 'tags' is nested and cannot be filtered");
-    expect_error("tags IS NULL", "column 'tags' is nested and cannot be filtered");
+    expect_error("tags = 1", "column 'tags' has type NESTED and can only be tested with IS [NOT] NULL");
+    expect_error("tags > 'a' OR tags IS NULL",
+                 "column 'tags' has type NESTED and can only be tested with IS [NOT] NULL");
     expect_error("dt = b", "cannot compare DATE with BOOLEAN");
     expect_error("s = 1", "cannot compare STRING with INTEGER");
     expect_error("1 = s", "cannot compare INTEGER with STRING");
