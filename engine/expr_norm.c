@@ -162,6 +162,12 @@ static bool integral_literal(const pq_expr *e, __int128 *v)
 static int constant_move(const pq_expr *cmp, const pq_expr **x, pq_cmp_op *op, __int128 *q)
 {
     const pq_expr *a = cmp->args[0];
+    /* Integer arithmetic widened to DECIMAL(scale 0) (after a decimal
+     * constant moved away) compares as the integers: the text prints no such
+     * cast, and reading it back must normalize the same way. */
+    while (cmp->kind == PQ_X_CMP && a->kind == PQ_X_CAST && a->type == PQ_V_DECIMAL && a->scale == 0 &&
+           a->args[0]->type == PQ_V_INT)
+        a = a->args[0];
     __int128 c1, c2;
     if (cmp->kind != PQ_X_CMP || a->kind != PQ_X_ARITH ||
         !(a->type == PQ_V_INT || (a->type == PQ_V_DECIMAL && a->scale == 0)) ||
