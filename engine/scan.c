@@ -267,40 +267,54 @@ typedef struct unit_ctx {
     int32_t chunk_rows;
     size_t *row_ends;
     size_t n_row_ends;
+    const pq_rg_plan *plan;
+    pq_byte_range *fetched[2]; /* the filter columns' bytes, then the others' */
+    int32_t n_fetched[2];
+    int n_fetches;
+    bool projection_open;
 } unit_ctx;
 
 /* Fetch what the plan needs: whole chunks, or (SELECT with an offset index)
  * the dictionary region and the pages that overlap the selected rows. */
-static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, pq_error *err)
+static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only, pq_error *err)
 {
     const pq_scan_file *sf = &c->s->files[c->s->units[c->ui].file];
     const pq_footer *ft = c->ft;
     const pq_row_group *g = &ft->meta.row_groups[plan->row_group];
     const file_state *fs = c->fs;
     int32_t n = fs->n_read;
+    size_t nn = n > 0 ? (size_t)n : 1;
+    if (!c->rg.cols) {
+        c->rg.cols = calloc(nn, sizeof *c->rg.cols);
+        c->rg.leaf_of = calloc(nn, sizeof *c->rg.leaf_of);
+        if (!c->rg.cols || !c->rg.leaf_of) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        c->rg.n_cols = n;
+        c->rg.row_group = plan->row_group;
+        c->rg.num_rows = g->num_rows;
+        for (int32_t i = 0; i < n; i++) c->rg.leaf_of[i] = fs->read_leaves[i];
+    }
+    /* This call's leaves: the filter's, or every one not open yet. */
+    bool *take = calloc(nn, sizeof *take);
     size_t cap = 0;
-    for (int32_t i = 0; i < n; i++) {
-        const pq_offset_index *oi = plan->decision == PQ_RG_SELECT ? plan->offset_index[fs->read_leaves[i]] : NULL;
-        cap += oi ? (size_t)oi->n_pages + 1 : 1;
+    for (int32_t i = 0; take && i < n; i++) {
+        int32_t leaf = fs->read_leaves[i];
+        take[i] = !c->rg.cols[i] && (!filter_only || c->is_filter[leaf]);
+        const pq_offset_index *oi = plan->decision == PQ_RG_SELECT ? plan->offset_index[leaf] : NULL;
+        if (take[i]) cap += oi ? (size_t)oi->n_pages + 1 : 1;
     }
     pq_byte_range *want = calloc(cap ? cap : 1, sizeof *want);
-    pq_chunk_extent *ext = calloc((size_t)(n ? n : 1), sizeof *ext);
-    bool *partial = calloc((size_t)(n ? n : 1), sizeof *partial);
-    c->rg.cols = calloc((size_t)(n ? n : 1), sizeof *c->rg.cols);
-    c->rg.leaf_of = calloc((size_t)(n ? n : 1), sizeof *c->rg.leaf_of);
+    pq_chunk_extent *ext = calloc(nn, sizeof *ext);
+    bool *partial = calloc(nn, sizeof *partial);
     int rc = PQ_ERR;
-    if (!want || !ext || !partial || !c->rg.cols || !c->rg.leaf_of) {
+    int fi = c->n_fetches;
+    if (!take || !want || !ext || !partial || fi >= 2) {
         pq_fail(err, PQ_E_NOMEM, "out of memory");
         goto out;
     }
-    c->rg.n_cols = n;
-    c->rg.row_group = plan->row_group;
-    c->rg.num_rows = g->num_rows;
     int32_t nw = 0;
-    bool any_partial = false;
     for (int32_t i = 0; i < n; i++) {
+        if (!take[i]) continue;
         int32_t leaf = fs->read_leaves[i];
-        c->rg.leaf_of[i] = leaf;
         if (pq_chunk_extent_of(&g->columns[leaf], ft->file_size, ft->legacy_chunk_sizes, &ext[i], err) != PQ_OK) {
             pq_error_prefix(err, "column '%s' (row group %d): ", ft->schema.leaves[leaf].path, plan->row_group);
             goto out;
@@ -310,7 +324,7 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, pq_error *err)
             want[nw++] = (pq_byte_range){ext[i].start, ext[i].len, NULL};
             continue;
         }
-        partial[i] = any_partial = true;
+        partial[i] = true;
         if ((uint64_t)oi->pages[0].offset > ext[i].start)
             want[nw++] = (pq_byte_range){ext[i].start, (uint64_t)oi->pages[0].offset - ext[i].start, NULL};
         int32_t r = 0;
@@ -323,10 +337,12 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, pq_error *err)
                                              (uint64_t)oi->pages[pg].compressed_page_size, NULL};
         }
     }
-    if (pq_fetch_ranges(sf->file, want, nw, sf->file->merge_gap, &c->rg.ranges,
-                        &c->rg.n_ranges, &c->rg.bytes_fetched, err) != PQ_OK)
+    if (pq_fetch_ranges(sf->file, want, nw, sf->file->merge_gap, &c->fetched[fi], &c->n_fetched[fi],
+                        &c->rg.bytes_fetched, err) != PQ_OK)
         goto out;
+    c->n_fetches++;
     for (int32_t i = 0; i < n; i++) {
+        if (!take[i]) continue;
         int32_t leaf = fs->read_leaves[i];
         pq_col_source src = {
             .file_name = file_name(sf),
@@ -334,8 +350,8 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, pq_error *err)
             .leaf = &ft->schema.leaves[leaf],
             .row_group = plan->row_group,
             .row_group_rows = g->num_rows,
-            .ranges = c->rg.ranges,
-            .n_ranges = c->rg.n_ranges,
+            .ranges = c->fetched[fi],
+            .n_ranges = c->n_fetched[fi],
             .first_page_off = ext[i].start,
             .end_off = ext[i].start + ext[i].len,
             .offset_index = partial[i] ? plan->offset_index[leaf] : NULL,
@@ -345,10 +361,26 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, pq_error *err)
     }
     rc = PQ_OK;
 out:
+    free(take);
     free(want);
     free(ext);
     free(partial);
     return rc;
+}
+
+/* Opens the projected columns the first time a window keeps a row: a row
+ * group whose filter keeps nothing never fetches them. */
+static int open_projection(unit_ctx *c, int64_t at, pq_error *err)
+{
+    if (c->projection_open) return PQ_OK;
+    PQ_TRY(fetch_and_open(c, c->plan, false, err));
+    c->projection_open = true;
+    for (int32_t i = 0; i < c->rg.n_cols; i++) {
+        if (c->is_filter[c->rg.leaf_of[i]]) continue;
+        int64_t pos = pq_col_position(c->rg.cols[i]);
+        if (pos < at) PQ_TRY(pq_col_skip(c->rg.cols[i], at - pos, err));
+    }
+    return PQ_OK;
 }
 
 static int emit_rows(unit_ctx *c, int32_t n, bool last, pq_error *err)
@@ -538,24 +570,28 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
     const file_state *fs = c->fs;
     bool filter = fs->pred != NULL;
     for (int32_t i = 0; i < c->rg.n_cols; i++) {
+        if (!c->rg.cols[i]) continue;
         int64_t pos = pq_col_position(c->rg.cols[i]);
         if (pos < begin) PQ_TRY(pq_col_skip(c->rg.cols[i], begin - pos, err));
     }
     for (int64_t at = begin; at < end;) {
         int32_t n = end - at < s->batch_rows ? (int32_t)(end - at) : s->batch_rows;
         int32_t out_rows = n;
-        if (filter) PQ_TRY(filter_window(c, n, &out_rows, err));
+        if (filter) {
+            PQ_TRY(filter_window(c, n, &out_rows, err));
+            if (out_rows > 0) PQ_TRY(open_projection(c, at, err));
+        }
         for (int32_t i = 0; i < fs->n_read; i++) {
             int32_t leaf = fs->read_leaves[i];
             if (!c->is_proj[leaf]) continue;
-            pq_col_reader *r = c->rg.cols[c->reader_of[leaf]];
+            pq_col_reader *r = c->reader_of[leaf] >= 0 ? c->rg.cols[c->reader_of[leaf]] : NULL;
             if (!filter) {
                 PQ_TRY(pq_col_read(r, n, &c->by_leaf[leaf], err));
                 if (c->by_leaf[leaf].n_rows != n)
                     return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
                                    c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
             } else if (out_rows == 0) {
-                if (!c->is_filter[leaf]) PQ_TRY(pq_col_skip(r, n, err));
+                if (!c->is_filter[leaf] && r) PQ_TRY(pq_col_skip(r, n, err));
             } else if (c->is_filter[leaf]) {
                 PQ_TRY(compact_batch(&c->filter_batch[leaf], &c->ft->schema.leaves[leaf], c->keep, &c->cbuf[leaf],
                                      &c->by_leaf[leaf], err));
@@ -671,7 +707,10 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     }
     local.read_leaves = own;
     local.n_read = n_read;
-    if (fetch_and_open(&c, &plan, err) != PQ_OK) goto out;
+    c.plan = &plan;
+    /* With a row filter, the filter columns first; the rest when a row survives. */
+    c.projection_open = local.pred == NULL;
+    if (fetch_and_open(&c, &plan, local.pred != NULL, err) != PQ_OK) goto out;
 
     if (plan.decision == PQ_RG_SELECT) {
         for (int32_t r = 0; r < plan.n_ranges; r++)
@@ -702,7 +741,7 @@ out:
         for (int32_t l = 0; l < n_leaves; l++) compact_buf_free(&c.cbuf[l]);
     free(c.rg.cols);
     free(c.rg.leaf_of);
-    pq_free_ranges(c.rg.ranges, c.rg.n_ranges);
+    for (int f = 0; f < c.n_fetches; f++) pq_free_ranges(c.fetched[f], c.n_fetched[f]);
     free(c.row_ends);
     pq_buf_free(&c.text);
     pq_arena_free(&arena);
