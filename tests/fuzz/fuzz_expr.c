@@ -2,7 +2,8 @@
  * compiled against a fixed table of columns of every kind the binder knows
  * (integers, floats, strings, dates, times, timestamps, INT96, decimals of
  * each physical type, booleans, UUIDs, FLOAT16, an opaque INTERVAL, a
- * required column, a quoted name, a nested column, a partition column).
+ * required column, a quoted name, a nested column (IS [NOT] NULL only: its
+ * batch is row-level nullness without values), a partition column).
  *
  * When it compiles, it is evaluated on a batch whose rows are drawn from
  * value pools with a generator seeded by a hash of the input, and checked:
@@ -166,7 +167,7 @@ static void setup(void)
         n->nullable = !d->required;
         n->leaf_index = c;
         cols[c].name = d->name;
-        cols[c].node = c == C_NESTED ? NULL : n;
+        cols[c].node = n;
         cols[c].partition = c == C_PART;
     }
     static const int32_t i32[] = {INT32_MIN, -7, -1, 0, 1, 2, 3, 42, 100, INT32_MAX};
@@ -269,9 +270,15 @@ static size_t elem_size(const pq_node *n)
 static void make_batch(int rows)
 {
     for (int c = 0; c < N_COLS; c++) {
-        batch_of[c] = NULL;
-        if (!cols[c].node) continue;
         const pq_node *n = cols[c].node;
+        pq_col_batch *b = &batches[c];
+        if (n->kind != PQ_NODE_PRIMITIVE) {
+            uint32_t null_pct = (uint32_t[]){0, 30, 100}[rnd(3)];
+            for (int r = 0; r < rows; r++) def_levels[c][r] = rnd(100) >= null_pct;
+            *b = (pq_col_batch){.n_rows = rows, .n_levels = rows, .def = def_levels[c], .values = dense[c]};
+            batch_of[c] = b;
+            continue;
+        }
         const pool *pl = &pools[c];
         uint32_t null_pct = n->nullable ? (uint32_t[]){0, 10, 50, 100}[rnd(4)] : 0;
         int constant = rnd(4) == 0 ? (int)rnd((uint32_t)pl->n) : -1;
@@ -285,13 +292,12 @@ static void make_batch(int rows)
             if (v < 0) continue;
             uint8_t *dst = dense[c] + esz * (size_t)k++;
             if (n->phys == PQ_BYTE_ARRAY || n->phys == PQ_FIXED_LEN_BYTE_ARRAY) {
-                pq_bytes b = {pl->bytes[v], pl->len[v]};
-                memcpy(dst, &b, sizeof b);
+                pq_bytes view = {pl->bytes[v], pl->len[v]};
+                memcpy(dst, &view, sizeof view);
             } else {
                 memcpy(dst, pl->bytes[v], esz);
             }
         }
-        pq_col_batch *b = &batches[c];
         b->n_rows = b->n_levels = rows;
         b->def = n->nullable ? def_levels[c] : NULL;
         b->rep = NULL;
@@ -305,8 +311,8 @@ static void make_batch(int rows)
 static void make_range(int c, int rows, bool loose, pq_col_range *r)
 {
     memset(r, 0, sizeof *r);
-    if (!cols[c].node) return;
     const pq_node *n = cols[c].node;
+    if (n->kind != PQ_NODE_PRIMITIVE) return; /* nothing known */
     const pool *pl = &pools[c];
     r->known = true;
     r->row_count = rows;

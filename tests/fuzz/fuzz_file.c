@@ -1,18 +1,22 @@
 /* fuzz_file: a whole Parquet file in memory, read the way pqtool cat and plan
- * read it: footer, then a scan of every column to CSV (into a sink that
- * counts), then the access plan and a filtered scan for a predicate on the
- * first primitive top-level column.  Depending on a hash of the input, the
- * filtered scan projects only the last column, stops at a limit, uses tiny
- * batches, and reads through a file that fails after a few reads or serves
- * them in pieces (error paths must free what they took).
+ * read it: footer, then a scan of every column to CSV, then the access plan
+ * and a filtered scan for a predicate on a top-level column.
+ *
+ * The unfiltered scan runs twice, with one worker and the default batch size
+ * and with two workers and batches of 1..16 rows: both must succeed or both
+ * fail, and when they succeed give the same CSV (compared by a digest).
+ * Depending on a hash of the input, the filtered scan projects only the last
+ * column, stops at a limit, uses tiny batches, and reads through a file that
+ * fails after a few reads or serves them in pieces (error paths must free
+ * what they took).  Column, predicate, batch size and limit all come from
+ * that hash, so a crash reproduces.
  *
  * Inputs that would only be slow are skipped before scanning: more than
  * MAX_ROWS rows, or page headers (walked through each column chunk) that
  * announce more than MAX_PAGE_BYTES, MAX_PAGE_VALUES or MAX_TOTAL_BYTES in
  * all, or more than MAX_PAGES pages (each page header costs the decoder's
- * comparison tracing four times over).  The engine has its own, much larger,
- * limits.  Batch size, predicate
- * and limit are chosen from a hash of the input so a crash reproduces. */
+ * comparison tracing several times over).  The engine has its own, much
+ * larger, limits. */
 #include "fuzz_common.h"
 
 #include "column.h"
@@ -156,11 +160,17 @@ static void scan(const pq_scan_file *sf, const pq_footer *ft, const uint8_t *dat
     pq_query_free(q);
     q = NULL;
 
-    /* A predicate on the first primitive top-level column. */
+    /* A predicate on a top-level column: the first primitive one for half
+     * of the inputs, any one for the others (nested columns take only
+     * IS [NOT] NULL: other tests fall back to that). */
+    const pq_node *root = ft->schema.root;
+    if (root->n_children == 0) return;
     const pq_node *col = NULL;
-    for (int32_t i = 0; !col && i < ft->schema.root->n_children; i++)
-        if (ft->schema.root->children[i]->kind == PQ_NODE_PRIMITIVE) col = ft->schema.root->children[i];
-    if (!col) return;
+    int32_t pick = (int32_t)((seed >> 48) % (uint64_t)(2 * root->n_children));
+    if (pick < root->n_children) col = root->children[pick];
+    for (int32_t i = 0; !col && i < root->n_children; i++)
+        if (root->children[i]->kind == PQ_NODE_PRIMITIVE) col = root->children[i];
+    if (!col) col = root->children[0];
     const size_t n_tests = sizeof tests / sizeof tests[0];
     char *where = predicate(col->name, tests[(seed >> 8) % n_tests]);
     if (!where) return;
@@ -174,7 +184,7 @@ static void scan(const pq_scan_file *sf, const pq_footer *ft, const uint8_t *dat
     }
     if (pq_query_compile(&ft->schema, NULL, NULL, 0, &spec, &q, &err) != PQ_OK) {
         free(where);
-        where = predicate(col->name, tests[0]);
+        where = predicate(col->name, (seed >> 12) & 1 ? "IS NULL" : "IS NOT NULL");
         if (!where) return;
         wheres[0] = where;
         if (pq_query_compile(&ft->schema, NULL, NULL, 0, &spec, &q, &err) != PQ_OK) q = NULL;

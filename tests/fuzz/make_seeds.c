@@ -14,8 +14,9 @@
  *   fuzz_rle           definition levels and dictionary indices
  * Pieces larger than MAX_SEED bytes are left out, and at most PER_KIND seeds
  * are kept per kind (target, encoding, physical type), so the corpus stays
- * small.  The checked-in corpora were made from parquet-testing's files and
- * corpus/fuzz_file/ with this tool, then trimmed by hand. */
+ * small.  The checked-in corpora were made with this tool, OUT_DIR being
+ * tests/fuzz/corpus, from the .parquet files of corpus/fuzz_file/ and of
+ * parquet-testing's data/ and bad_data/ (in that order). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
