@@ -617,24 +617,26 @@ int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_r
             const pq_expr *conj[MAX_CONJUNCTS];
             int n_conj = pq_expr_conjuncts(in->pred, conj, MAX_CONJUNCTS);
             bool pruned = false;
-            /* Rung 3: dictionary. */
-            if (!in->no_dictionary) PQ_TRY(dictionary_rung(in, g, conj, n_conj, arena, &pruned, err));
-            if (pruned) {
-                p->decision = PQ_RG_SKIP;
-                p->pruned_by = PQ_RUNG_DICTIONARY;
-            }
-            /* Rung 4: page index. */
-            if (!pruned && !in->no_page_index) PQ_TRY(page_index_rung(in, g, conj, n_conj, arena, p, err));
-            /* Rung 5: bloom filters. */
-            if (p->decision != PQ_RG_SKIP && !in->no_bloom) {
+            /* Bloom filters before dictionaries: both answer equality, and a
+             * filter is a few KiB where a dictionary page can be megabytes.
+             * Only "definitely absent" prunes, so the dictionary still runs
+             * on what the filters kept. */
+            if (!in->no_bloom) {
                 PQ_TRY(bloom_rung(in, g, conj, n_conj, &pruned, err));
                 if (pruned) {
                     p->decision = PQ_RG_SKIP;
                     p->pruned_by = PQ_RUNG_BLOOM;
-                    p->ranges = NULL;
-                    p->n_ranges = 0;
                 }
             }
+            if (!pruned && !in->no_dictionary) {
+                PQ_TRY(dictionary_rung(in, g, conj, n_conj, arena, &pruned, err));
+                if (pruned) {
+                    p->decision = PQ_RG_SKIP;
+                    p->pruned_by = PQ_RUNG_DICTIONARY;
+                }
+            }
+            /* Page index: single-column conjuncts to row ranges. */
+            if (!pruned && !in->no_page_index) PQ_TRY(page_index_rung(in, g, conj, n_conj, arena, p, err));
         }
     }
     if (p->decision == PQ_RG_SELECT) PQ_TRY(load_read_offset_indexes(in, g, arena, p, err));

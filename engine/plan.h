@@ -5,10 +5,12 @@
  * only on what the rungs before it kept:
  *   1. partitions    (per file, by the caller: pq_expr_substitute + fold)
  *   2. statistics    footer min/max/null_count, used only where trusted
- *   3. dictionary    equality / IN against an all-dictionary chunk's values
- *   4. page index    ColumnIndex + OffsetIndex: pages → row ranges
- *   5. bloom filter  equality / IN: "definitely absent" prunes
+ *   3. bloom filter  equality / IN: "definitely absent" prunes
+ *   4. dictionary    equality / IN against an all-dictionary chunk's values
+ *   5. page index    ColumnIndex + OffsetIndex: pages → row ranges
  *   6. fully matched the statistics prove every row matches: no row filter
+ * Bloom filters come before dictionaries because they answer the same
+ * question for a few KiB where a dictionary page can be megabytes.
  * The result per row group is SKIP, SCAN (all rows) or SELECT (row ranges),
  * plus the fully-matched flag. */
 #ifndef PQ_PLAN_H

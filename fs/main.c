@@ -1,6 +1,7 @@
 /* pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]: mounts a Parquet lake.
  * Configuration (config/), the lake (engine/lake.h), the FUSE adapter (fs.c). */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,10 @@ static pq_part_type part_type_of(pqfs_part_type t)
 
 int main(int argc, char **argv, char **envp)
 {
+    /* Page and result buffers are megabytes, freed and taken again for every
+     * row group: keep them in the heap instead of faulting them in each time. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     pqfs_config cfg;
     pqfs_config_init(&cfg);
     char err[2048];

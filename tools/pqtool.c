@@ -8,6 +8,7 @@
  * and a non-zero exit. */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,6 +438,11 @@ static int cmd_meta(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Page and output buffers are megabytes, freed and taken again for every
+     * row group: keep them in the heap instead of mapping and faulting them in
+     * each time. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     signal(SIGPIPE, SIG_IGN);
     if (argc < 2) die_usage();
     if (!strcmp(argv[1], "cat")) return cmd_cat(argc - 2, argv + 2);
