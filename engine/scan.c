@@ -11,7 +11,7 @@
 #define DEFAULT_BATCH_ROWS 4096
 /* A unit that is not at the head of the output holds at most this much text
  * before its worker waits: bounds memory whatever the row group size. */
-#define UNIT_BUFFER_CAP (8u << 20)
+#define UNIT_BUFFER_CAP (32u << 20)
 #define CHUNK_TARGET (1u << 20)
 
 typedef struct chunk {
