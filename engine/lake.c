@@ -605,40 +605,55 @@ static void account_scan(pq_lake *l, const pq_scan_stats *st)
 }
 
 /* Opens the snapshot's files and footers (the footer cache saves re-reads). */
-static int open_files(pq_lake *l, const snapshot *s, pq_scan_file **out, pq_footer_ref ***refs, pq_error *err)
+/* The snapshot's files for a scan: names and partition values now, file and
+ * footer when the scan reaches them (open_snapshot_file), so that the first
+ * rows of a big table do not wait for every footer. */
+typedef struct open_ctx {
+    pq_lake *l;
+    const snapshot *s;
+    pq_scan_file *files;
+    pq_footer_ref **refs;
+} open_ctx;
+
+static int open_snapshot_file(void *ctx, int f, pq_scan_file *sf, pq_error *err)
+{
+    open_ctx *oc = ctx;
+    const pq_table_file *tf = &oc->s->files->files[f];
+    if (!oc->refs[f] && pq_footer_cache_get(oc->l->footers, oc->l->store, tf->path, &tf->st, &oc->refs[f], err) != PQ_OK) {
+        pq_error_prefix(err, "%s: ", tf->path);
+        return PQ_ERR;
+    }
+    if (!oc->files[f].file && oc->l->store->ops->open(oc->l->store, tf->path, &oc->files[f].file, err) != PQ_OK)
+        return PQ_ERR;
+    oc->files[f].footer = pq_footer_ref_get(oc->refs[f]);
+    sf->file = oc->files[f].file;
+    sf->footer = oc->files[f].footer;
+    return PQ_OK;
+}
+
+static int open_files(pq_lake *l, const snapshot *s, open_ctx *oc, pq_error *err)
 {
     int n = s->files->n_files;
-    pq_scan_file *files = calloc((size_t)n + 1, sizeof *files);
-    pq_footer_ref **r = calloc((size_t)n + 1, sizeof *r);
-    if (!files || !r) {
-        free(files);
-        free(r);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    }
-    *out = files;
-    *refs = r;
+    oc->l = l;
+    oc->s = s;
+    oc->files = calloc((size_t)n + 1, sizeof *oc->files);
+    oc->refs = calloc((size_t)n + 1, sizeof *oc->refs);
+    if (!oc->files || !oc->refs) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     for (int f = 0; f < n; f++) {
-        const pq_table_file *tf = &s->files->files[f];
-        if (pq_footer_cache_get(l->footers, l->store, tf->path, &tf->st, &r[f], err) != PQ_OK) {
-            pq_error_prefix(err, "%s: ", tf->path);
-            return PQ_ERR;
-        }
-        if (l->store->ops->open(l->store, tf->path, &files[f].file, err) != PQ_OK) return PQ_ERR;
-        files[f].footer = pq_footer_ref_get(r[f]);
-        files[f].name = tf->path;
-        files[f].part_values = (const char *const *)s->values[f];
+        oc->files[f].name = s->files->files[f].path;
+        oc->files[f].part_values = (const char *const *)s->values[f];
     }
     return PQ_OK;
 }
 
-static void close_files(pq_lake *l, const snapshot *s, pq_scan_file *files, pq_footer_ref **refs)
+static void close_files(open_ctx *oc)
 {
-    for (int f = 0; s->files && f < s->files->n_files; f++) {
-        if (files) pq_file_close(files[f].file);
-        if (refs) pq_footer_ref_put(l->footers, refs[f]);
+    for (int f = 0; oc->s && oc->s->files && f < oc->s->files->n_files; f++) {
+        if (oc->files) pq_file_close(oc->files[f].file);
+        if (oc->refs && oc->refs[f]) pq_footer_ref_put(oc->l->footers, oc->refs[f]);
     }
-    free(files);
-    free(refs);
+    free(oc->files);
+    free(oc->refs);
 }
 
 static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
@@ -647,14 +662,15 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
     pq_lake *l = j->l;
     pq_query *q = NULL;
     pq_footer_ref *ref = NULL;
-    pq_scan_file *files = NULL;
-    pq_footer_ref **refs = NULL;
+    open_ctx oc = {0};
     int rc = compile_view(l, &j->v, &q, &ref, err);
-    if (rc == PQ_OK) rc = open_files(l, &j->snap, &files, &refs, err);
+    if (rc == PQ_OK) rc = open_files(l, &j->snap, &oc, err);
     if (rc == PQ_OK) {
         pq_scan_opts o;
         pq_scan_opts_init(&o);
         o.threads = l->threads;
+        o.open_file = open_snapshot_file;
+        o.open_ctx = &oc;
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
         if (j->snap.files->n_files == 0) {
@@ -668,11 +684,11 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
             free(names);
             pq_buf_free(&h);
         } else {
-            rc = pq_scan_csv(q, files, j->snap.files->n_files, &o, sink, &st, err);
+            rc = pq_scan_csv(q, oc.files, j->snap.files->n_files, &o, sink, &st, err);
         }
         account_scan(l, &st);
     }
-    close_files(l, &j->snap, files, refs);
+    close_files(&oc);
     pq_query_free(q);
     pq_footer_ref_put(l->footers, ref);
     if (rc != PQ_OK && err->cls != PQ_E_CANCELLED) pq_lake_report(l, err);
@@ -710,17 +726,18 @@ static int plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
     pq_footer_ref *ref;
     PQ_TRY(compile_view(l, v, &q, &ref, err));
     snapshot s;
-    pq_scan_file *files = NULL;
-    pq_footer_ref **refs = NULL;
+    open_ctx oc = {0};
     int rc = take_snapshot(l, v, q, &s, err);
-    if (rc == PQ_OK) rc = open_files(l, &s, &files, &refs, err);
+    if (rc == PQ_OK) rc = open_files(l, &s, &oc, err);
     if (rc == PQ_OK) {
         pq_scan_opts o;
         pq_scan_opts_init(&o);
+        o.open_file = open_snapshot_file;
+        o.open_ctx = &oc;
         if (s.files->n_files == 0) rc = pq_buf_puts(out, "no files can match\n") ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
-        else rc = pq_scan_plan(q, files, s.files->n_files, &o, out, NULL, err);
+        else rc = pq_scan_plan(q, oc.files, s.files->n_files, &o, out, NULL, err);
     }
-    close_files(l, &s, files, refs);
+    close_files(&oc);
     snapshot_free(&s);
     pq_query_free(q);
     pq_footer_ref_put(l->footers, ref);

@@ -647,6 +647,22 @@ int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_r
     return PQ_OK;
 }
 
+int pq_plan_limit_rows(const pq_plan_input *in, int64_t rows, pq_arena *arena, pq_rg_plan *p, pq_error *err)
+{
+    if (p->decision != PQ_RG_SCAN || rows >= p->rows || rows < 0) return PQ_OK;
+    const pq_row_group *g = &in->footer->meta.row_groups[p->row_group];
+    p->ranges = pq_arena_alloc(arena, sizeof *p->ranges);
+    if (!p->ranges) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    p->ranges[0] = (pq_row_range){0, rows};
+    p->n_ranges = 1;
+    p->decision = PQ_RG_SELECT;
+    p->rows_selected = rows;
+    PQ_TRY(load_read_offset_indexes(in, g, arena, p, err));
+    p->bytes_total = p->bytes_to_read = 0;
+    count_bytes(in, g, p);
+    return PQ_OK;
+}
+
 /* ------------------------------------------------------------------ totals and text */
 
 void pq_plan_totals_add(pq_plan_totals *t, const pq_rg_plan *p)
@@ -660,6 +676,21 @@ void pq_plan_totals_add(pq_plan_totals *t, const pq_rg_plan *p)
     t->rows_selected += (uint64_t)p->rows_selected;
     t->bytes_total += p->bytes_total;
     t->bytes_to_read += p->bytes_to_read;
+}
+
+void pq_plan_totals_merge(pq_plan_totals *t, const pq_plan_totals *m)
+{
+    t->files += m->files;
+    t->files_pruned += m->files_pruned;
+    t->row_groups += m->row_groups;
+    for (int r = 0; r < PQ_RUNG_COUNT; r++) t->row_groups_pruned[r] += m->row_groups_pruned[r];
+    t->row_groups_fully_matched += m->row_groups_fully_matched;
+    t->pages += m->pages;
+    t->pages_pruned += m->pages_pruned;
+    t->rows += m->rows;
+    t->rows_selected += m->rows_selected;
+    t->bytes_total += m->bytes_total;
+    t->bytes_to_read += m->bytes_to_read;
 }
 
 int pq_plan_rg_text(const pq_rg_plan *p, pq_buf *out)

@@ -79,6 +79,11 @@ typedef struct pq_plan_input {
 int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_rg_plan *out,
                       pq_error *err);
 
+/* A LIMIT without a filter: only the first `rows` rows of a SCAN row group
+ * are needed.  Turns the plan into SELECT [0, rows) and loads the offset
+ * indexes, so that only the first pages are fetched. */
+int pq_plan_limit_rows(const pq_plan_input *in, int64_t rows, pq_arena *arena, pq_rg_plan *p, pq_error *err);
+
 /* Totals over many row groups (and files) for plan.txt and counters. */
 typedef struct pq_plan_totals {
     uint64_t files, files_pruned;
@@ -89,6 +94,7 @@ typedef struct pq_plan_totals {
 } pq_plan_totals;
 
 void pq_plan_totals_add(pq_plan_totals *t, const pq_rg_plan *p);
+void pq_plan_totals_merge(pq_plan_totals *t, const pq_plan_totals *more);
 int pq_plan_rg_text(const pq_rg_plan *p, pq_buf *out);
 int pq_plan_totals_text(const pq_plan_totals *t, pq_buf *out);
 

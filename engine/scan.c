@@ -75,6 +75,7 @@ typedef struct scan_state {
     const pq_scan_opts *opts;
     int32_t batch_rows;
     bool want_row_ends;
+    int64_t limit;             /* rows still wanted, < 0: no limit */
     pq_scan_stats stats;
     /* Chunk buffers written out by the consumer, for workers to reuse: fresh
      * megabyte buffers cost a page fault per 4 KiB. */
@@ -632,6 +633,7 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     plan_input_of(s, u->file, &in);
     pq_rg_plan plan;
     if (pq_plan_row_group(&in, u->rg, &arena, &plan, err) != PQ_OK) goto out;
+    if (u->row_cap >= 0 && pq_plan_limit_rows(&in, u->row_cap, &arena, &plan, err) != PQ_OK) goto out;
     pthread_mutex_lock(&s->mu);
     pq_plan_totals_add(&s->stats.plan, &plan);
     pthread_mutex_unlock(&s->mu);
@@ -812,11 +814,12 @@ static int init_state(scan_state *s, const pq_query *q, const pq_scan_file *file
 {
     memset(s, 0, sizeof *s);
     s->q = q;
+    s->limit = q->limit;
     s->files = files;
     s->n_files = n_files;
     s->opts = opts;
     s->batch_rows = opts->batch_rows > 0 ? opts->batch_rows : DEFAULT_BATCH_ROWS;
-    s->want_row_ends = q->limit >= 0;
+    s->want_row_ends = s->limit >= 0;
     pq_arena_init(&s->arena, 64 * 1024);
     s->fs = calloc((size_t)(n_files ? n_files : 1), sizeof *s->fs);
     if (!s->fs) return pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -824,11 +827,15 @@ static int init_state(scan_state *s, const pq_query *q, const pq_scan_file *file
     return PQ_OK;
 }
 
-int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
-                const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
+/* One scan over files whose footers are all loaded; `limit` rows at most
+ * (< 0: all), the header when `header`. */
+static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
+                      const pq_sink *sink, int64_t limit, bool header, pq_scan_stats *stats, pq_error *err)
 {
     scan_state s;
     int rc = init_state(&s, q, files, n_files, opts, err);
+    s.limit = limit;
+    s.want_row_ends = limit >= 0;
     if (rc != PQ_OK) {
         free_state(&s);
         return rc;
@@ -858,17 +865,17 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
             continue;
         }
         for (int32_t g = 0; g < m->n_row_groups; g++) {
-            if (q->limit >= 0 && !fs->pred && planned >= q->limit) break;
+            if (s.limit >= 0 && !fs->pred && planned >= s.limit) break;
             unit *u = &s.units[s.n_units++];
             *u = (unit){.file = f, .rg = g, .row_cap = -1};
-            if (q->limit >= 0 && !fs->pred) {
-                int64_t left = q->limit - planned;
+            if (s.limit >= 0 && !fs->pred) {
+                int64_t left = s.limit - planned;
                 if (m->row_groups[g].num_rows > left) u->row_cap = left;
                 planned += m->row_groups[g].num_rows;
             }
         }
     }
-    if (opts->header) {
+    if (header) {
         pq_buf hdr;
         pq_buf_init(&hdr);
         const char **names = calloc((size_t)(q->n_out + 1), sizeof *names);
@@ -879,7 +886,7 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
         free(names);
         pq_buf_free(&hdr);
     }
-    if (rc != PQ_OK || s.n_units == 0 || q->limit == 0) {
+    if (rc != PQ_OK || s.n_units == 0 || s.limit == 0) {
         if (stats) *stats = s.stats;
         free_state(&s);
         return rc;
@@ -913,7 +920,7 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
             pthread_cond_broadcast(&s.work_cv);
             pthread_mutex_unlock(&s.mu);
             for (chunk *c = list; c && rc == PQ_OK && !limit_reached; c = c->next) {
-                int r = emit_chunk(&s, sink, c, q->limit, err);
+                int r = emit_chunk(&s, sink, c, s.limit, err);
                 if (r < 0) rc = PQ_ERR;
                 else if (r > 0) limit_reached = true;
             }
@@ -953,9 +960,68 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
     return rc;
 }
 
-int pq_scan_plan(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts, pq_buf *out,
-                 pq_plan_totals *totals, pq_error *err)
+/* Footers are loaded as the scan reaches their files, in batches of 1, 2, 4...
+ * files: the first rows come after one footer, and a limit that the first
+ * files satisfy never reads the others. */
+int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
+                const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
 {
+    bool lazy = false;
+    for (int f = 0; f < n_files; f++) lazy |= files[f].footer == NULL;
+    if (!lazy) return scan_files(q, files, n_files, opts, sink, q->limit, opts->header, stats, err);
+    if (!opts->open_file) return pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
+    pq_scan_file *own = malloc(sizeof *own * (size_t)n_files);
+    if (!own) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    memcpy(own, files, sizeof *own * (size_t)n_files);
+    pq_scan_stats total;
+    memset(&total, 0, sizeof total);
+    int64_t left = q->limit;
+    bool header = opts->header;
+    int rc = PQ_OK;
+    for (int at = 0, batch = 1; at < n_files && rc == PQ_OK; batch *= 2) {
+        int m = n_files - at < batch ? n_files - at : batch;
+        for (int f = at; f < at + m && rc == PQ_OK; f++)
+            if (!own[f].footer) rc = opts->open_file(opts->open_ctx, f, &own[f], err);
+        pq_scan_stats st;
+        memset(&st, 0, sizeof st);
+        if (rc == PQ_OK) rc = scan_files(q, own + at, m, opts, sink, left, header, &st, err);
+        header = false;
+        pq_plan_totals_merge(&total.plan, &st.plan);
+        total.row_groups_read += st.row_groups_read;
+        total.rows_out += st.rows_out;
+        total.rows_filtered += st.rows_filtered;
+        total.bytes_fetched += st.bytes_fetched;
+        total.pages_read += st.pages_read;
+        total.pages_skipped += st.pages_skipped;
+        total.values_decoded += st.values_decoded;
+        at += m;
+        if (left >= 0) {
+            left -= (int64_t)st.rows_out;
+            if (left <= 0) break;
+        }
+    }
+    free(own);
+    if (stats) *stats = total;
+    return rc;
+}
+
+int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, const pq_scan_opts *opts,
+                 pq_buf *out, pq_plan_totals *totals, pq_error *err)
+{
+    pq_scan_file *files = malloc(sizeof *files * (size_t)(n_files ? n_files : 1));
+    if (!files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    memcpy(files, files_in, sizeof *files * (size_t)n_files);
+    for (int f = 0; f < n_files; f++) {
+        if (files[f].footer) continue;
+        if (!opts->open_file) {
+            free(files);
+            return pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
+        }
+        if (opts->open_file(opts->open_ctx, f, &files[f], err) != PQ_OK) {
+            free(files);
+            return PQ_ERR;
+        }
+    }
     scan_state s;
     int rc = init_state(&s, q, files, n_files, opts, err);
     pq_plan_totals t;
@@ -1005,5 +1071,6 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files, int n_files, cons
     if (rc == PQ_OK && pq_plan_totals_text(&t, out)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     if (totals) *totals = t;
     free_state(&s);
+    free(files);
     return rc;
 }

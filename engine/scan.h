@@ -20,7 +20,7 @@
 typedef struct pq_scan_file {
     const char *name;            /* for messages (NULL: the file's own name) */
     pq_file *file;
-    const pq_footer *footer;
+    const pq_footer *footer;     /* NULL: opened when the scan reaches it (opts.open_file) */
     const char *const *part_values; /* per partition column; NULL entries: the NULL partition */
 } pq_scan_file;
 
@@ -29,6 +29,10 @@ typedef struct pq_scan_opts {
     int32_t batch_rows;          /* rows per decoded batch; <= 0: default */
     bool header;                 /* write the header line */
     bool no_stats, no_dictionary, no_page_index, no_bloom; /* disable pruning rungs */
+    /* Fills file and footer of files[index] when the scan reaches a file
+     * without a footer; what it opens stays the caller's to close. */
+    int (*open_file)(void *ctx, int index, pq_scan_file *file, pq_error *err);
+    void *open_ctx;
 } pq_scan_opts;
 
 void pq_scan_opts_init(pq_scan_opts *o);

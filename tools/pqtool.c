@@ -94,13 +94,32 @@ typedef struct inputs {
 static void inputs_free(inputs *in)
 {
     for (int i = 0; i < in->n_files; i++) {
-        pq_footer_free((pq_footer *)in->files[i].footer);
+        if (in->files[i].footer) pq_footer_free((pq_footer *)in->files[i].footer);
         pq_file_close(in->files[i].file);
     }
     free(in->files);
     pq_table_free(in->table);
     pq_store_destroy(in->store);
     memset(in, 0, sizeof *in);
+}
+
+/* pq_scan_opts.open_file for table directories. */
+static int open_table_file(void *ctx, int index, pq_scan_file *sf, pq_error *err)
+{
+    inputs *in = ctx;
+    const pq_table_file *tf = &in->table->files[index];
+    pq_file *f;
+    PQ_TRY(in->store->ops->open(in->store, tf->path, &f, err));
+    pq_footer *ft;
+    if (pq_footer_read(f, &ft, err) != PQ_OK) {
+        pq_error_prefix(err, "%s: ", f->name);
+        pq_file_close(f);
+        return PQ_ERR;
+    }
+    /* Keep them in the inputs too, so that inputs_free closes them. */
+    in->files[index].file = sf->file = f;
+    in->files[index].footer = sf->footer = ft;
+    return PQ_OK;
 }
 
 static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *err)
@@ -115,20 +134,12 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
         if (in->table->n_files == 0) return pq_fail(err, PQ_E_USAGE, "%s: no Parquet files", paths[0]);
         in->files = calloc((size_t)in->table->n_files, sizeof *in->files);
         if (!in->files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        for (int i = 0; i < in->table->n_files; i++) {
-            const pq_table_file *tf = &in->table->files[i];
-            pq_file *f;
-            if (in->store->ops->open(in->store, tf->path, &f, err) != PQ_OK) return PQ_ERR;
-            pq_footer *ft;
-            if (pq_footer_read(f, &ft, err) != PQ_OK) {
-                pq_error_prefix(err, "%s: ", f->name);
-                pq_file_close(f);
-                return PQ_ERR;
-            }
-            in->files[in->n_files++] = (pq_scan_file){.file = f, .footer = ft,
-                                                      .part_values = (const char *const *)tf->values};
-        }
-        return PQ_OK;
+        /* The first file now (its schema is the table's); the others when
+         * the scan reaches them (open_table_file). */
+        in->n_files = in->table->n_files;
+        for (int i = 0; i < in->n_files; i++)
+            in->files[i].part_values = (const char *const *)in->table->files[i].values;
+        return open_table_file(in, 0, &in->files[0], err);
     }
     in->files = calloc((size_t)n_paths, sizeof *in->files);
     if (!in->files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -252,6 +263,8 @@ static int cmd_cat(int argc, char **argv)
         }
     }
     pq_sink sink = {fd_write, &sink_ctx};
+    a.opts.open_file = open_table_file;
+    a.opts.open_ctx = &in;
     pq_scan_stats st;
     if (pq_scan_csv(q, in.files, in.n_files, &a.opts, &sink, &st, &err) != PQ_OK && !sink_ctx.closed)
         rc = report(&err);
@@ -281,6 +294,8 @@ static int cmd_plan(int argc, char **argv)
     pq_query *q = NULL;
     pq_buf out;
     pq_buf_init(&out);
+    a.opts.open_file = open_table_file;
+    a.opts.open_ctx = &in;
     if (open_inputs(a.paths, a.n_paths, &in, &err) != PQ_OK || compile_query(&in, &a.spec, &q, &err) != PQ_OK ||
         pq_scan_plan(q, in.files, in.n_files, &a.opts, &out, NULL, &err) != PQ_OK) {
         rc = report(&err);
