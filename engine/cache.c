@@ -12,13 +12,6 @@ uint64_t pq_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
 /* ------------------------------------------------------------------ listing cache */
 
 #define LIST_BUCKETS 1024
@@ -99,7 +92,7 @@ static int collect(void *ctx, const pq_dirent *d)
 
 static void drop_dir_locked(cached_store *cs, const char *dir)
 {
-    list_entry **pp = &cs->buckets[hash_str(dir) % LIST_BUCKETS];
+    list_entry **pp = &cs->buckets[pq_hash_str(dir) % LIST_BUCKETS];
     while (*pp) {
         if (!strcmp((*pp)->dir, dir)) {
             list_entry *e = *pp;
@@ -141,7 +134,7 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
     cached_store *cs = (cached_store *)s;
     uint64_t now = pq_now_ms();
     pthread_mutex_lock(&cs->mu);
-    for (list_entry *e = cs->buckets[hash_str(dir) % LIST_BUCKETS]; e; e = e->next) {
+    for (list_entry *e = cs->buckets[pq_hash_str(dir) % LIST_BUCKETS]; e; e = e->next) {
         if (strcmp(e->dir, dir)) continue;
         if (now - e->fetched_ms <= cs->ttl_ms) {
             /* Copy out under the lock: the callback may list again. */
@@ -178,7 +171,7 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
     pthread_mutex_lock(&cs->mu);
     drop_dir_locked(cs, dir);
     if (cs->n_dirs >= LIST_MAX_DIRS) drop_all_locked(cs);
-    uint64_t b = hash_str(dir) % LIST_BUCKETS;
+    uint64_t b = pq_hash_str(dir) % LIST_BUCKETS;
     e->next = cs->buckets[b];
     cs->buckets[b] = e;
     cs->n_dirs++;
@@ -288,7 +281,7 @@ static void ref_free(pq_footer_ref *r)
 
 static void unlink_locked(pq_footer_cache *c, pq_footer_ref *r)
 {
-    pq_footer_ref **pp = &c->buckets[hash_str(r->path) % FOOTER_BUCKETS];
+    pq_footer_ref **pp = &c->buckets[pq_hash_str(r->path) % FOOTER_BUCKETS];
     while (*pp && *pp != r) pp = &(*pp)->chain;
     if (*pp) *pp = r->chain;
     r->prev->next = r->next;
@@ -326,7 +319,7 @@ void pq_footer_ref_put(pq_footer_cache *c, pq_footer_ref *r)
 int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
                         pq_footer_ref **out, pq_error *err)
 {
-    uint64_t b = hash_str(path) % FOOTER_BUCKETS;
+    uint64_t b = pq_hash_str(path) % FOOTER_BUCKETS;
     pthread_mutex_lock(&c->mu);
     for (pq_footer_ref *r = c->buckets[b]; r; r = r->chain) {
         if (strcmp(r->path, path)) continue;

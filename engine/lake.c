@@ -677,11 +677,8 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
             /* No file can match: the header only. */
             pq_buf h;
             pq_buf_init(&h);
-            const char **names = calloc((size_t)q->n_out + 1, sizeof *names);
-            for (int i = 0; names && i < q->n_out; i++) names[i] = q->cols[q->out[i]].name;
-            if (!names || pq_csv_header(names, q->n_out, &h)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (pq_query_header(q, &h)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
             else rc = sink->write(sink->ctx, h.data, h.len, err);
-            free(names);
             pq_buf_free(&h);
         } else {
             rc = pq_scan_csv(q, oc.files, j->snap.files->n_files, &o, sink, &st, err);

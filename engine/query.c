@@ -134,6 +134,16 @@ void pq_query_free(pq_query *q)
     free(q);
 }
 
+int pq_query_header(const pq_query *q, pq_buf *out)
+{
+    const char **names = calloc((size_t)q->n_out + 1, sizeof *names);
+    if (!names) return -1;
+    for (int j = 0; j < q->n_out; j++) names[j] = q->cols[q->out[j]].name;
+    int rc = pq_csv_header(names, q->n_out, out);
+    free(names);
+    return rc;
+}
+
 int pq_query_part_value(const pq_query *q, int part, const char *text, pq_value *out)
 {
     memset(out, 0, sizeof *out);

@@ -37,6 +37,9 @@ int pq_query_compile(const pq_schema *schema, const char *const *part_names, con
                      int n_parts, const pq_query_spec *spec, pq_query **out, pq_error *err);
 void pq_query_free(pq_query *q);
 
+/* The CSV header line of the query's output columns. */
+int pq_query_header(const pq_query *q, pq_buf *out);
+
 /* A partition value (text from the path, NULL for the NULL partition) as a
  * typed value of partition column `part`. Returns -1 when it does not parse
  * as the column's type. */

@@ -878,12 +878,8 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     if (header) {
         pq_buf hdr;
         pq_buf_init(&hdr);
-        const char **names = calloc((size_t)(q->n_out + 1), sizeof *names);
-        if (!names) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-        for (int j = 0; names && j < q->n_out; j++) names[j] = q->cols[q->out[j]].name;
-        if (names && pq_csv_header(names, q->n_out, &hdr)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-        if (rc == PQ_OK) rc = sink->write(sink->ctx, hdr.data, hdr.len, err);
-        free(names);
+        if (pq_query_header(q, &hdr)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        else rc = sink->write(sink->ctx, hdr.data, hdr.len, err);
         pq_buf_free(&hdr);
     }
     if (rc != PQ_OK || s.n_units == 0 || s.limit == 0) {

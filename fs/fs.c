@@ -57,13 +57,6 @@ int pqfs_errno(const pq_error *err)
     }
 }
 
-static uint64_t hash_path(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
 static pqfs_fs *fs_of(fuse_req_t req)
 {
     return fuse_req_userdata(req);
@@ -116,7 +109,7 @@ static char *path_of(pqfs_fs *fs, fuse_ino_t ino)
 /* The inode of a path, created or referenced (lookup count + 1). */
 static fuse_ino_t remember(pqfs_fs *fs, const char *path)
 {
-    uint64_t h = hash_path(path) % INODE_BUCKETS;
+    uint64_t h = pq_hash_str(path) % INODE_BUCKETS;
     pthread_mutex_lock(&fs->mu);
     for (inode *n = fs->by_path[h]; n; n = n->next_by_path)
         if (!strcmp(n->path, path)) {
@@ -156,7 +149,7 @@ static void forget_one(pqfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
         n->nlookup = nlookup >= n->nlookup ? 0 : n->nlookup - nlookup;
         if (n->nlookup == 0) {
             *pi = n->next_by_ino;
-            inode **pp = &fs->by_path[hash_path(n->path) % INODE_BUCKETS];
+            inode **pp = &fs->by_path[pq_hash_str(n->path) % INODE_BUCKETS];
             while (*pp && *pp != n) pp = &(*pp)->next_by_path;
             if (*pp) *pp = n->next_by_path;
             free(n->path);
