@@ -1,4 +1,5 @@
 #include "fs.h"
+#include "mem.h"
 
 #include <errno.h>
 #include <pthread.h>
