@@ -270,7 +270,7 @@ void pq_x_colinfo(const pq_node *node, pq_colinfo *out);
 
 /* How a literal prints: PQ_LF_FLOAT_TOKEN makes a DOUBLE read back as a float
  * literal (`1.5e0`), not a DECIMAL that a FLOAT operand would round. */
-typedef enum pq_litform { PQ_LF_PLAIN, PQ_LF_UUID, PQ_LF_BINARY, PQ_LF_FLOAT_TOKEN } pq_litform;
+typedef enum pq_litform { PQ_LF_PLAIN, PQ_LF_UUID, PQ_LF_BINARY, PQ_LF_FLOAT_TOKEN, PQ_LF_DECIMAL_TOKEN } pq_litform;
 
 typedef struct pq_kernel pq_kernel; /* evaluator fast path, expr_eval.c */
 

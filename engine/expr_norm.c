@@ -658,18 +658,29 @@ static int strength(const pq_expr *e)
 
 static int put_expr(pq_buf *out, const pq_expr *e);
 
-/* A DOUBLE literal next to a FLOAT operand must read back as a double. */
-static pq_litform form_near(const pq_expr *lit, const pq_expr *sibling)
+/* A DOUBLE literal next to a FLOAT operand must read back as a double; a
+ * whole DECIMAL literal next to what prints as an integer must read back as
+ * a DECIMAL ("12.", not "12"), or the arithmetic becomes 64-bit integer
+ * arithmetic with its overflow errors. */
+static pq_litform form_near(const pq_expr *lit, const pq_expr *sibling, bool arith)
 {
     if (lit->type == PQ_V_DOUBLE && !lit->f32 && sibling->type == PQ_V_DOUBLE && sibling->f32)
         return PQ_LF_FLOAT_TOKEN;
+    if (arith && lit->kind == PQ_X_LITERAL && lit->type == PQ_V_DECIMAL && lit->value.type == PQ_V_DECIMAL &&
+        lit->value.u.dec.scale == 0) {
+        const pq_expr *shown = sibling;
+        while (shown->kind == PQ_X_CAST && shown->type != PQ_V_DOUBLE)
+            shown = shown->args[0]; /* exact conversions are not printed */
+        if (shown->type == PQ_V_INT)
+            return PQ_LF_DECIMAL_TOKEN;
+    }
     return (pq_litform)lit->lit_form;
 }
 
-static int put_operand_near(pq_buf *out, const pq_expr *e, int min_strength, const pq_expr *sibling)
+static int put_operand_near(pq_buf *out, const pq_expr *e, int min_strength, const pq_expr *sibling, bool arith)
 {
     if (e->kind == PQ_X_LITERAL && strength(e) >= min_strength)
-        return pq_x_value_text(&e->value, form_near(e, sibling), out);
+        return pq_x_value_text(&e->value, form_near(e, sibling, arith), out);
     if (strength(e) >= min_strength)
         return put_expr(out, e);
     if (pq_buf_puts(out, "(") || put_expr(out, e))
@@ -679,7 +690,7 @@ static int put_operand_near(pq_buf *out, const pq_expr *e, int min_strength, con
 
 static int put_operand(pq_buf *out, const pq_expr *e, int min_strength)
 {
-    return put_operand_near(out, e, min_strength, e);
+    return put_operand_near(out, e, min_strength, e, false);
 }
 
 static int put_expr(pq_buf *out, const pq_expr *e)
@@ -699,16 +710,16 @@ static int put_expr(pq_buf *out, const pq_expr *e)
         return put_operand(out, e->args[0], 8);
     case PQ_X_ARITH: {
         int s = strength(e);
-        if (put_operand_near(out, e->args[0], s, e->args[1]) || pq_buf_puts(out, " ") ||
+        if (put_operand_near(out, e->args[0], s, e->args[1], true) || pq_buf_puts(out, " ") ||
             pq_buf_puts(out, arith_text[e->op]) || pq_buf_puts(out, " "))
             return -1;
-        return put_operand_near(out, e->args[1], s + 1, e->args[0]);
+        return put_operand_near(out, e->args[1], s + 1, e->args[0], true);
     }
     case PQ_X_CMP:
-        if (put_operand_near(out, e->args[0], 5, e->args[1]) || pq_buf_puts(out, " ") ||
+        if (put_operand_near(out, e->args[0], 5, e->args[1], false) || pq_buf_puts(out, " ") ||
             pq_buf_puts(out, cmp_text[e->op]) || pq_buf_puts(out, " "))
             return -1;
-        return put_operand_near(out, e->args[1], 5, e->args[0]);
+        return put_operand_near(out, e->args[1], 5, e->args[0], false);
     case PQ_X_IS_NULL:
         if (put_operand(out, e->args[0], 5))
             return -1;

@@ -845,7 +845,10 @@ int pq_x_value_text(const pq_value *v, pq_litform form, pq_buf *out)
             }
         }
         return pq_buf_append(out, tmp, n);
-    case PQ_V_DECIMAL: return put_decimal(out, v->u.dec.unscaled, v->u.dec.scale);
+    case PQ_V_DECIMAL:
+        if (put_decimal(out, v->u.dec.unscaled, v->u.dec.scale))
+            return -1;
+        return form == PQ_LF_DECIMAL_TOKEN && v->u.dec.scale == 0 ? pq_buf_puts(out, ".") : 0;
     case PQ_V_STRING:
         if (form == PQ_LF_UUID && v->u.s.len == 16) {
             static const char hex[] = "0123456789abcdef";

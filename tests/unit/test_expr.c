@@ -485,6 +485,10 @@ static void test_normalize(void)
         {"i32 IN (1, 2.5)", "i32 IN (1, 2.5)"},
         {"123456789012345678901234567890 > dec32", "dec32 IS NOT NULL"}, /* beyond DECIMAL(9,2) */
         {"12345678901234567890123456 > decba", "decba < 12345678901234567890123456"},
+        /* a whole DECIMAL next to an integer keeps its point: "i64 * 12" would be
+         * INT arithmetic, which overflows where the DECIMAL product does not */
+        {"i64 * 9223372036859. = 0.5", "i64 * 9223372036859. = 0.5"},
+        {"i64 * 2. > 5", "i64 * 2. > 5"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_text(cases[i][0], cases[i][1]);
