@@ -252,9 +252,21 @@ struct pq_footer_ref {
 };
 
 #define FOOTER_BUCKETS 1024
+#define FOOTER_SIZE_SLOTS 64
+
+/* The largest footer seen per table (a slot per hash of the file's directory
+ * with its trailing Hive "k=v" components removed; collisions only make a
+ * guess worse).  A table's files usually have footers of similar size, so the
+ * tail read of the next file is sized from them instead of 64 KiB: a scan of
+ * many files reads little more than their footers. */
+typedef struct footer_size_slot {
+    uint64_t table_hash;
+    uint32_t max_meta_len;
+} footer_size_slot;
 
 struct pq_footer_cache {
     pthread_mutex_t mu;
+    footer_size_slot sizes[FOOTER_SIZE_SLOTS];
     pq_footer_ref *buckets[FOOTER_BUCKETS];
     pq_footer_ref lru;            /* sentinel */
     size_t bytes, max_bytes;
@@ -316,9 +328,50 @@ void pq_footer_ref_put(pq_footer_cache *c, pq_footer_ref *r)
     if (last) ref_free(r);
 }
 
+static uint64_t table_hash_of(const char *path)
+{
+    size_t end = strlen(path);
+    for (;;) {
+        while (end && path[end - 1] != '/') end--; /* to the directory */
+        if (!end) break;
+        size_t start = end - 1;
+        while (start && path[start - 1] != '/') start--;
+        if (!memchr(path + start, '=', end - 1 - start))
+            break;
+        end = start; /* a partition directory: go up */
+    }
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < end; i++)
+        h = (h ^ (uint8_t)path[i]) * 1099511628211ull;
+    return h | 1;
+}
+
+/* The tail to read for a file of this table: its largest footer so far plus
+ * an eighth and 1 KiB, or the default speculative read for a table not seen. */
+static size_t footer_guess_locked(const pq_footer_cache *c, uint64_t th)
+{
+    const footer_size_slot *s = &c->sizes[th % FOOTER_SIZE_SLOTS];
+    if (s->table_hash != th)
+        return PQ_FOOTER_SPECULATIVE_READ;
+    size_t g = (size_t)s->max_meta_len + s->max_meta_len / 8 + 1024 + 8;
+    return g < PQ_FOOTER_SPECULATIVE_READ ? g : PQ_FOOTER_SPECULATIVE_READ;
+}
+
+static void footer_seen_locked(pq_footer_cache *c, uint64_t th, uint32_t meta_len)
+{
+    footer_size_slot *s = &c->sizes[th % FOOTER_SIZE_SLOTS];
+    if (s->table_hash != th) {
+        s->table_hash = th;
+        s->max_meta_len = meta_len;
+    } else if (meta_len > s->max_meta_len) {
+        s->max_meta_len = meta_len;
+    }
+}
+
 int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
                         pq_footer_ref **out, pq_error *err)
 {
+    uint64_t th = table_hash_of(path);
     uint64_t b = pq_hash_str(path) % FOOTER_BUCKETS;
     pthread_mutex_lock(&c->mu);
     for (pq_footer_ref *r = c->buckets[b]; r; r = r->chain) {
@@ -342,13 +395,14 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
         if (--r->refs == 0) ref_free(r);
         break;
     }
+    size_t guess = footer_guess_locked(c, th);
     pthread_mutex_unlock(&c->mu);
     if (c->counters) atomic_fetch_add(&c->counters->footer_misses, 1);
 
     pq_file *f;
     PQ_TRY(store->ops->open(store, path, &f, err));
     pq_footer *ft;
-    int rc = pq_footer_read(f, &ft, err);
+    int rc = pq_footer_read_guess(f, guess, &ft, err);
     pq_file_close(f);
     if (rc != PQ_OK) return PQ_ERR;
     pq_footer_ref *r = calloc(1, sizeof *r);
@@ -372,6 +426,7 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
     c->lru.next = r;
     r->in_cache = true;
     c->bytes += r->bytes;
+    footer_seen_locked(c, th, ft->meta_len);
     pq_footer_ref *victims = NULL;
     while (c->bytes > c->max_bytes && c->lru.prev != r) {
         pq_footer_ref *v = c->lru.prev;

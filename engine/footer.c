@@ -112,12 +112,19 @@ int pq_footer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_size, pq
 
 int pq_footer_read(pq_file *f, pq_footer **out, pq_error *err)
 {
+    return pq_footer_read_guess(f, PQ_FOOTER_SPECULATIVE_READ, out, err);
+}
+
+int pq_footer_read_guess(pq_file *f, size_t guess, pq_footer **out, pq_error *err)
+{
     uint64_t size;
     PQ_TRY(pq_file_size(f, &size, err));
     if (size < 12)
         return pq_fail(err, PQ_E_CORRUPT, "file of %llu bytes is too small to be Parquet",
                        (unsigned long long)size);
-    size_t tail_len = size < PQ_FOOTER_SPECULATIVE_READ ? (size_t)size : PQ_FOOTER_SPECULATIVE_READ;
+    if (guess < 8)
+        guess = 8;
+    size_t tail_len = size < guess ? (size_t)size : guess;
     uint8_t *tail = malloc(tail_len);
     if (!tail) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     int rc = pq_read_at(f, tail, tail_len, size - tail_len, err);
@@ -139,11 +146,17 @@ int pq_footer_read(pq_file *f, pq_footer **out, pq_error *err)
         free(tail);
         return rc;
     }
-    /* The footer is larger than the speculative read: one more read. */
-    free(tail);
+    /* The footer is larger than the tail read: read only the bytes before it.
+     * check_tail proved meta_len + 12 <= size. */
+    size_t have = tail_len - 8, need = (size_t)meta_len - have;
     uint8_t *meta = malloc(meta_len);
-    if (!meta) return pq_fail(err, PQ_E_NOMEM, "out of memory for a footer of %u bytes", meta_len);
-    rc = pq_read_at(f, meta, meta_len, size - 8 - meta_len, err);
+    if (!meta) {
+        free(tail);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory for a footer of %u bytes", meta_len);
+    }
+    memcpy(meta + need, tail, have);
+    free(tail);
+    rc = pq_read_at(f, meta, need, size - 8 - meta_len, err);
     if (rc == PQ_OK) rc = build(meta, meta_len, size, out, err);
     free(meta);
     return rc;

@@ -25,6 +25,11 @@ typedef struct pq_footer {
  * callers add the file name.  Encrypted files (PARE magic, or an encryption
  * algorithm in a plaintext footer) are refused as PQ_E_UNSUPPORTED. */
 int pq_footer_read(pq_file *f, pq_footer **out, pq_error *err);
+/* The same with the tail read sized `guess` bytes (at least 8): a caller that
+ * has seen the footers of sibling files guesses close to their size, reading
+ * little more than the footer in one read.  A guess too small costs one more
+ * read of only the missing bytes. */
+int pq_footer_read_guess(pq_file *f, size_t guess, pq_footer **out, pq_error *err);
 /* Decodes a footer from the file's full bytes (fuzzers, tests). */
 int pq_footer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_size, pq_footer **out,
                     pq_error *err);

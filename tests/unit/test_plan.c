@@ -745,8 +745,43 @@ static void test_page_index(void)
     free_synth(&s);
 }
 
+/* The footer read with a guessed tail: one read when the guess holds the
+ * footer, else a second read of exactly the missing bytes; the same footer
+ * either way. */
+static void test_footer_guess(void)
+{
+    synth s;
+    if (!build_synth(&s, false)) {
+        CHECK(false);
+        return;
+    }
+    uint64_t need = (uint64_t)s.ft->meta_len + 8;
+    size_t guesses[] = {0, 8, 9, 20, (size_t)need - 1, (size_t)need, (size_t)need + 100, 1 << 20};
+    for (size_t i = 0; i < sizeof guesses / sizeof guesses[0]; i++) {
+        pq_io_counters counters = {0};
+        pq_file *f;
+        pq_error err;
+        pq_footer *ft = NULL;
+        CHECK(pq_file_open_mem("synth.parquet", s.file.data, s.file.len, &f, &err) == PQ_OK);
+        f->counters = &counters;
+        CHECK(pq_footer_read_guess(f, guesses[i], &ft, &err) == PQ_OK);
+        if (ft) {
+            CHECK(ft->meta_len == s.ft->meta_len);
+            CHECK(ft->meta.num_rows == 100 && ft->meta.n_row_groups == 1);
+        }
+        size_t g = guesses[i] < 8 ? 8 : guesses[i];
+        uint64_t tail = g < s.file.len ? g : s.file.len;
+        CHECK_EQ_INT(atomic_load(&counters.read_bytes), tail >= need ? tail : need);
+        CHECK_EQ_INT(atomic_load(&counters.read_requests), tail >= need ? 1 : 2);
+        pq_footer_free(ft);
+        pq_file_close(f);
+    }
+    free_synth(&s);
+}
+
 int main(void)
 {
+    test_footer_guess();
     test_signed_ints();
     test_unsigned();
     test_binary();
