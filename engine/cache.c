@@ -346,15 +346,11 @@ static uint64_t table_hash_of(const char *path)
     return h | 1;
 }
 
-/* The tail to read for a file of this table: its largest footer so far plus
- * an eighth and 1 KiB, or the default speculative read for a table not seen. */
+/* The tail to read for a file of this table, from its largest footer so far. */
 static size_t footer_guess_locked(const pq_footer_cache *c, uint64_t th)
 {
     const footer_size_slot *s = &c->sizes[th % FOOTER_SIZE_SLOTS];
-    if (s->table_hash != th)
-        return PQ_FOOTER_SPECULATIVE_READ;
-    size_t g = (size_t)s->max_meta_len + s->max_meta_len / 8 + 1024 + 8;
-    return g < PQ_FOOTER_SPECULATIVE_READ ? g : PQ_FOOTER_SPECULATIVE_READ;
+    return pq_footer_guess(s->table_hash == th ? s->max_meta_len : 0);
 }
 
 static void footer_seen_locked(pq_footer_cache *c, uint64_t th, uint32_t meta_len)

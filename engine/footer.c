@@ -115,6 +115,16 @@ int pq_footer_read(pq_file *f, pq_footer **out, pq_error *err)
     return pq_footer_read_guess(f, PQ_FOOTER_SPECULATIVE_READ, out, err);
 }
 
+size_t pq_footer_guess(uint32_t max_meta_len)
+{
+    if (max_meta_len == 0)
+        return PQ_FOOTER_SPECULATIVE_READ;
+    /* a sixteenth and 256 bytes of slack: statistics strings and varints
+     * vary a little between files; a short guess costs one small read */
+    size_t g = (size_t)max_meta_len + max_meta_len / 16 + 256 + 8;
+    return g < PQ_FOOTER_SPECULATIVE_READ ? g : PQ_FOOTER_SPECULATIVE_READ;
+}
+
 int pq_footer_read_guess(pq_file *f, size_t guess, pq_footer **out, pq_error *err)
 {
     uint64_t size;

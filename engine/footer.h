@@ -30,6 +30,9 @@ int pq_footer_read(pq_file *f, pq_footer **out, pq_error *err);
  * little more than the footer in one read.  A guess too small costs one more
  * read of only the missing bytes. */
 int pq_footer_read_guess(pq_file *f, size_t guess, pq_footer **out, pq_error *err);
+/* The guess for a file whose sibling files' footers were at most
+ * `max_meta_len` bytes (0: none seen yet, the default speculative read). */
+size_t pq_footer_guess(uint32_t max_meta_len);
 /* Decodes a footer from the file's full bytes (fuzzers, tests). */
 int pq_footer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_size, pq_footer **out,
                     pq_error *err);

@@ -89,6 +89,7 @@ typedef struct inputs {
     pq_scan_file *files;
     int n_files;
     pq_io_counters counters;   /* plain files */
+    _Atomic uint32_t max_meta_len; /* largest footer of the table read so far */
 } inputs;
 
 static void inputs_free(inputs *in)
@@ -111,10 +112,14 @@ static int open_table_file(void *ctx, int index, pq_scan_file *sf, pq_error *err
     pq_file *f;
     PQ_TRY(in->store->ops->open(in->store, tf->path, &f, err));
     pq_footer *ft;
-    if (pq_footer_read(f, &ft, err) != PQ_OK) {
+    /* Sized from the footers read so far: the table's files are alike. */
+    uint32_t seen = atomic_load(&in->max_meta_len);
+    if (pq_footer_read_guess(f, pq_footer_guess(seen), &ft, err) != PQ_OK) {
         pq_error_prefix(err, "%s: ", f->name);
         pq_file_close(f);
         return PQ_ERR;
+    }
+    while (ft->meta_len > seen && !atomic_compare_exchange_weak(&in->max_meta_len, &seen, ft->meta_len)) {
     }
     /* Keep them in the inputs too, so that inputs_free closes them. */
     in->files[index].file = sf->file = f;
