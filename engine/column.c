@@ -738,6 +738,12 @@ int pq_col_read_selected(pq_col_reader *r, int32_t n_rows, const uint8_t *keep, 
     for (int32_t i = 0; i < n_rows;) {
         bool k = keep[i] != 0;
         int32_t j = i + 1;
+        /* keep[] holds 0 or 1: runs are found 8 bytes at a time */
+        const uint64_t same = k ? 0x0101010101010101ull : 0;
+        for (uint64_t w; j + 8 <= n_rows; j += 8) {
+            memcpy(&w, keep + j, 8);
+            if (w != same) break;
+        }
         while (j < n_rows && (keep[j] != 0) == k) j++;
         int64_t rows;
         if (consume_rows(r, j - i, k ? out : NULL, &rows, err) != PQ_OK) return fail_at(r, err);

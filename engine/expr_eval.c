@@ -649,6 +649,17 @@ static bool like_fast(like_shape shape, pq_bytes needle, pq_bytes pattern, pq_by
     return like_match(s.ptr, s.len, pattern.ptr, pattern.len);
 }
 
+/* Equal bytes; short strings (codes, flags, countries) inline, not a call. */
+static inline bool same_bytes(const uint8_t *a, const uint8_t *b, uint32_t len)
+{
+    if (len > 16)
+        return memcmp(a, b, len) == 0;
+    uint8_t diff = 0;
+    for (uint32_t i = 0; i < len; i++)
+        diff |= (uint8_t)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
 static int run_kernel(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, uint8_t *out)
 {
     const pq_kernel *kn = e->kernel;
@@ -719,8 +730,7 @@ static int run_kernel(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, u
         pq_bytes lit = kn->lit.s;
         if (kn->op == PQ_OP_EQ || kn->op == PQ_OP_NE) {
             uint8_t yes = kn->op == PQ_OP_EQ ? TRI_T : TRI_F, no = TRI_T - yes;
-            ROWS_LOOP(out[r] = v[k].len == lit.len && (lit.len == 0 ||
-                               memcmp(v[k].ptr, lit.ptr, lit.len) == 0) ? yes : no;);
+            ROWS_LOOP(out[r] = v[k].len == lit.len && same_bytes(v[k].ptr, lit.ptr, lit.len) ? yes : no;);
         } else {
             ROWS_LOOP(out[r] = row[cmp_bytes(v[k], lit) + 1];);
         }
