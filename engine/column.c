@@ -44,6 +44,7 @@ struct pq_col_reader {
     int32_t page_levels;
     int32_t page_pos;
     uint16_t *page_def, *page_rep;
+    bool page_all_defined;     /* every definition level is max_def: page_def is not filled */
     size_t page_level_cap;
     pq_values_dec dec;
     page_buf cur;              /* decompressed bytes of the current page (p NULL: none) */
@@ -323,6 +324,32 @@ static int load_dictionary(pq_col_reader *r, const pq_page_header *h, const uint
     return PQ_OK;
 }
 
+/* Whether an RLE/bit-packed level stream opens with one RLE run of `max`
+ * covering all n levels: the usual shape of a page without nulls, which then
+ * needs no expansion into page_def and no scan. */
+static bool levels_all_max(const uint8_t *p, size_t len, uint16_t max, int32_t n)
+{
+    uint64_t header = 0;
+    size_t i = 0;
+    for (int shift = 0;; shift += 7) {
+        if (i >= len || shift > 28)
+            return false;
+        uint8_t b = p[i++];
+        header |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    if ((header & 1) || (header >> 1) < (uint64_t)n)
+        return false;
+    size_t width = ((size_t)pq_bit_width(max) + 7) / 8;
+    if (width > len - i)
+        return false;
+    uint32_t v = 0;
+    for (size_t k = 0; k < width; k++)
+        v |= (uint32_t)p[i + k] << (8 * k);
+    return v == max;
+}
+
 static int setup_page_v1(pq_col_reader *r, const pq_page_header *h, const uint8_t *data, pq_error *err)
 {
     const pq_data_page_header *dp = &h->data;
@@ -340,10 +367,20 @@ static int setup_page_v1(pq_col_reader *r, const pq_page_header *h, const uint8_
         len -= used;
     }
     int32_t n_values = n;
+    r->page_all_defined = false;
     if (r->max_def > 0) {
-        PQ_TRY(pq_levels_v1_read((pq_encoding)dp->def_encoding, p, len, r->max_def, r->page_def,
-                                 (size_t)n, &used, err));
-        PQ_TRY(check_levels(r->page_def, n, r->max_def, "definition", &n_values, err));
+        uint32_t rlen = len >= 4 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                                       (uint32_t)p[3] << 24
+                                 : 0;
+        if (dp->def_encoding == PQ_ENC_RLE && len >= 4 && rlen <= len - 4 &&
+            levels_all_max(p + 4, rlen, r->max_def, n)) {
+            r->page_all_defined = true;
+            used = 4 + (size_t)rlen;
+        } else {
+            PQ_TRY(pq_levels_v1_read((pq_encoding)dp->def_encoding, p, len, r->max_def, r->page_def,
+                                     (size_t)n, &used, err));
+            PQ_TRY(check_levels(r->page_def, n, r->max_def, "definition", &n_values, err));
+        }
         p += used;
         len -= used;
     }
@@ -368,7 +405,10 @@ static int setup_page_v2(pq_col_reader *r, const pq_page_header *h, const uint8_
     }
     p += rep_len;
     int32_t n_values = n;
-    if (r->max_def > 0) {
+    r->page_all_defined = false;
+    if (r->max_def > 0 && levels_all_max(p, (size_t)def_len, r->max_def, n)) {
+        r->page_all_defined = true;
+    } else if (r->max_def > 0) {
         PQ_TRY(pq_rle_init(&rle, p, (size_t)def_len, pq_bit_width(r->max_def), err));
         PQ_TRY(pq_rle_read_u16(&rle, r->page_def, (size_t)n, err));
         PQ_TRY(check_levels(r->page_def, n, r->max_def, "definition", &n_values, err));
@@ -613,7 +653,11 @@ static int append_entries(pq_col_reader *r, int32_t take, pq_col_batch *b, pq_er
     size_t at = (size_t)b->n_levels;
     PQ_TRY(ensure_out_levels(r, at + (size_t)take, err));
     int32_t nn = take;
-    if (r->max_def > 0) {
+    if (r->max_def > 0 && r->page_all_defined) {
+        uint16_t *d = r->out_def + at;
+        for (int32_t i = 0; i < take; i++)
+            d[i] = r->max_def;
+    } else if (r->max_def > 0) {
         memcpy(r->out_def + at, r->page_def + r->page_pos, (size_t)take * sizeof(uint16_t));
         nn = count_defined(r->page_def + r->page_pos, take, r->max_def);
     }
@@ -634,7 +678,7 @@ static int append_entries(pq_col_reader *r, int32_t take, pq_col_batch *b, pq_er
 static int skip_entries(pq_col_reader *r, int32_t take, pq_error *err)
 {
     int32_t nn = take;
-    if (r->max_def > 0) nn = count_defined(r->page_def + r->page_pos, take, r->max_def);
+    if (r->max_def > 0 && !r->page_all_defined) nn = count_defined(r->page_def + r->page_pos, take, r->max_def);
     if (nn > 0) PQ_TRY(pq_values_skip(&r->dec, (size_t)nn, err));
     r->page_pos += take;
     return PQ_OK;
