@@ -956,9 +956,10 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     return rc;
 }
 
-/* Footers are loaded as the scan reaches their files, in batches of 1, 2, 4...
- * files: the first rows come after one footer, and a limit that the first
- * files satisfy never reads the others. */
+/* Footers are loaded as the scan reaches their files: the first file alone
+ * (the first rows come after one footer), then, under a limit, batches of 2,
+ * 4, 8... files, so that a limit the first files satisfy never reads the
+ * others; without a limit, all the rest at once. */
 int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
                 const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
 {
@@ -976,6 +977,10 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
     int rc = PQ_OK;
     for (int at = 0, batch = 1; at < n_files && rc == PQ_OK; batch *= 2) {
         int m = n_files - at < batch ? n_files - at : batch;
+        /* Without a limit every file is read anyway: after the first (its
+         * rows come first) one batch, since each batch ends in a barrier
+         * that idles the workers. */
+        if (left < 0 && at > 0) m = n_files - at;
         for (int f = at; f < at + m && rc == PQ_OK; f++)
             if (!own[f].footer) rc = opts->open_file(opts->open_ctx, f, &own[f], err);
         pq_scan_stats st;
