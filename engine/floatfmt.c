@@ -103,8 +103,8 @@ static int16_t pow10_binary_exp[DOUBLE_K_COUNT];
 /* Floats use the top 63 bits: floor(10^-k * 2^(62 - e)) + 1. */
 static uint64_t float_pow10[FLOAT_K_COUNT];
 
-static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
-static atomic_int tables_ready;
+static atomic_uchar entry_ready[DOUBLE_K_COUNT]; /* ensure_entry */
+static pthread_mutex_t entry_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Just enough of a big unsigned integer (little-endian 32-bit limbs) to
  * build the table: 10^324 < 2^1077. */
@@ -192,34 +192,30 @@ static void shift_in_bit(scaled_pow10 *g, unsigned bit)
     g->lo = (g->lo << 1) | bit;
 }
 
-static void build_tables(void)
+/* Entry k of the tables, computed on first use: a program formats numbers
+ * of a few magnitudes, and building all 617 entries up front costs more
+ * than a short pqtool run spends formatting. */
+static void compute_entry(int k)
 {
     bigint p;
-    /* k <= 0: 10^-k is the integer P with L bits, e = L - 1, and
-     * floor(P * 2^(126 - L)) is simply P's top 126 bits (zero-extended). */
     big_set_pow2(&p, 0);
-    for (int k = 0; k >= DOUBLE_K_MIN; k--) {
-        unsigned bits = big_bit_length(&p);
-        scaled_pow10 g = {0, 0};
+    for (int i = 0; i < (k < 0 ? -k : k); i++)
+        big_mul10(&p);
+    unsigned bits = big_bit_length(&p);
+    scaled_pow10 g = {0, 0};
+    if (k <= 0) {
+        /* 10^-k is the integer P with L bits, e = L - 1, and
+         * floor(P * 2^(126 - L)) is simply P's top 126 bits (zero-extended). */
         for (int i = 125; i >= 0; i--)
             shift_in_bit(&g, big_bit(&p, (long)bits - 126 + i));
-        if (++g.lo == 0)
-            g.hi++;
-        double_pow10[k - DOUBLE_K_MIN] = g;
         pow10_binary_exp[k - DOUBLE_K_MIN] = (int16_t)(bits - 1);
-        big_mul10(&p);
-    }
-    /* k > 0: 10^k = D has L bits and is not a power of two, so e = -L and
-     * g - 1 = floor(2^(125 + L) / D), found by binary long division.  The
-     * dividend's top L bits leave the remainder 2^(L - 1) < D; the 126 bits
-     * below them produce the quotient. */
-    big_set_pow2(&p, 0);
-    for (int k = 1; k <= DOUBLE_K_MAX; k++) {
-        big_mul10(&p);
-        unsigned bits = big_bit_length(&p);
+    } else {
+        /* 10^k = D has L bits and is not a power of two, so e = -L and
+         * g - 1 = floor(2^(125 + L) / D), found by binary long division.  The
+         * dividend's top L bits leave the remainder 2^(L - 1) < D; the 126
+         * bits below them produce the quotient. */
         bigint rem;
         big_set_pow2(&rem, bits - 1);
-        scaled_pow10 g = {0, 0};
         for (int i = 0; i < 126; i++) {
             big_shl1(&rem);
             unsigned bit = big_cmp(&rem, &p) >= 0;
@@ -227,24 +223,29 @@ static void build_tables(void)
                 big_sub(&rem, &p);
             shift_in_bit(&g, bit);
         }
-        if (++g.lo == 0)
-            g.hi++;
-        double_pow10[k - DOUBLE_K_MIN] = g;
         pow10_binary_exp[k - DOUBLE_K_MIN] = (int16_t)-(int)bits;
     }
-    for (int k = FLOAT_K_MIN; k <= FLOAT_K_MAX; k++) {
-        scaled_pow10 g = double_pow10[k - DOUBLE_K_MIN];
+    if (++g.lo == 0)
+        g.hi++;
+    double_pow10[k - DOUBLE_K_MIN] = g;
+    if (k >= FLOAT_K_MIN && k <= FLOAT_K_MAX) {
         /* floor(G / 2^63) + 1 where floor(G) = g - 1 */
         uint64_t lo = g.lo - 1, hi = g.hi - (g.lo == 0);
         float_pow10[k - FLOAT_K_MIN] = ((hi << 1) | (lo >> 63)) + 1;
     }
-    atomic_store_explicit(&tables_ready, 1, memory_order_release);
 }
 
-static inline void ensure_tables(void)
+static inline void ensure_entry(int k)
 {
-    if (!atomic_load_explicit(&tables_ready, memory_order_acquire))
-        pthread_once(&tables_once, build_tables);
+    atomic_uchar *ready = &entry_ready[k - DOUBLE_K_MIN];
+    if (atomic_load_explicit(ready, memory_order_acquire))
+        return;
+    pthread_mutex_lock(&entry_mu);
+    if (!atomic_load_explicit(ready, memory_order_relaxed)) {
+        compute_entry(k);
+        atomic_store_explicit(ready, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&entry_mu);
 }
 
 /* ---------------------------------------------------------- Schubfach core */
@@ -323,6 +324,7 @@ static decimal_value shortest_double(uint64_t c, int q)
         cbl = cb - 1;
         k = floor_log10_three_quarters_pow2(q);
     }
+    ensure_entry(k);
     const scaled_pow10 *g = &double_pow10[k - DOUBLE_K_MIN];
     /* Exponent bookkeeping: g ~ 10^-k * 2^(125 - e), so shifting by
      * h = q + e + 2 (between 2 and 5) makes g * (cb << h) / 2^127 ~ cb 2^q 10^-k. */
@@ -344,6 +346,7 @@ static decimal_value shortest_float(uint32_t c, int q)
         cbl = cb - 1;
         k = floor_log10_three_quarters_pow2(q);
     }
+    ensure_entry(k);
     uint64_t g = float_pow10[k - FLOAT_K_MIN];
     /* g ~ 10^-k * 2^(62 - e); h = q + e + 33 (between 33 and 36). */
     int h = q + pow10_binary_exp[k - DOUBLE_K_MIN] + 33;
@@ -493,7 +496,6 @@ size_t pq_fmt_double(double v, char *out)
         c = fraction;
         q = -1074;
     }
-    ensure_tables();
     decimal_value d = shortest_double(c, q);
     return pos + write_decimal(out + pos, d.significand, d.exponent);
 }
@@ -537,7 +539,6 @@ size_t pq_fmt_float(float v, char *out)
         c = fraction;
         q = -149;
     }
-    ensure_tables();
     decimal_value d = shortest_float(c, q);
     return pos + write_decimal(out + pos, d.significand, d.exponent);
 }
