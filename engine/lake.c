@@ -1232,15 +1232,6 @@ int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t 
     return PQ_OK;
 }
 
-int pq_lake_locate(pq_lake_handle *h, uint64_t off, size_t len, int *fd, size_t *avail, bool (*stop)(void *),
-                   void *stop_ctx, pq_error *err)
-{
-    *fd = -1;
-    *avail = 0;
-    if (!h->res) return PQ_OK;
-    return pq_result_locate(h->res, off, len, fd, avail, stop, stop_ctx, err);
-}
-
 bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size)
 {
     if (!h->res) {

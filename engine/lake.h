@@ -65,11 +65,6 @@ int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, pq_err
  * stop(stop_ctx) says the caller gave up. */
 int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),
                  void *stop_ctx, pq_error *err);
-/* For data.csv kept in a cache file: waits for [off, off + len) as
- * pq_lake_read would, then gives the file descriptor and offset holding the
- * bytes, so that the adapter can splice them (*fd = -1: use pq_lake_read). */
-int pq_lake_locate(pq_lake_handle *h, uint64_t off, size_t len, int *fd, size_t *avail, bool (*stop)(void *),
-                   void *stop_ctx, pq_error *err);
 /* Whether the handle's size is now exact (data.csv complete). */
 bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size);
 void pq_lake_release(pq_lake_handle *h);

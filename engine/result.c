@@ -211,46 +211,6 @@ int pq_result_read(pq_result *r, void *buf, size_t len, uint64_t off, size_t *n,
     return PQ_OK;
 }
 
-int pq_result_locate(pq_result *r, uint64_t off, size_t len, int *fd, size_t *avail, bool (*stop)(void *),
-                     void *stop_ctx, pq_error *err)
-{
-    *fd = -1;
-    *avail = 0;
-    pthread_mutex_lock(&r->mu);
-    if (r->fd < 0) {
-        pthread_mutex_unlock(&r->mu);
-        return PQ_OK;
-    }
-    uint64_t want_end = off + len;
-    if (want_end > r->read_hwm) {
-        r->read_hwm = want_end;
-        pthread_cond_broadcast(&r->cv);
-    }
-    while (r->size < want_end && !r->done) {
-        if (stop && stop(stop_ctx)) {
-            pthread_mutex_unlock(&r->mu);
-            return pq_fail(err, PQ_E_CANCELLED, "read interrupted");
-        }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100 * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&r->cv, &r->mu, &ts);
-    }
-    if (r->size <= off && r->failed) {
-        *err = r->err;
-        pthread_mutex_unlock(&r->mu);
-        return PQ_ERR;
-    }
-    *fd = r->fd;
-    *avail = off >= r->size ? 0 : r->size - off < len ? (size_t)(r->size - off) : len;
-    pthread_mutex_unlock(&r->mu);
-    return PQ_OK;
-}
-
 void pq_result_state_of(pq_result *r, pq_result_state *out)
 {
     pthread_mutex_lock(&r->mu);

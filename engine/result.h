@@ -32,14 +32,6 @@ void pq_result_unref(pq_result *r);
 int pq_result_read(pq_result *r, void *buf, size_t len, uint64_t off, size_t *n,
                    bool (*stop)(void *), void *stop_ctx, pq_error *err);
 
-/* Waits as pq_result_read does, but for the whole range [off, off + len)
- * (or the end of the result), then says where the bytes are instead of
- * copying them: *fd and *avail (0: end of file) when they are in the cache
- * file, *fd = -1 when the result lives in memory (use pq_result_read).  The
- * file descriptor stays valid while the caller holds a reference. */
-int pq_result_locate(pq_result *r, uint64_t off, size_t len, int *fd, size_t *avail, bool (*stop)(void *),
-                     void *stop_ctx, pq_error *err);
-
 /* Stops the job (its sink fails from now on); readers see an error. */
 void pq_result_cancel(pq_result *r);
 

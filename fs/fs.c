@@ -208,10 +208,6 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     conn->max_read = BLOCK_SIZE; /* must equal the max_read mount option */
     conn->max_readahead = BLOCK_SIZE;
     conn->want &= ~FUSE_CAP_ASYNC_READ;
-    /* data.csv bytes go from the result's cache file to the kernel by
-     * splice, never through this process's memory (op_read). */
-    if (conn->capable & FUSE_CAP_SPLICE_WRITE)
-        conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -459,29 +455,15 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
     (void)ino;
     pqfs_fs *fs = fs_of(req);
     pq_lake_handle *h = handle_of(fi)->file;
-    pq_error err;
-    pq_error_clear(&err);
-    stop_ctx sc = {req, fs};
-    int fd;
-    size_t avail;
-    if (pq_lake_locate(h, (uint64_t)off, size, &fd, &avail, read_should_stop, &sc, &err) != PQ_OK) {
-        reply_error(req, &err);
-        return;
-    }
-    if (fd >= 0) { /* the bytes are in a cache file: libfuse splices them */
-        struct fuse_bufvec bv = FUSE_BUFVEC_INIT(avail);
-        bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-        bv.buf[0].fd = fd;
-        bv.buf[0].pos = off;
-        fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
-        return;
-    }
     char *buf = malloc(size ? size : 1);
     if (!buf) {
         fuse_reply_err(req, ENOMEM);
         return;
     }
     size_t got = 0;
+    pq_error err;
+    pq_error_clear(&err);
+    stop_ctx sc = {req, fs};
     /* Fill the whole request when the bytes exist: short reads only at the end. */
     int rc = PQ_OK;
     while (got < size) {
