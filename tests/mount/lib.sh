@@ -168,6 +168,14 @@ summary() {
     local t
     t=$(awk -v a="$T_START" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     echo "$1: $PASSES passed, $FAILS failed, $XFAILS known gaps or SPEC conflicts, ${t}s"
+    if [ "$FAILS" -ne 0 ] && [ -n "${WORK:-}" ]; then
+        # The daemons' own account of what failed: the work dir is gone after the trap.
+        for log in "$WORK"/pqfs*.log; do
+            [ -f "$log" ] || continue
+            echo "--- $(basename "$log"): errors and warnings (last 40)"
+            grep -iE 'error|warn|fail' "$log" | tail -n 40 | sed 's/^/    /'
+        done
+    fi
     [ "$FAILS" -eq 0 ]
 }
 
