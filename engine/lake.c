@@ -311,7 +311,8 @@ static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
     int n = 0;
     char *copy = pq_arena_strndup(&v->arena, path, strlen(path));
     if (!copy) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    for (char *tok = strtok(copy, "/"); tok; tok = strtok(NULL, "/")) {
+    char *save = NULL; /* strtok_r: FUSE resolves paths on several threads at once */
+    for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
         if (n == MAX_COMPONENTS) return pq_fail(err, PQ_E_USAGE, "path has too many components");
         comps[n++] = tok;
     }
@@ -366,7 +367,8 @@ static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             has_select = true;
             char *list = decode(&v->arena, val, strlen(val));
             if (!list) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+            char *save_list = NULL;
+            for (char *tok = strtok_r(list, ",", &save_list); tok; tok = strtok_r(NULL, ",", &save_list)) {
                 while (*tok == ' ') tok++;
                 size_t tl = strlen(tok);
                 while (tl && tok[tl - 1] == ' ') tok[--tl] = '\0';

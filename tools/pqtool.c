@@ -77,7 +77,8 @@ static int split_list(char *s, const char ***out)
     const char **v = calloc((size_t)n, sizeof *v);
     if (!v) return -1;
     int i = 0;
-    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) v[i++] = tok;
+    char *save = NULL;
+    for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) v[i++] = tok;
     *out = v;
     return i;
 }

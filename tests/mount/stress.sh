@@ -107,7 +107,7 @@ reader() {
     set +e
     local kind=$1 p=$MNT/$2 out=$3 rc=0
     case $kind in
-        full) { timeout 120 cat "$p" | sha256sum | cut -d' ' -f1 >"$out"; } 2>"$out.err"; rc=${PIPESTATUS[0]} ;;
+        full) { timeout 120 cat "$p" | tee "$out.data" | sha256sum | cut -d' ' -f1 >"$out"; } 2>"$out.err"; rc=${PIPESTATUS[0]} ;;
         headc) timeout 120 head -c 1000 "$p" >"$out" 2>"$out.err" || rc=$? ;;
         head1) timeout 120 head -1 "$p" >"$out" 2>"$out.err" || rc=$? ;;
         kill) { timeout -s KILL 0.3 cat "$p" | sha256sum | cut -d' ' -f1 >"$out"; } 2>"$out.err"; rc=${PIPESTATUS[0]} ;;
@@ -143,6 +143,8 @@ for round in $(seq "$ROUNDS"); do
         got=$(cat "$dir/$k")
         if [ "$rc" != 0 ]; then bad=1; fail "round $round reader $k ($kind $name): exit $rc: $(head -c 300 "$dir/$k.err")"
         elif [ "$got" != "$want" ]; then bad=1; fail "round $round reader $k ($kind $name): wrong bytes"
+            # what differs, for the log: sizes and the first differing byte
+            [ -f "$dir/$k.data" ] && echo "    read $(wc -c <"$dir/$k.data") bytes, want $(wc -c <"$REF/$name.csv"): $(cmp "$dir/$k.data" "$REF/$name.csv" 2>&1 | head -1)"
         fi
     done
     [ "$bad" = 0 ] && pass "round $round: 16 readers right ($(elapsed "$t0")s)"
@@ -153,6 +155,32 @@ e1=$(stat_val "$MNT" errors)
 [ "$c1" -gt "$c0" ] && pass "results_cancelled moved ($c0 -> $c1)" || fail "results_cancelled did not move ($c0 -> $c1)"
 [ "$e1" = "$e0" ] && pass "no errors" || fail "errors $e0 -> $e1: $(tail -3 "$MNT/.pqfs/errors")"
 kill -0 "$PID" 2>/dev/null && pass "daemon alive after the rounds" || fail "daemon not alive after the rounds"
+
+# ---------------------------------------------------------------- 2b. concurrent lookups
+# Path resolution runs on every FUSE thread at once: 4 parallel loops stat
+# views never looked up before (distinct select lists and filters), so every
+# stat is a fresh lookup that resolves and compiles its path.  Each must
+# succeed: a resolver sharing state between threads (strtok did) mixes up
+# components and fails some with EINVAL, or resolves them to another view.
+lookups() {
+    local w=$1 i cols
+    for i in $(seq 60); do
+        case $((i % 3)) in
+            0) cols="name,address,nums" ;;
+            1) cols="nums, name" ;;
+            *) cols="address,user_id,name" ;;
+        esac
+        stat "$MNT/users/select=$cols/where=user_id > $((w * 1000 + i))/data.csv" >/dev/null 2>&1 || echo "$w $i $cols"
+    done
+}
+e_l0=$(stat_val "$MNT" errors)
+lpids=()
+for w in 1 2 3 4; do lookups "$w" >"$WORK/lookups.$w" & lpids+=($!); done
+wait "${lpids[@]}" # not a bare wait: the daemon is a background job too
+nbad=$(cat "$WORK"/lookups.* | wc -l)
+e_l1=$(stat_val "$MNT" errors)
+[ "$nbad" = 0 ] && [ "$e_l1" = "$e_l0" ] && pass "240 concurrent fresh lookups resolved" ||
+    fail "concurrent lookups: $nbad failed, errors $e_l0 -> $e_l1: $(tail -2 "$MNT/.pqfs/errors")"
 
 # ---------------------------------------------------------------- 3/4. unmount and SIGTERM during reads
 # Fresh views (not in the result cache): they are being scanned while read.
