@@ -142,6 +142,7 @@ static int take_buffer(pq_col_reader *r, size_t need, page_buf *out, pq_error *e
         }
         b.p = p;
         b.cap = cap;
+        pq_prefault(p, cap);
     }
     *out = b;
     return PQ_OK;

@@ -1,5 +1,8 @@
 #include "mem.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,4 +143,21 @@ int pq_buf_printf(pq_buf *b, const char *fmt, ...)
     va_end(ap);
     b->len += (size_t)n;
     return 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+void pq_prefault(void *p, size_t len)
+{
+    if (!p || len < (256u << 10))
+        return;
+    static long page;
+    if (!page) page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    uintptr_t start = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t end = ((uintptr_t)p + len) & ~((uintptr_t)page - 1);
+    if (end > start)
+        (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
 }

@@ -59,6 +59,7 @@ int pq_fetch_ranges(pq_file *f, const pq_byte_range *want, int32_t n_want, uint6
             pq_free_ranges(merged, i);
             return pq_fail(err, PQ_E_NOMEM, "out of memory for %llu bytes", len);
         }
+        pq_prefault(buf, (size_t)merged[i].len);
         if (pq_read_at(f, buf, (size_t)merged[i].len, merged[i].off, err) != PQ_OK) {
             free(buf);
             pq_free_ranges(merged, i);
