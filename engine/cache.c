@@ -340,10 +340,7 @@ static uint64_t table_hash_of(const char *path)
             break;
         end = start; /* a partition directory: go up */
     }
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < end; i++)
-        h = (h ^ (uint8_t)path[i]) * 1099511628211ull;
-    return h | 1;
+    return pq_hash_bytes(path, end) | 1; /* never 0: 0 marks an empty slot */
 }
 
 /* The tail to read for a file of this table, from its largest footer so far. */

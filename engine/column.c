@@ -325,32 +325,6 @@ static int load_dictionary(pq_col_reader *r, const pq_page_header *h, const uint
     return PQ_OK;
 }
 
-/* Whether an RLE/bit-packed level stream opens with one RLE run of `max`
- * covering all n levels: the usual shape of a page without nulls, which then
- * needs no expansion into page_def and no scan. */
-static bool levels_all_max(const uint8_t *p, size_t len, uint16_t max, int32_t n)
-{
-    uint64_t header = 0;
-    size_t i = 0;
-    for (int shift = 0;; shift += 7) {
-        if (i >= len || shift > 28)
-            return false;
-        uint8_t b = p[i++];
-        header |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            break;
-    }
-    if ((header & 1) || (header >> 1) < (uint64_t)n)
-        return false;
-    size_t width = ((size_t)pq_bit_width(max) + 7) / 8;
-    if (width > len - i)
-        return false;
-    uint32_t v = 0;
-    for (size_t k = 0; k < width; k++)
-        v |= (uint32_t)p[i + k] << (8 * k);
-    return v == max;
-}
-
 static int setup_page_v1(pq_col_reader *r, const pq_page_header *h, const uint8_t *data, pq_error *err)
 {
     const pq_data_page_header *dp = &h->data;
@@ -362,7 +336,7 @@ static int setup_page_v1(pq_col_reader *r, const pq_page_header *h, const uint8_
     size_t used;
     if (r->max_rep > 0) {
         PQ_TRY(pq_levels_v1_read((pq_encoding)dp->rep_encoding, p, len, r->max_rep, r->page_rep,
-                                 (size_t)n, &used, err));
+                                 (size_t)n, &used, NULL, err));
         PQ_TRY(check_levels(r->page_rep, n, r->max_rep, "repetition", NULL, err));
         p += used;
         len -= used;
@@ -370,18 +344,10 @@ static int setup_page_v1(pq_col_reader *r, const pq_page_header *h, const uint8_
     int32_t n_values = n;
     r->page_all_defined = false;
     if (r->max_def > 0) {
-        uint32_t rlen = len >= 4 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                                       (uint32_t)p[3] << 24
-                                 : 0;
-        if (dp->def_encoding == PQ_ENC_RLE && len >= 4 && rlen <= len - 4 &&
-            levels_all_max(p + 4, rlen, r->max_def, n)) {
-            r->page_all_defined = true;
-            used = 4 + (size_t)rlen;
-        } else {
-            PQ_TRY(pq_levels_v1_read((pq_encoding)dp->def_encoding, p, len, r->max_def, r->page_def,
-                                     (size_t)n, &used, err));
+        PQ_TRY(pq_levels_v1_read((pq_encoding)dp->def_encoding, p, len, r->max_def, r->page_def,
+                                 (size_t)n, &used, &r->page_all_defined, err));
+        if (!r->page_all_defined)
             PQ_TRY(check_levels(r->page_def, n, r->max_def, "definition", &n_values, err));
-        }
         p += used;
         len -= used;
     }
@@ -407,12 +373,13 @@ static int setup_page_v2(pq_col_reader *r, const pq_page_header *h, const uint8_
     p += rep_len;
     int32_t n_values = n;
     r->page_all_defined = false;
-    if (r->max_def > 0 && levels_all_max(p, (size_t)def_len, r->max_def, n)) {
-        r->page_all_defined = true;
-    } else if (r->max_def > 0) {
+    if (r->max_def > 0) {
         PQ_TRY(pq_rle_init(&rle, p, (size_t)def_len, pq_bit_width(r->max_def), err));
-        PQ_TRY(pq_rle_read_u16(&rle, r->page_def, (size_t)n, err));
-        PQ_TRY(check_levels(r->page_def, n, r->max_def, "definition", &n_values, err));
+        r->page_all_defined = pq_rle_is_one_run(&rle, r->max_def, (size_t)n);
+        if (!r->page_all_defined) {
+            PQ_TRY(pq_rle_read_u16(&rle, r->page_def, (size_t)n, err));
+            PQ_TRY(check_levels(r->page_def, n, r->max_def, "definition", &n_values, err));
+        }
     }
     p += def_len;
     size_t clen = (size_t)(h->compressed_page_size - rep_len - def_len);

@@ -44,6 +44,10 @@ int pq_rle_init(pq_rle_dec *d, const uint8_t *p, size_t len, int bit_width, pq_e
 int pq_rle_read_u32(pq_rle_dec *d, uint32_t *out, size_t n, pq_error *err);
 int pq_rle_read_u16(pq_rle_dec *d, uint16_t *out, size_t n, pq_error *err);
 int pq_rle_skip(pq_rle_dec *d, size_t n, pq_error *err);
+/* Whether the next n values are one RLE run of `value` (the definition
+ * levels of a page without nulls), so that a caller can skip expanding them.
+ * The decoder does not move; anything else, an error included, is false. */
+bool pq_rle_is_one_run(const pq_rle_dec *d, uint32_t value, size_t n);
 
 /* Deprecated BIT_PACKED level encoding: values packed MSB-first, no runs.
  * `len` must hold ceil(n * bit_width / 8) bytes. */
@@ -51,9 +55,11 @@ int pq_bitpacked_levels_read(const uint8_t *p, size_t len, int bit_width, uint16
                              pq_error *err);
 
 /* Levels of a data page v1: RLE with a 4-byte little-endian length prefix, or
- * BIT_PACKED.  Decodes n levels and sets *consumed to the bytes used. */
+ * BIT_PACKED.  Decodes n levels and sets *consumed to the bytes used.  With
+ * all_max non-NULL, an RLE section that is one run of max_level sets
+ * *all_max and leaves `out` unwritten (pq_rle_is_one_run). */
 int pq_levels_v1_read(pq_encoding enc, const uint8_t *p, size_t len, int max_level, uint16_t *out,
-                      size_t n, size_t *consumed, pq_error *err);
+                      size_t n, size_t *consumed, bool *all_max, pq_error *err);
 
 /* Bit width needed to store max_value (0 for 0). */
 int pq_bit_width(uint32_t max_value);

@@ -47,12 +47,17 @@ int pq_buf_puts(pq_buf *b, const char *s);
 int pq_buf_printf(pq_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline void pq_buf_clear(pq_buf *b) { b->len = 0; }
 
-/* FNV-1a of a NUL-terminated string: for the small hash tables of caches. */
-static inline uint64_t pq_hash_str(const char *s)
+/* FNV-1a of n bytes, or of a NUL-terminated string: for the small hash
+ * tables of caches. */
+static inline uint64_t pq_hash_bytes(const void *p, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ ((const uint8_t *)p)[i]) * 1099511628211ull;
     return h;
+}
+static inline uint64_t pq_hash_str(const char *s)
+{
+    return pq_hash_bytes(s, strlen(s));
 }
 
 /* Checked size arithmetic for lengths read from files. */

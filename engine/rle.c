@@ -330,6 +330,15 @@ int pq_rle_skip(pq_rle_dec *d, size_t n, pq_error *err)
     return PQ_OK;
 }
 
+bool pq_rle_is_one_run(const pq_rle_dec *d, uint32_t value, size_t n)
+{
+    pq_rle_dec peek = *d;
+    pq_error ignore;
+    if (!peek.rle_left && !peek.packed_left && rle_next_run(&peek, 0, n, &ignore) != PQ_OK)
+        return false;
+    return !peek.packed_left && peek.rle_left >= n && peek.rle_value == value;
+}
+
 /* ------------------------------------------------------------------ BIT_PACKED levels */
 
 int pq_bitpacked_levels_read(const uint8_t *p, size_t len, int bit_width, uint16_t *out, size_t n,
@@ -367,9 +376,10 @@ int pq_bitpacked_levels_read(const uint8_t *p, size_t len, int bit_width, uint16
 /* ------------------------------------------------------------------ data page v1 levels */
 
 int pq_levels_v1_read(pq_encoding enc, const uint8_t *p, size_t len, int max_level, uint16_t *out,
-                      size_t n, size_t *consumed, pq_error *err)
+                      size_t n, size_t *consumed, bool *all_max, pq_error *err)
 {
     *consumed = 0;
+    if (all_max) *all_max = false;
     if (max_level < 0 || max_level > 0xffff)
         return pq_fail(err, PQ_E_USAGE, "max level %d out of range", max_level);
     if (max_level == 0) { /* such a page has no level section at all */
@@ -390,11 +400,16 @@ int pq_levels_v1_read(pq_encoding enc, const uint8_t *p, size_t len, int max_lev
                               rlen, len - 4);
         pq_rle_dec d;
         PQ_TRY(pq_rle_init(&d, p + 4, rlen, bw, err));
+        *consumed = 4 + (size_t)rlen;
+        if (all_max && pq_rle_is_one_run(&d, (uint32_t)max_level, n)) {
+            *all_max = true;
+            return PQ_OK;
+        }
         if (pq_rle_read_u16(&d, out, n, err) != PQ_OK) {
             pq_error_prefix(err, "levels: ");
+            *consumed = 0;
             return PQ_ERR;
         }
-        *consumed = 4 + (size_t)rlen;
     } else if (enc == PQ_ENC_BIT_PACKED) {
         PQ_TRY(pq_bitpacked_levels_read(p, len, bw, out, n, err));
         *consumed = (n * (size_t)bw + 7) / 8;

@@ -82,7 +82,7 @@ static void levels(pq_encoding enc, int max_level, size_t n, const uint8_t *p, s
     if (!out && n) abort();
     size_t consumed = 0;
     pq_error err;
-    if (pq_levels_v1_read(enc, p, len, max_level, out, n, &consumed, &err) == PQ_OK) {
+    if (pq_levels_v1_read(enc, p, len, max_level, out, n, &consumed, NULL, &err) == PQ_OK) {
         FUZZ_CHECK(consumed <= len, "consumed %zu of %zu bytes", consumed, len);
         for (size_t i = 0; i < n; i++)
             FUZZ_CHECK(out[i] <= max_level, "level %u above the maximum %d", out[i], max_level);

@@ -178,14 +178,14 @@ static void data_page(chunk_ctx *c, const pq_page_header *h, const uint8_t *payl
     if (!v2) {
         size_t used;
         if (leaf->max_rep > 0) {
-            if (pq_levels_v1_read((pq_encoding)h->data.rep_encoding, vals, vals_len, leaf->max_rep, lv, n, &used,
+            if (pq_levels_v1_read((pq_encoding)h->data.rep_encoding, vals, vals_len, leaf->max_rep, lv, n, &used, NULL,
                                   &err) != PQ_OK)
                 goto out;
             vals += used;
             vals_len -= used;
         }
         if (leaf->max_def > 0) {
-            if (pq_levels_v1_read((pq_encoding)h->data.def_encoding, vals, vals_len, leaf->max_def, lv, n, &used,
+            if (pq_levels_v1_read((pq_encoding)h->data.def_encoding, vals, vals_len, leaf->max_def, lv, n, &used, NULL,
                                   &err) != PQ_OK)
                 goto out;
             levels_seed((pq_encoding)h->data.def_encoding, leaf->max_def, n, vals, used);

@@ -524,12 +524,12 @@ static void test_bitpacked_levels(void)
     CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
 
     size_t used = 0;
-    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_BIT_PACKED, msb, sizeof msb, 7, out, 8, &used, &err),
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_BIT_PACKED, msb, sizeof msb, 7, out, 8, &used, NULL, &err),
                  PQ_OK);
     CHECK_EQ_INT(used, 3);
     CHECK_EQ_INT(out[7], 7);
     /* max level 5 with width 3: levels 6 and 7 are corrupt */
-    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_BIT_PACKED, msb, sizeof msb, 5, out, 8, &used, &err),
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_BIT_PACKED, msb, sizeof msb, 5, out, 8, &used, NULL, &err),
                  PQ_ERR);
     CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
 
@@ -549,6 +549,58 @@ static void test_bitpacked_levels(void)
     CHECK_EQ_INT(out[1], 0xfffe);
 }
 
+/* One RLE run of the maximum level (a page without nulls) is reported, not
+ * expanded; every other shape is decoded as usual. */
+static void test_levels_one_run(void)
+{
+    pq_error err = {0};
+    uint16_t out[300];
+    size_t used = 0;
+    bool all = false;
+    tbuf one = {0};
+    tb_le32(&one, 3);
+    rle_put_run(&one, 2, 300, 2); /* header varint 600: 2 bytes, value 1 byte */
+    memset(out, 0xab, sizeof out);
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, one.d, one.len, 2, out, 300, &used, &all, &err), PQ_OK);
+    CHECK(all);
+    CHECK_EQ_INT(used, one.len);
+    CHECK_EQ_INT(out[0], 0xabab); /* not written */
+    /* a run longer than the page (padding) still covers it */
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, one.d, one.len, 2, out, 200, &used, &all, &err), PQ_OK);
+    CHECK(all);
+    /* the run of another value, a run too short, two runs, a bit-packed run:
+     * expanded, with the values they hold */
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, one.d, one.len, 3, out, 300, &used, &all, &err), PQ_OK);
+    CHECK(!all && out[0] == 2 && out[299] == 2);
+    tbuf two = {0};
+    tb_le32(&two, 5); /* 3 + 2 bytes */
+    rle_put_run(&two, 2, 299, 2);
+    rle_put_run(&two, 1, 1, 2);
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, two.d, two.len, 2, out, 300, &used, &all, &err), PQ_OK);
+    CHECK(!all && out[298] == 2 && out[299] == 1);
+    tbuf packed = {0};
+    uint32_t eight[8] = {2, 2, 2, 2, 2, 2, 2, 2};
+    tbuf body = {0};
+    rle_put_packed(&body, eight, 8, 2);
+    tb_le32(&packed, (uint32_t)body.len);
+    tb_put(&packed, body.d, body.len);
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, packed.d, packed.len, 2, out, 8, &used, &all, &err), PQ_OK);
+    CHECK(!all && out[7] == 2);
+    /* the decoder-level predicate does not move the decoder */
+    pq_rle_dec d;
+    CHECK_EQ_INT(pq_rle_init(&d, one.d + 4, one.len - 4, 2, &err), PQ_OK);
+    CHECK(pq_rle_is_one_run(&d, 2, 300));
+    CHECK(!pq_rle_is_one_run(&d, 2, 301));
+    CHECK(!pq_rle_is_one_run(&d, 1, 1));
+    CHECK_EQ_INT(pq_rle_read_u16(&d, out, 300, &err), PQ_OK);
+    CHECK(out[0] == 2 && out[299] == 2);
+    CHECK(!pq_rle_is_one_run(&d, 2, 1)); /* nothing left */
+    tb_free(&one);
+    tb_free(&two);
+    tb_free(&packed);
+    tb_free(&body);
+}
+
 static void test_levels_v1_rle(void)
 {
     uint16_t expect[300], out[300];
@@ -563,25 +615,25 @@ static void test_levels_v1_rle(void)
     tb_put(&b, "\x01\x02\x03", 3); /* the values section that follows */
     pq_error err = {0};
     size_t used = 0;
-    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, b.d, b.len, 2, out, 300, &used, &err), PQ_OK);
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, b.d, b.len, 2, out, 300, &used, NULL, &err), PQ_OK);
     CHECK_EQ_INT(used, levels_len);
     CHECK(memcmp(out, expect, sizeof out) == 0);
     /* max level 0: no level section, all zeros, nothing consumed */
-    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, b.d, b.len, 0, out, 300, &used, &err), PQ_OK);
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, b.d, b.len, 0, out, 300, &used, NULL, &err), PQ_OK);
     CHECK_EQ_INT(used, 0);
     CHECK_EQ_INT(out[299], 0);
     /* a length prefix that overruns the page */
-    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, b.d, levels_len - 1, 2, out, 300, &used, &err),
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, b.d, levels_len - 1, 2, out, 300, &used, NULL, &err),
                  PQ_ERR);
     CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
-    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, b.d, 3, 2, out, 300, &used, &err), PQ_ERR);
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, b.d, 3, 2, out, 300, &used, NULL, &err), PQ_ERR);
     /* a level above the maximum: 3 at width 2 with max 2 */
     tbuf bad = {0};
     tb_le32(&bad, 2);
     rle_put_run(&bad, 3, 1, 2);
-    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, bad.d, bad.len, 2, out, 1, &used, &err), PQ_ERR);
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_RLE, bad.d, bad.len, 2, out, 1, &used, NULL, &err), PQ_ERR);
     CHECK_EQ_INT(err.cls, PQ_E_CORRUPT);
-    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_PLAIN, b.d, b.len, 2, out, 1, &used, &err), PQ_ERR);
+    CHECK_EQ_INT(pq_levels_v1_read(PQ_ENC_PLAIN, b.d, b.len, 2, out, 1, &used, NULL, &err), PQ_ERR);
     CHECK_EQ_INT(err.cls, PQ_E_UNSUPPORTED);
     tb_free(&bad);
     tb_free(&body);
@@ -1484,6 +1536,7 @@ int main(void)
     test_rle_run_across_reads();
     test_bitpacked_levels();
     test_levels_v1_rle();
+    test_levels_one_run();
     test_plain();
     test_encoding_checks();
     test_empty_pages();

@@ -7,7 +7,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "cache.h"
 #include "check.h"
 #include "footer.h"
 #include "io.h"
@@ -779,9 +782,83 @@ static void test_footer_guess(void)
     free_synth(&s);
 }
 
+static bool copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    char buf[65536];
+    size_t n;
+    bool ok = in && out;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    if (in) fclose(in);
+    if (out && fclose(out)) ok = false;
+    return ok;
+}
+
+/* The footer cache sizes the tail read of a table's next file from the
+ * footers it has read there: 64 KiB for the first file of a table (also in
+ * another partition directory of the same table: the guess is per table),
+ * little more than the footer for the others. */
+static void test_footer_cache_guess(void)
+{
+    char src[1024], dir[] = "/tmp/pqfs-guess-XXXXXX", path[1200];
+    corpus_file("alltypes_tiny_pages.parquet", src, sizeof src); /* 454 KB, a 1.7 KB footer */
+    if (!mkdtemp(dir)) {
+        CHECK(false);
+        return;
+    }
+    const char *files[] = {"t/k=1/a.parquet", "t/k=2/b.parquet", "u/c.parquet"};
+    const char *dirs[] = {"t", "t/k=1", "t/k=2", "u"};
+    bool ok = true;
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, dirs[i]);
+        ok = ok && mkdir(path, 0700) == 0;
+    }
+    for (size_t i = 0; i < 3 && ok; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        ok = copy_file(src, path);
+    }
+    pq_error err = {0};
+    pq_store *store = NULL;
+    pq_footer_cache *cache = pq_footer_cache_new(64 << 20, NULL);
+    if (!ok || pq_store_local_new(dir, &store, &err) != PQ_OK || !cache) {
+        fprintf(stderr, "footer cache test: cannot set up %s from %s\n", dir, src);
+        CHECK(false);
+    } else {
+        uint64_t want[3];
+        uint32_t meta_len = 0;
+        for (int i = 0; i < 3; i++) {
+            pq_stat id;
+            pq_footer_ref *ref = NULL;
+            uint64_t before = atomic_load(&store->counters.read_bytes);
+            CHECK(store->ops->stat(store, files[i], &id, &err) == PQ_OK);
+            CHECK(pq_footer_cache_get(cache, store, files[i], &id, &ref, &err) == PQ_OK);
+            if (ref) meta_len = pq_footer_ref_get(ref)->meta_len;
+            pq_footer_ref_put(cache, ref);
+            want[i] = atomic_load(&store->counters.read_bytes) - before;
+        }
+        CHECK(meta_len > 0 && meta_len + 8 < PQ_FOOTER_SPECULATIVE_READ);
+        CHECK_EQ_INT(want[0], PQ_FOOTER_SPECULATIVE_READ);
+        CHECK_EQ_INT(want[1], pq_footer_guess(meta_len));
+        CHECK(want[1] < PQ_FOOTER_SPECULATIVE_READ / 4);
+        CHECK_EQ_INT(want[2], PQ_FOOTER_SPECULATIVE_READ); /* another table */
+    }
+    pq_footer_cache_free(cache);
+    pq_store_destroy(store);
+    for (int i = 2; i >= 0; i--) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    for (int i = 3; i >= 0; i--) {
+        snprintf(path, sizeof path, "%s/%s", dir, dirs[i]);
+        rmdir(path);
+    }
+    rmdir(dir);
+}
+
 int main(void)
 {
     test_footer_guess();
+    test_footer_cache_guess();
     test_signed_ints();
     test_unsigned();
     test_binary();

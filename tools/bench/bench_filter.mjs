@@ -41,33 +41,10 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { openDuckDB, queryRows, sqlString, closeDuckDB, repoRoot } from '../js/duckdb.mjs';
+import { openDuckDB, queryRows, sqlString, closeDuckDB, repoRoot, duckCopy, duckCopyLockRetries } from '../js/duckdb.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 
-// DuckDB's COPY takes a POSIX write lock on its target, /dev/null included,
-// and fails at once ("Could not set lock on file") while another process's
-// DuckDB holds it: another benchmark writing to /dev/null at the same time.
-// Such a COPY is retried (every 20 ms, up to 30 s) and only the attempt that
-// ran is timed; the retries are counted and reported, since a concurrent
-// benchmark disturbs the numbers anyway.
-let lockRetries = 0;
-async function duckCopy(conn, sql) {
-  for (let waited = 0; ; waited += 20) {
-    const cpu0 = process.cpuUsage();
-    const t0 = process.hrtime.bigint();
-    try {
-      const reader = await conn.runAndReadAll(sql);
-      const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-      const c = process.cpuUsage(cpu0);
-      return { reader, wall, cpu: (c.user + c.system) / 1e6 };
-    } catch (e) {
-      if (!/Could not set lock on file/.test(String(e?.message ?? e)) || waited >= 30000) throw e;
-      lockRetries++;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
 
 // ---------------------------------------------------------------- child mode
 // node bench_filter.mjs --duck-child THREADS SQL: runs SQL once in a fresh
@@ -388,6 +365,7 @@ try {
   console.log('note      pqtool is timed as a whole process (start, listing, footers, scan, CSV, write);');
   console.log('          DuckDB only as a query on an already warm in-process instance: this favours DuckDB.');
   console.log('          Bytes: every file is in the page cache; they count what each reader asks for, not disk I/O.');
+  const lockRetries = duckCopyLockRetries();
   if (lockRetries) {
     console.log(`WARNING   DuckDB's COPY to /dev/null was locked by another process ${lockRetries} time(s) (retried):`);
     console.log('          another benchmark ran at the same time; these numbers are disturbed.');

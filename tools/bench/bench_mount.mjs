@@ -41,7 +41,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { openDuckDB, queryRows, sqlString, closeDuckDB, repoRoot } from '../js/duckdb.mjs';
+import { openDuckDB, queryRows, sqlString, closeDuckDB, repoRoot, duckCopy, duckCopyLockRetries } from '../js/duckdb.mjs';
 
 function usage(msg) {
   if (msg) console.error(`bench_mount: ${msg}`);
@@ -204,29 +204,6 @@ function daemonCpu() {
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// DuckDB's COPY takes a POSIX write lock on its target, /dev/null included,
-// and fails at once ("Could not set lock on file") while another process's
-// DuckDB holds it: another benchmark writing to /dev/null at the same time.
-// Such a COPY is retried (every 20 ms, up to 30 s) and only the attempt that
-// ran is timed; the retries are counted and reported, since a concurrent
-// benchmark disturbs the numbers anyway.
-let lockRetries = 0;
-async function duckCopy(conn, sql) {
-  for (let waited = 0; ; waited += 20) {
-    const cpu0 = process.cpuUsage();
-    const t0 = process.hrtime.bigint();
-    try {
-      const reader = await conn.runAndReadAll(sql);
-      const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-      const c = process.cpuUsage(cpu0);
-      return { reader, wall, cpu: (c.user + c.system) / 1e6 };
-    } catch (e) {
-      if (!/Could not set lock on file/.test(String(e?.message ?? e)) || waited >= 30000) throw e;
-      lockRetries++;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
 
 
 // Size and sha256 of a command's output, or of a file read through the mount.
@@ -425,6 +402,7 @@ try {
   console.log('          before and torn down after, untimed. DuckDB only as a query on a warm in-process instance:');
   console.log('          this favours DuckDB. mount-hit = the same view read again: served by the result cache.');
   console.log('          cpu s of mount runs = cat\'s + the daemon\'s (/proc/PID/stat), at 1/CLK_TCK resolution.');
+  const lockRetries = duckCopyLockRetries();
   if (lockRetries) {
     console.log(`WARNING   DuckDB's COPY to /dev/null was locked by another process ${lockRetries} time(s) (retried):`);
     console.log('          another benchmark ran at the same time; these numbers are disturbed.');
