@@ -153,7 +153,12 @@ int pq_footer_read_guess(pq_file *f, size_t guess, pq_footer **out, pq_error *er
             return pq_fail(err, PQ_E_CORRUPT, "not a Parquet file (no PAR1 magic at the start)");
         }
         rc = build(tail + tail_len - 8 - meta_len, meta_len, size, out, err);
-        free(tail);
+        /* Keep what the tail read brought in before the footer: later reads
+         * of it (blooms, page indexes, last chunks) cost no storage read. */
+        size_t before = tail_len - 8 - meta_len;
+        uint8_t *kept = rc == PQ_OK && before ? realloc(tail, before) : NULL;
+        if (kept) pq_file_keep_tail(f, kept, size - tail_len, before);
+        else free(tail);
         return rc;
     }
     /* The footer is larger than the tail read: read only the bytes before it.

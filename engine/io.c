@@ -1,6 +1,7 @@
 #include "io.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +16,106 @@ static void count_read(pq_io_counters *c, size_t len)
     if (!c) return;
     atomic_fetch_add_explicit(&c->read_requests, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->read_bytes, len, memory_order_relaxed);
+}
+
+static void kept_lock(pq_file *f)
+{
+    while (atomic_flag_test_and_set_explicit(&f->kept_lock, memory_order_acquire)) {
+    }
+}
+
+static void kept_unlock(pq_file *f)
+{
+    atomic_flag_clear_explicit(&f->kept_lock, memory_order_release);
+}
+
+/* Removes and returns a kept range overlapping [off, end), if any. */
+static bool take_kept(pq_file *f, uint64_t off, uint64_t end, struct pq_kept_range *out)
+{
+    bool found = false;
+    kept_lock(f);
+    for (int i = 0; i < f->kept_cap && !found; i++) {
+        struct pq_kept_range *k = &f->kept[i];
+        if (k->bytes && off < k->off + k->len && k->off < end) {
+            *out = *k;
+            k->bytes = NULL;
+            f->kept_bytes -= k->len;
+            atomic_fetch_sub_explicit(&f->n_kept, 1, memory_order_relaxed);
+            found = true;
+        }
+    }
+    kept_unlock(f);
+    return found;
+}
+
+/* Serves [off, off + len) from `bytes` (the file's [t0, t0 + tlen)) where they
+ * overlap, the parts before and after through pq_read_at. */
+static int read_around(pq_file *f, char *buf, size_t len, uint64_t off, const uint8_t *bytes, uint64_t t0,
+                       size_t tlen, pq_error *err)
+{
+    uint64_t end = off + len, t1 = t0 + tlen;
+    uint64_t a = off > t0 ? off : t0, b = end < t1 ? end : t1; /* the overlap */
+    memcpy(buf + (a - off), bytes + (a - t0), (size_t)(b - a));
+    if (a > off) PQ_TRY(pq_read_at(f, buf, (size_t)(a - off), off, err));
+    if (end > b) PQ_TRY(pq_read_at(f, buf + (b - off), (size_t)(end - b), b, err));
+    return PQ_OK;
+}
+
+int pq_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
+{
+    if (len == 0 || off > UINT64_MAX - len) return f->ops->read_at(f, buf, len, off, err);
+    uint64_t end = off + len;
+    struct pq_kept_range k;
+    if (atomic_load_explicit(&f->n_kept, memory_order_relaxed) > 0 && take_kept(f, off, end, &k)) {
+        int rc = read_around(f, buf, len, off, k.bytes, k.off, k.len, err);
+        free(k.bytes);
+        return rc;
+    }
+    uint64_t t0 = f->kept_tail_off, t1 = t0 + f->kept_tail_len;
+    if (f->kept_tail_len && off < t1 && end > t0)
+        return read_around(f, buf, len, off, f->kept_tail, t0, f->kept_tail_len, err);
+    return f->ops->read_at(f, buf, len, off, err);
+}
+
+void pq_file_keep_range(pq_file *f, uint8_t *bytes, uint64_t off, size_t len)
+{
+    if (!bytes || !len) {
+        free(bytes);
+        return;
+    }
+    kept_lock(f);
+    if (len <= PQ_FILE_KEPT_BYTES - f->kept_bytes) {
+        int slot = -1;
+        for (int i = 0; i < f->kept_cap && slot < 0; i++)
+            if (!f->kept[i].bytes) slot = i;
+        if (slot < 0 && f->kept_cap < PQ_FILE_KEPT_MAX) {
+            int cap = f->kept_cap ? f->kept_cap * 2 : 8;
+            struct pq_kept_range *grown = realloc(f->kept, sizeof *grown * (size_t)cap);
+            if (grown) {
+                memset(grown + f->kept_cap, 0, sizeof *grown * (size_t)(cap - f->kept_cap));
+                slot = f->kept_cap;
+                f->kept = grown;
+                f->kept_cap = cap;
+            }
+        }
+        if (slot >= 0) {
+            f->kept[slot] = (struct pq_kept_range){bytes, off, len};
+            f->kept_bytes += len;
+            atomic_fetch_add_explicit(&f->n_kept, 1, memory_order_relaxed);
+            bytes = NULL;
+        }
+    }
+    kept_unlock(f);
+    free(bytes);
+}
+
+void pq_file_keep_tail(pq_file *f, uint8_t *bytes, uint64_t off, size_t len)
+{
+    free(f->kept_tail);
+    f->kept_tail = len ? bytes : NULL;
+    f->kept_tail_off = off;
+    f->kept_tail_len = len;
+    if (!len) free(bytes);
 }
 
 /* ------------------------------------------------------------------ local file */

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "status.h"
 
@@ -41,6 +42,25 @@ struct pq_file {
      * disk (reading a gap costs as much as seeking over it), large for object
      * stores that charge per request. */
     uint64_t merge_gap;
+    /* The bytes before the footer that its speculative tail read brought in
+     * (bloom filters, page indexes, the last column chunks often sit there):
+     * reads that fall in them are served from memory, not storage.  Set once,
+     * by the footer read, before the file is shared between threads. */
+    uint8_t *kept_tail;
+    uint64_t kept_tail_off;
+    size_t kept_tail_len;
+    /* Bytes a pruning step read and a scan will read again (a dictionary page
+     * that did not prune its row group): the first read that overlaps one
+     * takes it.  Guarded by kept_lock (zero is unlocked). */
+    atomic_flag kept_lock;
+    _Atomic int n_kept;
+    int kept_cap;
+    size_t kept_bytes;
+    struct pq_kept_range {
+        uint8_t *bytes;
+        uint64_t off;
+        size_t len;
+    } *kept;
 };
 
 typedef struct pq_stat {
@@ -86,18 +106,30 @@ struct pq_store {
     pq_io_counters counters;
 };
 
-/* Convenience wrappers that keep call sites short. */
-static inline int pq_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
-{
-    return f->ops->read_at(f, buf, len, off, err);
-}
+/* Reads exactly len bytes at off: the part inside the kept tail from memory,
+ * the rest from storage (counted there). */
+int pq_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err);
+/* Hands `bytes` (malloc'd, the file's bytes [off, off + len)) to the file,
+ * which frees them on close; replaces any tail kept before. */
+void pq_file_keep_tail(pq_file *f, uint8_t *bytes, uint64_t off, size_t len);
+/* Hands `bytes` (malloc'd, the file's bytes [off, off + len)) to the file for
+ * the next read that overlaps them, which uses and frees them.  When the file
+ * already keeps PQ_FILE_KEPT_MAX ranges or PQ_FILE_KEPT_BYTES bytes, the
+ * bytes are freed (they will be read again). */
+#define PQ_FILE_KEPT_MAX 1024
+#define PQ_FILE_KEPT_BYTES (64u << 20)
+void pq_file_keep_range(pq_file *f, uint8_t *bytes, uint64_t off, size_t len);
 static inline int pq_file_size(pq_file *f, uint64_t *out, pq_error *err)
 {
     return f->ops->size(f, out, err);
 }
 static inline void pq_file_close(pq_file *f)
 {
-    if (f) f->ops->close(f);
+    if (!f) return;
+    free(f->kept_tail);
+    for (int i = 0; i < f->kept_cap; i++) free(f->kept[i].bytes);
+    free(f->kept);
+    f->ops->close(f);
 }
 static inline void pq_store_destroy(pq_store *s)
 {

@@ -158,42 +158,52 @@ static bool chunk_all_dictionary(const pq_column_meta *m)
     return has_plain_dict;
 }
 
-/* Reads and decodes the chunk's dictionary; *dict->n stays 0 when there is
- * none or it cannot be used. */
+/* Reads and decodes the chunk's dictionary; dict->n stays 0 when there is
+ * none or it cannot be used.  bufs[0] gets the chunk's first *head_len bytes
+ * (page header and dictionary page) as read, bufs[1] the decompressed page. */
 static int load_dictionary(const pq_plan_input *in, const pq_column_chunk *cc, const pq_leaf *leaf,
-                           pq_arena *arena, pq_dict *dict, uint8_t **bufs, pq_error *err)
+                           pq_arena *arena, pq_dict *dict, uint8_t **bufs, uint64_t *chunk_start,
+                           size_t *head_len, pq_error *err)
 {
     memset(dict, 0, sizeof *dict);
+    *head_len = 0;
     pq_chunk_extent ext;
     pq_error ignore;
     if (pq_chunk_extent_of(cc, in->footer->file_size, in->footer->legacy_chunk_sizes, &ext, &ignore) != PQ_OK)
         return PQ_OK;
+    *chunk_start = ext.start;
     uint64_t head = ext.len < 512 ? ext.len : 512;
     uint8_t *hb;
     PQ_TRY(read_exact(in->file, in->footer->file_size, ext.start, head, &hb, err));
     if (!hb) return PQ_OK;
     bufs[0] = hb;
+    *head_len = (size_t)head;
     pq_page_header h;
     size_t hlen;
     if (pq_decode_page_header(hb, (size_t)head, NULL, &h, &hlen, &ignore) != PQ_OK) return PQ_OK;
     if (h.type != PQ_PAGE_DICTIONARY || !h.has_dict || h.compressed_page_size < 0 ||
         h.uncompressed_page_size < 0 || h.dict.num_values < 0 ||
         (uint64_t)hlen + (uint64_t)h.compressed_page_size > ext.len ||
+        (uint64_t)hlen + (uint64_t)h.compressed_page_size > MAX_AUX_BYTES ||
         (uint64_t)h.uncompressed_page_size > MAX_AUX_BYTES)
         return PQ_OK;
-    uint8_t *page;
-    PQ_TRY(read_exact(in->file, in->footer->file_size, ext.start + hlen, (uint64_t)h.compressed_page_size,
-                      &page, err));
-    if (!page) return PQ_OK;
-    bufs[1] = page;
-    const uint8_t *plain = page;
+    /* Read only what the probe did not already bring in. */
+    size_t total = hlen + (size_t)h.compressed_page_size;
+    if (total > head) {
+        uint8_t *grown = realloc(hb, total);
+        if (!grown) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        bufs[0] = hb = grown;
+        PQ_TRY(pq_read_at(in->file, hb + head, total - (size_t)head, ext.start + head, err));
+        *head_len = total;
+    }
+    const uint8_t *plain = hb + hlen;
     size_t plain_len = (size_t)h.compressed_page_size;
     pq_codec codec = (pq_codec)cc->meta.codec;
     if (codec != PQ_CODEC_UNCOMPRESSED) {
         uint8_t *u = malloc(h.uncompressed_page_size ? (size_t)h.uncompressed_page_size : 1);
         if (!u) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        bufs[2] = u;
-        if (pq_decompress(codec, page, plain_len, u, (size_t)h.uncompressed_page_size, &ignore) != PQ_OK)
+        bufs[1] = u;
+        if (pq_decompress(codec, plain, plain_len, u, (size_t)h.uncompressed_page_size, &ignore) != PQ_OK)
             return PQ_OK;
         plain = u;
         plain_len = (size_t)h.uncompressed_page_size;
@@ -233,8 +243,16 @@ static bool dict_contains(const pq_node *n, const pq_dict *d, const pq_value *v)
     return false;
 }
 
+/* A dictionary that did not prune leaves its chunk's first bytes in *keep
+ * (malloc'd; the caller hands them to the scan or frees them). */
+typedef struct kept_bytes {
+    uint8_t *bytes;
+    uint64_t off;
+    size_t len;
+} kept_bytes;
+
 static int dictionary_rung(const pq_plan_input *in, const pq_row_group *g, const pq_expr *const *conj,
-                           int n_conj, pq_arena *arena, bool *pruned, pq_error *err)
+                           int n_conj, pq_arena *arena, bool *pruned, kept_bytes *keep, pq_error *err)
 {
     *pruned = false;
     pq_value values[MAX_EQ_VALUES];
@@ -247,14 +265,18 @@ static int dictionary_rung(const pq_plan_input *in, const pq_row_group *g, const
         if (!cc->has_meta || !chunk_all_dictionary(&cc->meta)) continue;
         const pq_leaf *lf = &in->footer->schema.leaves[leaf];
         pq_dict dict;
-        uint8_t *bufs[3] = {NULL, NULL, NULL};
-        int rc = load_dictionary(in, cc, lf, arena, &dict, bufs, err);
+        uint8_t *bufs[2] = {NULL, NULL};
+        uint64_t start = 0;
+        size_t head_len = 0;
+        int rc = load_dictionary(in, cc, lf, arena, &dict, bufs, &start, &head_len, err);
         if (rc == PQ_OK && dict.values) {
             bool any = false;
             for (int k = 0; k < nv && !any; k++) any = dict_contains(lf->node, &dict, &values[k]);
             if (!any) *pruned = true;
         }
-        for (int k = 0; k < 3; k++) free(bufs[k]);
+        if (rc == PQ_OK && !*pruned && !keep->bytes) *keep = (kept_bytes){bufs[0], start, head_len};
+        else free(bufs[0]);
+        free(bufs[1]);
         PQ_TRY(rc);
     }
     return PQ_OK;
@@ -628,15 +650,26 @@ int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_r
                     p->pruned_by = PQ_RUNG_BLOOM;
                 }
             }
+            kept_bytes keep = {NULL, 0, 0};
             if (!pruned && !in->no_dictionary) {
-                PQ_TRY(dictionary_rung(in, g, conj, n_conj, arena, &pruned, err));
+                int rc = dictionary_rung(in, g, conj, n_conj, arena, &pruned, &keep, err);
+                if (rc != PQ_OK) {
+                    free(keep.bytes);
+                    return rc;
+                }
                 if (pruned) {
                     p->decision = PQ_RG_SKIP;
                     p->pruned_by = PQ_RUNG_DICTIONARY;
                 }
             }
             /* Page index: single-column conjuncts to row ranges. */
-            if (!pruned && !in->no_page_index) PQ_TRY(page_index_rung(in, g, conj, n_conj, arena, p, err));
+            int rc = PQ_OK;
+            if (!pruned && !in->no_page_index) rc = page_index_rung(in, g, conj, n_conj, arena, p, err);
+            /* A row group still to be read takes the dictionary's bytes from
+             * memory instead of reading them again. */
+            if (rc == PQ_OK && p->decision != PQ_RG_SKIP) pq_file_keep_range(in->file, keep.bytes, keep.off, keep.len);
+            else free(keep.bytes);
+            PQ_TRY(rc);
         }
     }
     if (p->decision == PQ_RG_SELECT) PQ_TRY(load_read_offset_indexes(in, g, arena, p, err));

@@ -432,6 +432,11 @@ groups.dict = async () => {
     expect(c.pruned === 0, `dict: present ${where}: ${c.pruned} pruned`, cmd);
     const s = await agree(f, where, cols, `dict: ${where}`);
     if (s) expect(s.c.rowsOut === rows, `dict: ${where}: ${s.c.rowsOut} rows, expected ${rows}`, s.cmd);
+    // A dictionary that keeps its row group hands its bytes to the scan:
+    // no byte is read twice for it.
+    const on = await cat(f, where), off = await cat(f, where, ['--no-dictionary']);
+    expect(on.c.storageBytes > 0 && on.c.storageBytes <= off.c.storageBytes,
+      `dict: present ${where}: storage ${on.c.storageBytes} bytes with the dictionary rung, ${off.c.storageBytes} without`, on.cmd);
   }
   {
     // Dictionary then PLAIN fallback pages: values past the fallback are not
@@ -454,6 +459,15 @@ groups.dict = async () => {
       `dict: dict_bloom c = 51: ${p.c.byBloom} of 10 pruned by the bloom filter (the rung before the dictionary), ${p.c.byDict} by the dictionary`, p.cmd);
     const q = await plan(g, 'c = 51', ['--no-bloom']);
     expect(q.c.byDict === 10, `dict: dict_bloom c = 51 --no-bloom: ${q.c.byDict} of 10 pruned by the dictionary`, q.cmd);
+  }
+  // The footer's speculative 64 KiB tail read is kept: a full scan reads no
+  // byte of these files twice (at most the file size; the magic at the start
+  // is never read).
+  for (const name of ['dict.parquet', 'pages.parquet', 'sorted.parquet']) {
+    const all = await cat(gen(name), 'true');
+    const size = fs.statSync(gen(name)).size;
+    expect(all.code === 0 && size > 65536 && all.c.storageBytes <= size,
+      `dict: full scan of ${name}: storage ${all.c.storageBytes} bytes of a ${size}-byte file`, all.cmd);
   }
   await typedProbes(gen('dict.parquet'), 'dictionary', ['--no-page-index', '--no-bloom'], 'byDict');
   await typedProbes(gen('dict_bloom.parquet'), 'dictionary', ['--no-page-index', '--no-bloom'], 'byDict');

@@ -782,6 +782,82 @@ static void test_footer_guess(void)
     free_synth(&s);
 }
 
+/* Bytes a file keeps (the footer's tail read, a dictionary handed to the
+ * scan) serve reads without storage; a kept range serves one read only; the
+ * bytes around it come from storage, exactly the missing ones. */
+static void test_kept_bytes(void)
+{
+    enum { N = 4096 };
+    static uint8_t data[N];
+    for (int i = 0; i < N; i++) data[i] = (uint8_t)(i * 7 + i / 256);
+    pq_io_counters counters = {0};
+    pq_file *f;
+    pq_error err;
+    CHECK(pq_file_open_mem("kept.bin", data, N, &f, &err) == PQ_OK);
+    f->counters = &counters;
+    uint8_t buf[N];
+#define READ_COSTS(off, len, want_bytes, want_reads)                                                     \
+    do {                                                                                                 \
+        uint64_t b0 = atomic_load(&counters.read_bytes), r0 = atomic_load(&counters.read_requests);     \
+        memset(buf, 0xEE, sizeof buf);                                                                   \
+        CHECK(pq_read_at(f, buf, (len), (off), &err) == PQ_OK);                                          \
+        CHECK(memcmp(buf, data + (off), (len)) == 0);                                                    \
+        CHECK_EQ_INT(atomic_load(&counters.read_bytes) - b0, (want_bytes));                              \
+        CHECK_EQ_INT(atomic_load(&counters.read_requests) - r0, (want_reads));                           \
+    } while (0)
+    uint8_t *tail = malloc(N - 3000);
+    memcpy(tail, data + 3000, N - 3000);
+    pq_file_keep_tail(f, tail, 3000, N - 3000);
+    READ_COSTS(3500, 100, 0, 0);      /* inside the tail */
+    READ_COSTS(3500, 100, 0, 0);      /* ...again: the tail stays */
+    READ_COSTS(2900, 200, 100, 1);    /* only the part before it */
+    READ_COSTS(0, N, 3000, 1);
+    uint8_t *mid = malloc(200);
+    memcpy(mid, data + 1000, 200);
+    pq_file_keep_range(f, mid, 1000, 200);
+    READ_COSTS(900, 400, 200, 2);     /* before and after the kept range */
+    READ_COSTS(1000, 200, 200, 1);    /* taken by the first read: storage now */
+    /* A read over a kept range and the tail: neither from storage. */
+    mid = malloc(500);
+    memcpy(mid, data + 2500, 500);
+    pq_file_keep_range(f, mid, 2500, 500);
+    READ_COSTS(2400, 1000, 100, 1);
+    /* Four ranges of the same bytes: each serves one read; the two left are
+     * freed by close (no leak under ASan). */
+    for (int i = 0; i < 4; i++) {
+        uint8_t *b = malloc(64);
+        memcpy(b, data + 100, 64);
+        pq_file_keep_range(f, b, 100, 64);
+    }
+    READ_COSTS(100, 64, 0, 0);
+    READ_COSTS(100, 64, 0, 0);
+    pq_file_keep_range(f, NULL, 0, 0);
+    pq_file_close(f); /* frees the two ranges still kept and the tail */
+#undef READ_COSTS
+
+    /* The footer read keeps what its tail read brought in before the footer. */
+    synth s;
+    if (!build_synth(&s, false)) {
+        CHECK(false);
+        return;
+    }
+    pq_io_counters c2 = {0};
+    pq_footer *ft = NULL;
+    CHECK(pq_file_open_mem("synth.parquet", s.file.data, s.file.len, &f, &err) == PQ_OK);
+    f->counters = &c2;
+    CHECK(pq_footer_read_guess(f, 1 << 20, &ft, &err) == PQ_OK);
+    CHECK_EQ_INT(atomic_load(&c2.read_bytes), s.file.len);
+    uint8_t *whole = malloc(s.file.len);
+    size_t before_footer = s.file.len - 8 - (ft ? ft->meta_len : 0);
+    CHECK(pq_read_at(f, whole, before_footer, 0, &err) == PQ_OK);
+    CHECK(memcmp(whole, s.file.data, before_footer) == 0);
+    CHECK_EQ_INT(atomic_load(&c2.read_bytes), s.file.len);
+    free(whole);
+    pq_footer_free(ft);
+    pq_file_close(f);
+    free_synth(&s);
+}
+
 static bool copy_file(const char *from, const char *to)
 {
     FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
@@ -858,6 +934,7 @@ static void test_footer_cache_guess(void)
 int main(void)
 {
     test_footer_guess();
+    test_kept_bytes();
     test_footer_cache_guess();
     test_signed_ints();
     test_unsigned();
