@@ -510,6 +510,95 @@ int pq_decompress(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *d
 }
 
 /* ------------------------------------------------------------------------ */
+/* Prefix decoding                                                            */
+/* ------------------------------------------------------------------------ */
+
+static int prefix_zstd(codec_thread_cache *cache, const uint8_t *src, size_t src_len, uint8_t *dst,
+                       size_t want, size_t *got, pq_error *err)
+{
+    if (!cache->zstd_decoder) {
+        cache->zstd_decoder = ZSTD_createDCtx();
+        if (!cache->zstd_decoder) return fail_nomem(err, PQ_CODEC_ZSTD);
+    }
+    ZSTD_DCtx *d = cache->zstd_decoder;
+    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    ZSTD_outBuffer out = {dst, want, 0};
+    ZSTD_inBuffer in = {src, src_len, 0};
+    /* The streaming decoder works a block (at most 128 KiB) at a time and
+     * stops once `want` bytes are out: the rest of the page is never decoded. */
+    while (out.pos < want) {
+        size_t in_before = in.pos, out_before = out.pos;
+        size_t rc = ZSTD_decompressStream(d, &out, &in);
+        if (ZSTD_isError(rc)) {
+            if (ZSTD_getErrorCode(rc) == ZSTD_error_memory_allocation) return fail_nomem(err, PQ_CODEC_ZSTD);
+            return fail_corrupt(err, PQ_CODEC_ZSTD, ZSTD_getErrorName(rc));
+        }
+        if (rc == 0 && in.pos == in.size) break; /* the last frame ended */
+        if (in.pos == in_before && out.pos == out_before)
+            return fail_corrupt(err, PQ_CODEC_ZSTD, in.pos == in.size ? "stream is truncated" : "no progress");
+    }
+    *got = out.pos;
+    return PQ_OK;
+}
+
+static int prefix_gzip(codec_thread_cache *cache, const uint8_t *src, size_t src_len, uint8_t *dst,
+                       size_t want, size_t *got, pq_error *err)
+{
+    z_stream *zs = &cache->inflater;
+    if (!cache->inflater_ready) {
+        memset(zs, 0, sizeof *zs);
+        int rc = inflateInit2(zs, ZLIB_WINDOW_BITS + ZLIB_AUTODETECT_HEADER);
+        if (rc == Z_MEM_ERROR) return fail_nomem(err, PQ_CODEC_GZIP);
+        if (rc != Z_OK) return fail_corrupt(err, PQ_CODEC_GZIP, "cannot initialise zlib");
+        cache->inflater_ready = 1;
+    } else if (inflateReset(zs) != Z_OK) {
+        return fail_corrupt(err, PQ_CODEC_GZIP, "cannot reset zlib");
+    }
+    if (src_len > UINT_MAX || want > UINT_MAX) return pq_fail(err, PQ_E_UNSUPPORTED, "page too large");
+    zs->next_in = src;
+    zs->avail_in = (uInt)src_len;
+    zs->next_out = dst;
+    zs->avail_out = (uInt)want;
+    int rc = inflate(zs, Z_SYNC_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+        if (rc == Z_MEM_ERROR) return fail_nomem(err, PQ_CODEC_GZIP);
+        return fail_corrupt(err, PQ_CODEC_GZIP, zs->msg ? zs->msg : "invalid deflate data");
+    }
+    /* A member that ends early (concatenated members) leaves *got short: the
+     * caller then decodes the whole page. */
+    *got = want - zs->avail_out;
+    return PQ_OK;
+}
+
+int pq_decompress_prefix(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *dst, size_t want,
+                         size_t dst_len, size_t *got, pq_error *err)
+{
+    *got = 0;
+    if (want > dst_len) want = dst_len;
+    if (!src || !dst || want == 0) return pq_fail(err, PQ_E_USAGE, "pq_decompress_prefix: nothing to decode");
+    codec_thread_cache *cache = NULL;
+    switch (codec) {
+    case PQ_CODEC_ZSTD:
+        if (!(cache = thread_cache(err))) return PQ_ERR;
+        return prefix_zstd(cache, src, src_len, dst, want, got, err);
+    case PQ_CODEC_GZIP:
+        if (!(cache = thread_cache(err))) return PQ_ERR;
+        return prefix_gzip(cache, src, src_len, dst, want, got, err);
+    case PQ_CODEC_LZ4_RAW: {
+        if (src_len > INT_MAX || dst_len > INT_MAX)
+            return pq_fail(err, PQ_E_UNSUPPORTED, "LZ4_RAW page of %zu bytes is too large", dst_len);
+        int n = LZ4_decompress_safe_partial((const char *)src, (char *)dst, (int)src_len, (int)want,
+                                            (int)dst_len);
+        if (n < 0) return fail_corrupt(err, PQ_CODEC_LZ4_RAW, "invalid LZ4 block");
+        *got = (size_t)n;
+        return PQ_OK;
+    }
+    default:
+        return pq_fail(err, PQ_E_UNSUPPORTED, "%s cannot decode a page's first bytes alone", pq_codec_name(codec));
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* Encoders                                                                   */
 /* ------------------------------------------------------------------------ */
 

@@ -20,6 +20,15 @@
 int pq_decompress(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *dst,
                   size_t dst_len, pq_error *err);
 
+/* Decodes at least the first `want` bytes of a page whose whole output is
+ * dst_len bytes (want <= dst_len), writing no further than dst + dst_len;
+ * *got receives how many bytes at dst are valid (>= want unless the stream is
+ * shorter).  For a reader that needs only a page's first rows.  ZSTD, GZIP and
+ * LZ4_RAW can stop early; other codecs return PQ_E_UNSUPPORTED (decode the
+ * whole page with pq_decompress). */
+int pq_decompress_prefix(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *dst, size_t want,
+                         size_t dst_len, size_t *got, pq_error *err);
+
 /* Upper bound of the compressed size of n bytes (for buffer sizing). */
 size_t pq_compress_bound(pq_codec codec, size_t n);
 

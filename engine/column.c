@@ -65,6 +65,9 @@ struct pq_col_reader {
     pq_arena storage;
 
     pq_col_counters counters;
+
+    pq_byte_range *extra;      /* bytes read on demand from src.file */
+    int n_extra, cap_extra;
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -106,23 +109,66 @@ int pq_chunk_extent_of(const pq_column_chunk *cc, uint64_t file_size, bool legac
     return PQ_OK;
 }
 
-/* The fetched bytes at [off, off+len), or NULL when they were not fetched.
- * *avail receives how many bytes from off are available in that range. */
-static const uint8_t *locate(const pq_col_reader *r, uint64_t off, uint64_t len, uint64_t *avail)
+/* The longest run of fetched bytes starting at off (its length in *avail),
+ * or NULL when no fetched range holds off. */
+static const uint8_t *locate_from(const pq_col_reader *r, uint64_t off, uint64_t *avail)
 {
-    for (int32_t i = 0; i < r->src.n_ranges; i++) {
-        const pq_byte_range *br = &r->src.ranges[i];
-        if (off >= br->off && off - br->off < br->len) {
-            uint64_t left = br->len - (off - br->off);
-            if (len > left) return NULL;
-            if (avail) *avail = left;
-            return br->data + (off - br->off);
+    const uint8_t *best = NULL;
+    uint64_t best_left = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const pq_byte_range *rs = pass ? r->extra : r->src.ranges;
+        int32_t n = pass ? r->n_extra : r->src.n_ranges;
+        for (int32_t i = 0; i < n; i++) {
+            const pq_byte_range *br = &rs[i];
+            if (off >= br->off && off - br->off < br->len && br->len - (off - br->off) > best_left) {
+                best_left = br->len - (off - br->off);
+                best = br->data + (off - br->off);
+            }
         }
     }
-    return NULL;
+    *avail = best_left;
+    return best;
 }
 
-static int take_buffer(pq_col_reader *r, size_t need, page_buf *out, pq_error *err)
+/* [off, off+len) of the chunk in memory: from the fetched ranges, else read
+ * from src.file (only the bytes past what is already there). */
+static const uint8_t *ensure_bytes(pq_col_reader *r, uint64_t off, uint64_t len, pq_error *err)
+{
+    uint64_t have;
+    const uint8_t *p = locate_from(r, off, &have);
+    if (p && have >= len) return p;
+    if (!r->src.file || off < r->src.first_page_off || off > r->src.end_off || len > r->src.end_off - off) {
+        pq_fail(err, PQ_E_CORRUPT, "bytes %llu..%llu of the chunk were not fetched", (unsigned long long)off,
+                (unsigned long long)(off + len));
+        return NULL;
+    }
+    if (!p) have = 0;
+    if (r->n_extra == r->cap_extra) {
+        int cap = r->cap_extra ? r->cap_extra * 2 : 4;
+        pq_byte_range *grown = realloc(r->extra, sizeof *grown * (size_t)cap);
+        if (!grown) {
+            pq_fail(err, PQ_E_NOMEM, "out of memory");
+            return NULL;
+        }
+        r->extra = grown;
+        r->cap_extra = cap;
+    }
+    uint8_t *buf = malloc(len ? (size_t)len : 1);
+    if (!buf) {
+        pq_fail(err, PQ_E_NOMEM, "out of memory for %llu bytes", (unsigned long long)len);
+        return NULL;
+    }
+    if (have) memcpy(buf, p, (size_t)have);
+    if (pq_read_at(r->src.file, buf + have, (size_t)(len - have), off + have, err) != PQ_OK) {
+        free(buf);
+        return NULL;
+    }
+    r->counters.bytes_fetched += len - have;
+    r->extra[r->n_extra++] = (pq_byte_range){off, len, buf};
+    return buf;
+}
+
+static int take_buffer(pq_col_reader *r, size_t need, bool populate, page_buf *out, pq_error *err)
 {
     /* Reuse the pooled buffer with the most room. */
     int best = -1;
@@ -142,7 +188,7 @@ static int take_buffer(pq_col_reader *r, size_t need, page_buf *out, pq_error *e
         }
         b.p = p;
         b.cap = cap;
-        pq_prefault(p, cap);
+        if (populate) pq_prefault(p, cap);
     }
     *out = b;
     return PQ_OK;
@@ -245,7 +291,7 @@ static int page_bytes(pq_col_reader *r, bool compressed, const uint8_t *src, siz
         *out = src;
         return PQ_OK;
     }
-    PQ_TRY(take_buffer(r, ulen ? ulen : 1, &r->cur, err));
+    PQ_TRY(take_buffer(r, ulen ? ulen : 1, true, &r->cur, err));
     if (pq_decompress(r->codec, src, len, r->cur.p, ulen, err) != PQ_OK) return PQ_ERR;
     r->counters.bytes_decompressed += ulen;
     *out = r->cur.p;
@@ -325,6 +371,162 @@ static int load_dictionary(pq_col_reader *r, const pq_page_header *h, const uint
     return PQ_OK;
 }
 
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Bytes from p that the first nv values of encoding enc occupy (for an
+ * RLE/bit-packed run: through the end of the run holding the last one), or
+ * SIZE_MAX when more than len bytes would be needed to tell.  false: the
+ * encoding is not one whose extent can be found from its start. */
+static bool values_extent(const pq_col_reader *r, int32_t enc, const uint8_t *p, size_t len, int32_t nv,
+                          size_t *out)
+{
+    size_t w = 0;
+    if (enc == PQ_ENC_PLAIN) {
+        switch (r->type) {
+        case PQ_BOOLEAN: *out = ((size_t)nv + 7) / 8; return true;
+        case PQ_INT32: case PQ_FLOAT: w = 4; break;
+        case PQ_INT64: case PQ_DOUBLE: w = 8; break;
+        case PQ_INT96: w = 12; break;
+        case PQ_FIXED_LEN_BYTE_ARRAY: w = r->type_length > 0 ? (size_t)r->type_length : 0; break;
+        case PQ_BYTE_ARRAY: {
+            size_t pos = 0;
+            for (int32_t i = 0; i < nv; i++) {
+                if (len < 4 || pos > len - 4) {
+                    *out = SIZE_MAX;
+                    return true;
+                }
+                size_t l = le32(p + pos);
+                if (l > len - pos - 4) {
+                    *out = SIZE_MAX;
+                    return true;
+                }
+                pos += 4 + l;
+            }
+            *out = pos;
+            return true;
+        }
+        }
+        if (w == 0) return false;
+        *out = (size_t)nv * w;
+        return true;
+    }
+    if (enc != PQ_ENC_PLAIN_DICTIONARY && enc != PQ_ENC_RLE_DICTIONARY) return false;
+    if (len < 1) {
+        *out = SIZE_MAX;
+        return true;
+    }
+    int bw = p[0];
+    if (bw > 32) return false;
+    size_t pos = 1;
+    int64_t seen = 0;
+    while (seen < nv) {
+        uint64_t hdr = 0;
+        int shift = 0;
+        for (;;) {
+            if (pos >= len || shift > 35) {
+                *out = SIZE_MAX;
+                return true;
+            }
+            uint8_t b = p[pos++];
+            hdr |= (uint64_t)(b & 0x7f) << shift;
+            shift += 7;
+            if (!(b & 0x80)) break;
+        }
+        uint64_t run_bytes, run_values;
+        if (hdr & 1) {
+            run_values = (hdr >> 1) * 8;
+            run_bytes = (hdr >> 1) * (uint64_t)bw;
+        } else {
+            run_values = hdr >> 1;
+            run_bytes = ((uint64_t)bw + 7) / 8;
+        }
+        if (run_values == 0 || run_bytes > len - pos) {
+            *out = run_values == 0 ? pos : SIZE_MAX;
+            return run_values != 0;
+        }
+        pos += (size_t)run_bytes;
+        seen += (int64_t)run_values;
+    }
+    *out = pos;
+    return true;
+}
+
+/* Sets up only the first `need` entries of a v1 page of a flat column whose
+ * later rows the reader will never be asked for: a streaming decoder stops
+ * after the bytes that hold their levels and values.  *done false: not
+ * possible here (codec, encoding, or anything unexpected); the caller
+ * decodes the whole page, which also reports real corruption. */
+static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint64_t data_off, int32_t need,
+                                bool *done, pq_error *err)
+{
+    *done = false;
+    const pq_data_page_header *dp = &h->data;
+    size_t ulen = (size_t)h->uncompressed_page_size, clen = (size_t)h->compressed_page_size;
+    if (r->codec != PQ_CODEC_ZSTD && r->codec != PQ_CODEC_GZIP && r->codec != PQ_CODEC_LZ4_RAW) return PQ_OK;
+    if (r->max_def > 0 && dp->def_encoding != PQ_ENC_RLE) return PQ_OK;
+    pq_error ignore;
+    if (take_buffer(r, ulen ? ulen : 1, false, &r->cur, &ignore) != PQ_OK) return PQ_OK;
+    /* Compressed bytes at hand: possibly only the page's start (the caller
+     * fetched the chunk's start); more are read when the output needs them. */
+    uint64_t have;
+    const uint8_t *data = locate_from(r, data_off, &have);
+    if (!data) {
+        have = clen < 65536 ? clen : 65536;
+        if (!(data = ensure_bytes(r, data_off, have, err))) return PQ_ERR;
+    }
+    if (have > clen) have = clen;
+    size_t want = 16 * 1024;
+    for (int attempt = 0; attempt < 24; attempt++) {
+        if (want > ulen) want = ulen;
+        size_t got;
+        int rc = pq_decompress_prefix(r->codec, data, (size_t)have, r->cur.p, want, ulen, &got, &ignore);
+        if ((rc != PQ_OK || got < want) && have < clen) {
+            /* the output ran into the end of the bytes at hand */
+            have = clen < 2 * have ? clen : 2 * have;
+            if (!(data = ensure_bytes(r, data_off, have, err))) return PQ_ERR;
+            continue;
+        }
+        if (rc != PQ_OK || got < want) return PQ_OK;
+        const uint8_t *p = r->cur.p;
+        size_t len = got, used = 0;
+        int32_t nv = need;
+        bool all_defined = false;
+        if (r->max_def > 0) {
+            if (len < 4) return PQ_OK;
+            size_t levels_len = 4 + (size_t)le32(p);
+            if (levels_len > len) {
+                if (got == ulen) return PQ_OK;
+                want = levels_len + 4096 > 2 * want ? levels_len + 4096 : 2 * want;
+                continue;
+            }
+            if (pq_levels_v1_read((pq_encoding)dp->def_encoding, p, len, r->max_def, r->page_def, (size_t)need,
+                                  &used, &all_defined, &ignore) != PQ_OK)
+                return PQ_OK;
+            if (!all_defined && check_levels(r->page_def, need, r->max_def, "definition", &nv, &ignore) != PQ_OK)
+                return PQ_OK;
+            p += used;
+            len -= used;
+        }
+        size_t vbytes;
+        if (!values_extent(r, dp->encoding, p, len, nv, &vbytes)) return PQ_OK;
+        if (vbytes > len) {
+            if (got == ulen) return PQ_OK;
+            size_t more = vbytes == SIZE_MAX ? 2 * want : used + vbytes + 64;
+            want = more > 2 * want ? more : 2 * want;
+            continue;
+        }
+        r->page_all_defined = all_defined;
+        if (start_values(r, dp->encoding, p, len, nv, &ignore) != PQ_OK) return PQ_OK;
+        r->counters.bytes_decompressed += got;
+        *done = true;
+        return PQ_OK;
+    }
+    return PQ_OK;
+}
+
 static int setup_page_v1(pq_col_reader *r, const pq_page_header *h, const uint8_t *data, pq_error *err)
 {
     const pq_data_page_header *dp = &h->data;
@@ -399,16 +601,26 @@ static int read_header_at(pq_col_reader *r, uint64_t off, pq_page_header *h, uin
         return pq_fail(err, PQ_E_CORRUPT, "page at offset %llu is past the end of the chunk",
                        (unsigned long long)off);
     uint64_t avail;
-    const uint8_t *hp = locate(r, off, 1, &avail);
+    const uint8_t *hp = locate_from(r, off, &avail);
+    uint64_t limit = r->src.end_off - off;
+    if (!hp && r->src.file) {
+        /* only the chunk's start was fetched: read on, a window at a time */
+        avail = limit < 16384 ? limit : 16384;
+        if (!(hp = ensure_bytes(r, off, avail, err))) return PQ_ERR;
+    }
     if (!hp)
         return pq_fail(err, PQ_E_CORRUPT, "page at offset %llu is outside the fetched chunk",
                        (unsigned long long)off);
-    uint64_t limit = r->src.end_off - off;
     if (avail > limit) avail = limit;
     size_t hlen;
-    if (pq_decode_page_header(hp, (size_t)avail, NULL, h, &hlen, err) != PQ_OK) {
-        pq_error_prefix(err, "page header at offset %llu: ", (unsigned long long)off);
-        return PQ_ERR;
+    while (pq_decode_page_header(hp, (size_t)avail, NULL, h, &hlen, err) != PQ_OK) {
+        /* A header cut by the end of what was fetched: read more of it. */
+        if (!r->src.file || avail >= limit || avail >= (16u << 20)) {
+            pq_error_prefix(err, "page header at offset %llu: ", (unsigned long long)off);
+            return PQ_ERR;
+        }
+        avail = limit < 4 * avail ? limit : 4 * avail;
+        if (!(hp = ensure_bytes(r, off, avail, err))) return PQ_ERR;
     }
     if (h->compressed_page_size < 0 || h->uncompressed_page_size < 0)
         return pq_fail(err, PQ_E_CORRUPT, "negative page size");
@@ -432,14 +644,37 @@ static int page_entries(const pq_page_header *h, int32_t *n, pq_error *err)
     return PQ_OK;
 }
 
+/* first_row: the page's first row (flat columns). */
 static int start_data_page(pq_col_reader *r, const pq_page_header *h, uint64_t data_off, int32_t n,
-                           pq_error *err)
+                           int64_t first_row, pq_error *err)
 {
-    const uint8_t *data = locate(r, data_off, (uint64_t)h->compressed_page_size, NULL);
-    if (!data) return pq_fail(err, PQ_E_CORRUPT, "data page not fetched");
     PQ_TRY(ensure_levels(r, (size_t)n, err));
-    PQ_TRY(h->type == PQ_PAGE_DATA_V2 ? setup_page_v2(r, h, data, err) : setup_page_v1(r, h, data, err));
-    r->page_levels = n;
+    int32_t levels = n;
+    bool prefix = false;
+    /* Only the page's first rows can be asked for: decode just those when
+     * that saves most of the page. */
+    if (h->type == PQ_PAGE_DATA && r->max_rep == 0 && r->src.rows_needed > 0 && first_row >= 0 &&
+        first_row < r->src.rows_needed && r->src.rows_needed - first_row < n / 2 &&
+        h->uncompressed_page_size >= 64 * 1024) {
+        levels = (int32_t)(r->src.rows_needed - first_row);
+        PQ_TRY(setup_page_v1_prefix(r, h, data_off, levels, &prefix, err));
+        if (!prefix) {
+            levels = n;
+            if (r->cur.p) {
+                give_back(r, r->cur);
+                r->cur.p = NULL;
+                r->cur.cap = 0;
+            }
+            pq_values_free(&r->dec);
+            memset(&r->dec, 0, sizeof r->dec);
+        }
+    }
+    if (!prefix) {
+        const uint8_t *data = ensure_bytes(r, data_off, (uint64_t)h->compressed_page_size, err);
+        if (!data) return PQ_ERR;
+        PQ_TRY(h->type == PQ_PAGE_DATA_V2 ? setup_page_v2(r, h, data, err) : setup_page_v1(r, h, data, err));
+    }
+    r->page_levels = levels;
     r->page_pos = 0;
     r->in_page = true;
     r->counters.pages_read++;
@@ -453,8 +688,8 @@ static int start_data_page(pq_col_reader *r, const pq_page_header *h, uint64_t d
 
 static int dictionary_page(pq_col_reader *r, const pq_page_header *h, uint64_t data_off, pq_error *err)
 {
-    const uint8_t *data = locate(r, data_off, (uint64_t)h->compressed_page_size, NULL);
-    if (!data) return pq_fail(err, PQ_E_CORRUPT, "dictionary page not fetched");
+    const uint8_t *data = ensure_bytes(r, data_off, (uint64_t)h->compressed_page_size, err);
+    if (!data) return PQ_ERR;
     return load_dictionary(r, h, data, err);
 }
 
@@ -499,7 +734,7 @@ static int load_page_indexed(pq_col_reader *r, int64_t *skip_rows, pq_error *err
             return pq_fail(err, PQ_E_CORRUPT, "page holds %d values, the offset index says %lld rows", n,
                            (long long)page_rows);
         if (n == 0) continue;
-        PQ_TRY(start_data_page(r, &h, data_off, n, err));
+        PQ_TRY(start_data_page(r, &h, data_off, n, oi->pages[k].first_row_index, err));
     }
     return PQ_OK;
 }
@@ -544,7 +779,7 @@ static int load_page(pq_col_reader *r, int64_t *skip_rows, pq_error *err)
             r->counters.pages_skipped++;
             continue;
         }
-        PQ_TRY(start_data_page(r, &h, data_off, n, err));
+        PQ_TRY(start_data_page(r, &h, data_off, n, r->max_rep == 0 ? r->values_seen - n : -1, err));
     }
     return PQ_OK;
 }
@@ -610,6 +845,8 @@ void pq_col_reader_free(pq_col_reader *r)
     free(r->out_rep);
     free(r->out_values);
     free(r->dict_buf);
+    for (int i = 0; i < r->n_extra; i++) free((void *)r->extra[i].data);
+    free(r->extra);
     pq_arena_free(&r->dict_arena);
     pq_arena_free(&r->storage);
     free(r);
@@ -713,8 +950,21 @@ static int consume_rows(pq_col_reader *r, int64_t target, pq_col_batch *out, int
     return PQ_OK;
 }
 
+/* A reader opened for the first rows_needed rows refuses to go past them: its
+ * last page may have been decoded only that far. */
+static int check_within(pq_col_reader *r, int64_t n_rows, pq_error *err)
+{
+    if (r->src.rows_needed > 0 && n_rows > r->src.rows_needed - r->rows_done) {
+        pq_fail(err, PQ_E_USAGE, "read past row %lld, the last the column reader was opened for",
+                (long long)r->src.rows_needed);
+        return fail_at(r, err);
+    }
+    return PQ_OK;
+}
+
 int pq_col_read(pq_col_reader *r, int32_t max_rows, pq_col_batch *out, pq_error *err)
 {
+    PQ_TRY(check_within(r, max_rows, err));
     begin_batch(r);
     memset(out, 0, sizeof *out);
     if (r->max_rep == 0 && ensure_out_levels(r, (size_t)max_rows, err) != PQ_OK) return fail_at(r, err);
@@ -730,6 +980,7 @@ int pq_col_read(pq_col_reader *r, int32_t max_rows, pq_col_batch *out, pq_error 
 
 int pq_col_skip(pq_col_reader *r, int64_t n_rows, pq_error *err)
 {
+    PQ_TRY(check_within(r, n_rows, err));
     begin_batch(r);
     int64_t rows;
     if (consume_rows(r, n_rows, NULL, &rows, err) != PQ_OK) return fail_at(r, err);
@@ -744,6 +995,7 @@ int pq_col_skip(pq_col_reader *r, int64_t n_rows, pq_error *err)
 int pq_col_read_selected(pq_col_reader *r, int32_t n_rows, const uint8_t *keep, pq_col_batch *out,
                          pq_error *err)
 {
+    PQ_TRY(check_within(r, n_rows, err));
     begin_batch(r);
     memset(out, 0, sizeof *out);
     int64_t kept = 0;

@@ -48,6 +48,7 @@ typedef struct pq_col_counters {
     uint64_t pages_skipped;    /* data pages skipped without decoding */
     uint64_t values_decoded;
     uint64_t bytes_decompressed;
+    uint64_t bytes_fetched;    /* read on demand (pq_col_source.file) */
 } pq_col_counters;
 
 typedef struct pq_col_reader pq_col_reader;
@@ -63,6 +64,14 @@ typedef struct pq_col_source {
     uint64_t first_page_off;   /* extent start */
     uint64_t end_off;          /* extent end */
     const pq_offset_index *offset_index; /* optional: enables page skipping without headers */
+    /* > 0: the reader is never asked for rows at or past this one (a limit, a
+     * selection that ends early), so a flat column's page that holds it is
+     * decompressed and decoded only as far as needed.  Reads past it fail. */
+    int64_t rows_needed;
+    /* Optional: where to read bytes of the chunk that `ranges` lack (a caller
+     * that fetched only the chunk's start).  NULL: every page read must lie
+     * in `ranges`. */
+    pq_file *file;
 } pq_col_source;
 
 int pq_col_reader_open(const pq_col_source *src, pq_col_reader **out, pq_error *err);

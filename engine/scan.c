@@ -306,9 +306,13 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
     pq_byte_range *want = calloc(cap ? cap : 1, sizeof *want);
     pq_chunk_extent *ext = calloc(nn, sizeof *ext);
     bool *partial = calloc(nn, sizeof *partial);
+    bool *prefix_only = calloc(nn, sizeof *prefix_only);
+    /* no row past the selection's last is ever read */
+    int64_t rows_needed = plan->decision == PQ_RG_SELECT && plan->n_ranges > 0
+                              ? plan->ranges[plan->n_ranges - 1].end : 0;
     int rc = PQ_ERR;
     int fi = c->n_fetches;
-    if (!take || !want || !ext || !partial || fi >= 2) {
+    if (!take || !want || !ext || !partial || !prefix_only || fi >= 2) {
         pq_fail(err, PQ_E_NOMEM, "out of memory");
         goto out;
     }
@@ -322,7 +326,18 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
         }
         const pq_offset_index *oi = plan->decision == PQ_RG_SELECT ? plan->offset_index[leaf] : NULL;
         if (!oi || (uint64_t)oi->pages[0].offset < ext[i].start) {
-            want[nw++] = (pq_byte_range){ext[i].start, ext[i].len, NULL};
+            /* Rows wanted only from the start of the row group (a limit):
+             * fetch the chunk's start; the column reader reads on as far as
+             * its pages need (and decodes only their first rows). */
+            uint64_t len = ext[i].len;
+            if (rows_needed > 0 && rows_needed <= g->num_rows / 4) {
+                uint64_t guess = ext[i].len / (uint64_t)g->num_rows * (uint64_t)rows_needed * 2 + 65536;
+                if (guess < len) {
+                    len = guess;
+                    prefix_only[i] = true;
+                }
+            }
+            want[nw++] = (pq_byte_range){ext[i].start, len, NULL};
             continue;
         }
         partial[i] = true;
@@ -356,6 +371,8 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
             .first_page_off = ext[i].start,
             .end_off = ext[i].start + ext[i].len,
             .offset_index = partial[i] ? plan->offset_index[leaf] : NULL,
+            .rows_needed = rows_needed,
+            .file = prefix_only[i] ? sf->file : NULL,
         };
         if (pq_col_reader_open(&src, &c->rg.cols[i], err) != PQ_OK) goto out;
         c->reader_of[leaf] = i;
@@ -366,6 +383,7 @@ out:
     free(want);
     free(ext);
     free(partial);
+    free(prefix_only);
     return rc;
 }
 
@@ -735,6 +753,7 @@ out:
             s->stats.pages_read += cc->pages_read;
             s->stats.pages_skipped += cc->pages_skipped;
             s->stats.values_decoded += cc->values_decoded;
+            s->stats.bytes_fetched += cc->bytes_fetched;
         }
         pthread_mutex_unlock(&s->mu);
         for (int32_t k = 0; k < c.rg.n_cols; k++) pq_col_reader_free(c.rg.cols[k]);

@@ -4,7 +4,8 @@
  * id 0..7), bytes 1..4 = little-endian output length (taken modulo 1 MiB + 1),
  * then the codec's input.
  *   decompress mode: the rest is compressed data, decoded into a buffer of
- *     exactly the output length (ASan catches a write past it);
+ *     exactly the output length (ASan catches a write past it), and its first
+ *     bytes alone (pq_decompress_prefix), which must match;
  *   round trip mode: the rest is plain data, compressed at level 0..3 (the
  *     low bits of byte 1) and decompressed again; it must come back equal. */
 #include "fuzz_common.h"
@@ -19,10 +20,27 @@ static void decompress(pq_codec codec, size_t out_len, const uint8_t *src, size_
     uint8_t *out = malloc(out_len);
     if (!out && out_len) abort();
     pq_error err;
-    if (pq_decompress(codec, in, src_len, out, out_len, &err) == PQ_OK)
+    bool whole = pq_decompress(codec, in, src_len, out, out_len, &err) == PQ_OK;
+    if (whole)
         fuzz_sink ^= fuzz_touch(out, out_len);
     else
         FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+    /* The page's first bytes alone (a reader under a limit): never past
+     * out_len, and equal to the whole decode where both succeed. */
+    if (out_len > 0) {
+        uint8_t *part = malloc(out_len);
+        if (!part) abort();
+        size_t want = 1 + (src_len * 7919 + out_len) % out_len, got = 0;
+        if (pq_decompress_prefix(codec, in, src_len, part, want, out_len, &got, &err) == PQ_OK) {
+            FUZZ_CHECK(got <= out_len, "prefix decode claims %zu bytes of %zu", got, out_len);
+            if (whole && got >= want)
+                FUZZ_CHECK(memcmp(part, out, want) == 0, "%s: prefix differs from the whole page",
+                           pq_codec_name(codec));
+        } else {
+            FUZZ_CHECK(err.msg[0] != '\0', "prefix error without a message");
+        }
+        free(part);
+    }
     free(out);
     free(in);
 }

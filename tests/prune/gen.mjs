@@ -271,6 +271,33 @@ const dictSelect = (n) => `
   check(await rowGroups(b) === 3, 'unsigned_rs.parquet: 3 row groups');
 }
 
+// ---------------------------------------------------------------- limit: first rows of big pages
+// One row group of 120000 rows: DuckDB writes one page per chunk, arrow-rs
+// pages of up to 20000 rows; either way far above 64 KiB, so --limit decodes
+// only the start of a page (and fetches only the start of each chunk) with
+// the streaming codecs, and whole pages with snappy.  Nullable, dictionary,
+// PLAIN strings, booleans, decimals, timestamps.
+{
+  const select = `
+    SELECT i::BIGINT AS id, (i * 0.37)::DOUBLE AS d, (i % 1000 * 0.5)::FLOAT AS f,
+           'name-' || (i * 7919 % 100003)::VARCHAR || repeat('x', (i % 13)::INTEGER) AS s,
+           ['red', 'green', 'blue', 'cyan'][(i % 4)::INTEGER + 1] AS cat,
+           (i % 3 = 0) AS b,
+           CASE WHEN i % 3 = 1 THEN NULL ELSE (i * 31 % 1000)::INTEGER END AS n,
+           (i * 1.25)::DECIMAL(12, 2) AS amt,
+           TIMESTAMP '2024-01-01' + to_seconds(i::BIGINT) AS ts,
+           CASE WHEN i % 5 = 0 THEN NULL ELSE 'v' || (i % 50)::VARCHAR END AS ns
+      FROM range(120000) t(i) ORDER BY i`;
+  for (const codec of ['zstd', 'gzip', 'lz4_raw', 'snappy']) {
+    const f = await duck(`limit_${codec}.parquet`, select, `COMPRESSION ${codec}, ROW_GROUP_SIZE 120000`);
+    check(await rowGroups(f) === 1, `limit_${codec}.parquet: one row group`);
+  }
+  for (const [name, codec] of [['zstd', pw.Compression.ZSTD], ['gzip', pw.Compression.GZIP], ['lz4_raw', pw.Compression.LZ4_RAW]]) {
+    const f = await arrow(`limit_rs_${name}.parquet`, select, (b) => b.setMaxRowGroupSize(120000).setCompression(codec));
+    check(await rowGroups(f) === 1, `limit_rs_${name}.parquet: one row group`);
+  }
+}
+
 fs.rmSync(tmp, { recursive: true, force: true });
 closeDuckDB(db);
 fs.writeFileSync(path.join(out, 'STAMP'), `${new Date(0).toISOString()}\n`);

@@ -5,7 +5,7 @@
 #
 # OUTDIR receives the generated data (tests/prune/gen.mjs), made once and
 # again whenever gen.mjs or lib.mjs is newer than OUTDIR/STAMP.  GROUP is
-# `gen` (only generate) or a group of run.mjs: stats fully pages bloom dict
+# `gen` (only generate) or a group of run.mjs: stats fully pages bloom dict limit
 # sweep-gen sweep-corpus; none = all.  Exits 77 (CTest: skipped) when node,
 # tools/js/node_modules (tools/setup-deps.sh), python3 or the corpus are
 # missing.  PQFS_SHARED_DIR overrides ../shared.
@@ -46,7 +46,7 @@ if stale; then
 fi
 
 groups=("$@")
-if [ ${#groups[@]} -eq 0 ]; then groups=(stats fully pages bloom dict sweep-gen sweep-corpus); fi
+if [ ${#groups[@]} -eq 0 ]; then groups=(stats fully pages bloom dict limit sweep-gen sweep-corpus); fi
 if [ "${groups[*]}" = gen ]; then exit 0; fi
 run=()
 for g in "${groups[@]}"; do [ "$g" = gen ] || run+=("$g"); done

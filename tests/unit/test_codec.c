@@ -636,6 +636,60 @@ typedef struct thread_job {
     int failures;
 } thread_job;
 
+/* Prefix decoding: at least `want` bytes equal to the page's start, nothing
+ * written past dst_len (ASan), the input may be cut after what those bytes
+ * need; codecs that cannot stop early say so. */
+static void test_prefix(void)
+{
+    const size_t n = 600 * 1024;
+    uint8_t *data = make_compressible(n);
+    const pq_codec codecs[] = {PQ_CODEC_ZSTD, PQ_CODEC_GZIP, PQ_CODEC_LZ4_RAW};
+    const size_t wants[] = {1, 100, 16384, 131072, 131073, 300000, n - 1, n};
+    for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) {
+        size_t clen;
+        uint8_t *comp = compress_exact(codecs[c], 0, data, n, &clen);
+        for (size_t w = 0; w < sizeof wants / sizeof wants[0]; w++) {
+            uint8_t *dst = malloc(n);
+            size_t got = 0;
+            pq_error err = {0};
+            int rc = pq_decompress_prefix(codecs[c], comp, clen, dst, wants[w], n, &got, &err);
+            CHECK_EQ_INT(rc, PQ_OK);
+            CHECK(got >= wants[w] && got <= n);
+            if (rc == PQ_OK && got <= n) CHECK(memcmp(dst, data, got) == 0);
+            free(dst);
+        }
+        /* The first bytes from the first part of the input alone. */
+        if (codecs[c] != PQ_CODEC_LZ4_RAW) { /* one LZ4 block: its end comes last */
+            uint8_t *dst = malloc(n);
+            size_t got = 0;
+            pq_error err = {0};
+            size_t cut = clen / 2;
+            uint8_t *half = dup_bytes(comp, cut);
+            int rc = pq_decompress_prefix(codecs[c], half, cut, dst, 1000, n, &got, &err);
+            CHECK_EQ_INT(rc, PQ_OK);
+            CHECK(got >= 1000);
+            if (rc == PQ_OK) CHECK(memcmp(dst, data, 1000) == 0);
+            /* ...but not the whole page from half of it */
+            rc = pq_decompress_prefix(codecs[c], half, cut, dst, n, n, &got, &err);
+            CHECK(rc != PQ_OK || got < n);
+            free(half);
+            free(dst);
+        }
+        free(comp);
+    }
+    /* Codecs without a streaming decoder: PQ_E_UNSUPPORTED. */
+    const pq_codec whole[] = {PQ_CODEC_SNAPPY, PQ_CODEC_BROTLI, PQ_CODEC_LZ4, PQ_CODEC_UNCOMPRESSED};
+    for (size_t c = 0; c < sizeof whole / sizeof whole[0]; c++) {
+        uint8_t src[16] = {0}, dst[16];
+        size_t got = 1;
+        pq_error err = {0};
+        CHECK_EQ_INT(pq_decompress_prefix(whole[c], src, sizeof src, dst, 4, sizeof dst, &got, &err), PQ_ERR);
+        CHECK_EQ_INT(err.cls, PQ_E_UNSUPPORTED);
+        CHECK_EQ_INT(got, 0);
+    }
+    free(data);
+}
+
 static void *thread_main(void *arg)
 {
     thread_job *job = arg;
@@ -709,6 +763,7 @@ int main(void)
     test_lz4_raw_block_under_lz4();
     test_lz4_frame_under_lz4();
     test_brotli_trailing_bytes();
+    test_prefix();
     test_threads();
     return check_report();
 }
