@@ -154,8 +154,8 @@ static int decompress_snappy(const uint8_t *src, size_t src_len, uint8_t *dst, s
     return PQ_OK;
 }
 
-static int decompress_gzip(codec_thread_cache *cache, const uint8_t *src, size_t src_len,
-                           uint8_t *dst, size_t dst_len, pq_error *err)
+/* The thread's inflater, initialised once and reset for each page. */
+static int fresh_inflater(codec_thread_cache *cache, pq_error *err)
 {
     z_stream *zs = &cache->inflater;
     if (!cache->inflater_ready) {
@@ -167,6 +167,14 @@ static int decompress_gzip(codec_thread_cache *cache, const uint8_t *src, size_t
     } else if (inflateReset(zs) != Z_OK) {
         return fail_corrupt(err, PQ_CODEC_GZIP, "cannot reset zlib");
     }
+    return PQ_OK;
+}
+
+static int decompress_gzip(codec_thread_cache *cache, const uint8_t *src, size_t src_len,
+                           uint8_t *dst, size_t dst_len, pq_error *err)
+{
+    PQ_TRY(fresh_inflater(cache, err));
+    z_stream *zs = &cache->inflater;
 
     size_t in_pos = 0, out_pos = 0;
     uint8_t spill;
@@ -544,16 +552,8 @@ static int prefix_zstd(codec_thread_cache *cache, const uint8_t *src, size_t src
 static int prefix_gzip(codec_thread_cache *cache, const uint8_t *src, size_t src_len, uint8_t *dst,
                        size_t want, size_t *got, pq_error *err)
 {
+    PQ_TRY(fresh_inflater(cache, err));
     z_stream *zs = &cache->inflater;
-    if (!cache->inflater_ready) {
-        memset(zs, 0, sizeof *zs);
-        int rc = inflateInit2(zs, ZLIB_WINDOW_BITS + ZLIB_AUTODETECT_HEADER);
-        if (rc == Z_MEM_ERROR) return fail_nomem(err, PQ_CODEC_GZIP);
-        if (rc != Z_OK) return fail_corrupt(err, PQ_CODEC_GZIP, "cannot initialise zlib");
-        cache->inflater_ready = 1;
-    } else if (inflateReset(zs) != Z_OK) {
-        return fail_corrupt(err, PQ_CODEC_GZIP, "cannot reset zlib");
-    }
     if (src_len > UINT_MAX || want > UINT_MAX) return pq_fail(err, PQ_E_UNSUPPORTED, "page too large");
     zs->next_in = src;
     zs->avail_in = (uInt)src_len;
