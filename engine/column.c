@@ -68,6 +68,9 @@ struct pq_col_reader {
 
     pq_byte_range *extra;      /* bytes read on demand from src.file */
     int n_extra, cap_extra;
+    /* Rows skipped but not yet consumed: skips add up until the next read, so
+     * that the dropped rows of many windows skip whole pages undecoded. */
+    int64_t pending_skip;
 };
 
 /* ------------------------------------------------------------------ helpers */
@@ -725,6 +728,9 @@ static int load_page_indexed(pq_col_reader *r, int64_t *skip_rows, pq_error *err
         }
         pq_page_header h;
         uint64_t data_off;
+        /* Pages fetched one by one as they are needed: the whole page. */
+        if (r->src.file && !ensure_bytes(r, (uint64_t)oi->pages[k].offset, (uint64_t)oi->pages[k].compressed_page_size, err))
+            return PQ_ERR;
         PQ_TRY(read_header_at(r, (uint64_t)oi->pages[k].offset, &h, &data_off, err));
         if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2)
             return pq_fail(err, PQ_E_CORRUPT, "offset index points at a page of type %d", h.type);
@@ -962,11 +968,27 @@ static int check_within(pq_col_reader *r, int64_t n_rows, pq_error *err)
     return PQ_OK;
 }
 
+/* Consumes the skips put off so far. */
+static int flush_skip(pq_col_reader *r, pq_error *err)
+{
+    int64_t n = r->pending_skip;
+    if (n == 0) return PQ_OK;
+    r->pending_skip = 0;
+    int64_t rows;
+    if (consume_rows(r, n, NULL, &rows, err) != PQ_OK) return fail_at(r, err);
+    if (rows < n) {
+        pq_fail(err, PQ_E_CORRUPT, "chunk ends %lld rows early", (long long)(n - rows));
+        return fail_at(r, err);
+    }
+    return PQ_OK;
+}
+
 int pq_col_read(pq_col_reader *r, int32_t max_rows, pq_col_batch *out, pq_error *err)
 {
     PQ_TRY(check_within(r, max_rows, err));
     begin_batch(r);
     memset(out, 0, sizeof *out);
+    PQ_TRY(flush_skip(r, err));
     if (r->max_rep == 0 && ensure_out_levels(r, (size_t)max_rows, err) != PQ_OK) return fail_at(r, err);
     int64_t rows;
     if (consume_rows(r, max_rows, out, &rows, err) != PQ_OK) return fail_at(r, err);
@@ -981,14 +1003,9 @@ int pq_col_read(pq_col_reader *r, int32_t max_rows, pq_col_batch *out, pq_error 
 int pq_col_skip(pq_col_reader *r, int64_t n_rows, pq_error *err)
 {
     PQ_TRY(check_within(r, n_rows, err));
-    begin_batch(r);
-    int64_t rows;
-    if (consume_rows(r, n_rows, NULL, &rows, err) != PQ_OK) return fail_at(r, err);
-    r->rows_done += rows;
-    if (rows < n_rows) {
-        pq_fail(err, PQ_E_CORRUPT, "chunk ends %lld rows early", (long long)(n_rows - rows));
-        return fail_at(r, err);
-    }
+    if (n_rows < 0) return pq_fail(err, PQ_E_USAGE, "negative skip");
+    r->pending_skip += n_rows;
+    r->rows_done += n_rows;
     return PQ_OK;
 }
 
@@ -1009,13 +1026,19 @@ int pq_col_read_selected(pq_col_reader *r, int32_t n_rows, const uint8_t *keep, 
             if (w != same) break;
         }
         while (j < n_rows && (keep[j] != 0) == k) j++;
+        if (!k) {
+            r->pending_skip += j - i; /* dropped rows: skipped with the next ones */
+            i = j;
+            continue;
+        }
+        PQ_TRY(flush_skip(r, err));
         int64_t rows;
-        if (consume_rows(r, j - i, k ? out : NULL, &rows, err) != PQ_OK) return fail_at(r, err);
+        if (consume_rows(r, j - i, out, &rows, err) != PQ_OK) return fail_at(r, err);
         if (rows != j - i) {
             pq_fail(err, PQ_E_CORRUPT, "chunk ends %lld rows early", (long long)(j - i - rows));
             return fail_at(r, err);
         }
-        if (k) kept += rows;
+        kept += rows;
         i = j;
     }
     out->n_rows = (int32_t)kept;

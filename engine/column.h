@@ -85,7 +85,9 @@ int pq_col_read(pq_col_reader *r, int32_t max_rows, pq_col_batch *out, pq_error 
 int pq_col_read_selected(pq_col_reader *r, int32_t n_rows, const uint8_t *keep, pq_col_batch *out,
                          pq_error *err);
 /* Skips n rows without materializing values; whole pages are skipped without
- * decompression when their row count is known. */
+ * decompression (and, reading on demand, without fetching) when their row
+ * count is known.  Skips are put off until the next read, so consecutive
+ * skips add up to whole pages; a chunk that ends early is reported then. */
 int pq_col_skip(pq_col_reader *r, int64_t n_rows, pq_error *err);
 /* Rows consumed so far (read or skipped). */
 int64_t pq_col_position(const pq_col_reader *r);

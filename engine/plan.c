@@ -597,6 +597,23 @@ static int load_read_offset_indexes(const pq_plan_input *in, const pq_row_group 
     return PQ_OK;
 }
 
+int pq_plan_offset_index(const pq_plan_input *in, int32_t rg, int32_t leaf, pq_arena *arena,
+                         const pq_offset_index **out, pq_error *err)
+{
+    *out = NULL;
+    const pq_footer *ft = in->footer;
+    if (in->no_page_index || rg < 0 || rg >= ft->meta.n_row_groups || leaf < 0 || leaf >= ft->schema.n_leaves)
+        return PQ_OK;
+    if (ft->schema.leaves[leaf].max_rep > 0) return PQ_OK;
+    const pq_row_group *g = &ft->meta.row_groups[rg];
+    pq_offset_index *oi = pq_arena_alloc(arena, sizeof *oi);
+    if (!oi) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    bool ok;
+    PQ_TRY(load_offset_index(in, &g->columns[leaf], g->num_rows, arena, oi, &ok, err));
+    if (ok) *out = oi;
+    return PQ_OK;
+}
+
 /* ------------------------------------------------------------------ the ladder */
 
 int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_rg_plan *p, pq_error *err)

@@ -83,6 +83,11 @@ int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_r
  * are needed.  Turns the plan into SELECT [0, rows) and loads the offset
  * indexes, so that only the first pages are fetched. */
 int pq_plan_limit_rows(const pq_plan_input *in, int64_t rows, pq_arena *arena, pq_rg_plan *p, pq_error *err);
+/* The offset index of one leaf of row group rg, read and validated (*out NULL
+ * when the chunk has none, it is unusable, the leaf is nested, or the page
+ * index is turned off). */
+int pq_plan_offset_index(const pq_plan_input *in, int32_t rg, int32_t leaf, pq_arena *arena,
+                         const pq_offset_index **out, pq_error *err);
 
 /* Totals over many row groups (and files) for plan.txt and counters. */
 typedef struct pq_plan_totals {

@@ -273,11 +273,20 @@ typedef struct unit_ctx {
     int32_t n_fetched[2];
     int n_fetches;
     bool projection_open;
+    const pq_plan_input *in;
+    pq_arena *arena;
 } unit_ctx;
+
+/* A projection opened for a window that kept at most one row in this many
+ * (or a handful) reads its pages one by one, as the selected rows need them
+ * (with an offset index): a point lookup then never fetches the pages it has
+ * no row in. */
+#define SPARSE_ONE_IN 64
+#define SPARSE_KEPT_ROWS 4
 
 /* Fetch what the plan needs: whole chunks, or (SELECT with an offset index)
  * the dictionary region and the pages that overlap the selected rows. */
-static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only, pq_error *err)
+static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only, bool sparse, pq_error *err)
 {
     const pq_scan_file *sf = &c->s->files[c->s->units[c->ui].file];
     const pq_footer *ft = c->ft;
@@ -303,16 +312,30 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
         const pq_offset_index *oi = plan->decision == PQ_RG_SELECT ? plan->offset_index[leaf] : NULL;
         if (take[i]) cap += oi ? (size_t)oi->n_pages + 1 : 1;
     }
+    /* A sparse selection: the projected columns' pages on demand, located by
+     * their offset indexes (loaded now when the plan did not need them). */
+    const pq_offset_index **on_demand = sparse && !filter_only ? calloc(nn, sizeof *on_demand) : NULL;
+    for (int32_t i = 0; on_demand && i < n; i++) {
+        int32_t leaf = fs->read_leaves[i];
+        if (!take[i] || c->is_filter[leaf]) continue;
+        const pq_offset_index *oi = plan->offset_index[leaf];
+        if (!oi && pq_plan_offset_index(c->in, plan->row_group, leaf, c->arena, &oi, err) != PQ_OK) {
+            free(on_demand);
+            free(take);
+            return PQ_ERR;
+        }
+        on_demand[i] = oi;
+    }
     pq_byte_range *want = calloc(cap ? cap : 1, sizeof *want);
     pq_chunk_extent *ext = calloc(nn, sizeof *ext);
     bool *partial = calloc(nn, sizeof *partial);
-    bool *prefix_only = calloc(nn, sizeof *prefix_only);
+    bool *reads_on = calloc(nn, sizeof *reads_on);
     /* no row past the selection's last is ever read */
     int64_t rows_needed = plan->decision == PQ_RG_SELECT && plan->n_ranges > 0
                               ? plan->ranges[plan->n_ranges - 1].end : 0;
     int rc = PQ_ERR;
     int fi = c->n_fetches;
-    if (!take || !want || !ext || !partial || !prefix_only || fi >= 2) {
+    if (!take || !want || !ext || !partial || !reads_on || fi >= 2) {
         pq_fail(err, PQ_E_NOMEM, "out of memory");
         goto out;
     }
@@ -324,6 +347,13 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
             pq_error_prefix(err, "column '%s' (row group %d): ", ft->schema.leaves[leaf].path, plan->row_group);
             goto out;
         }
+        if (on_demand && on_demand[i] && (uint64_t)on_demand[i]->pages[0].offset >= ext[i].start) {
+            /* only the dictionary region up front */
+            partial[i] = reads_on[i] = true;
+            if ((uint64_t)on_demand[i]->pages[0].offset > ext[i].start)
+                want[nw++] = (pq_byte_range){ext[i].start, (uint64_t)on_demand[i]->pages[0].offset - ext[i].start, NULL};
+            continue;
+        }
         const pq_offset_index *oi = plan->decision == PQ_RG_SELECT ? plan->offset_index[leaf] : NULL;
         if (!oi || (uint64_t)oi->pages[0].offset < ext[i].start) {
             /* Rows wanted only from the start of the row group (a limit):
@@ -334,7 +364,7 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
                 uint64_t guess = ext[i].len / (uint64_t)g->num_rows * (uint64_t)rows_needed * 2 + 65536;
                 if (guess < len) {
                     len = guess;
-                    prefix_only[i] = true;
+                    reads_on[i] = true;
                 }
             }
             want[nw++] = (pq_byte_range){ext[i].start, len, NULL};
@@ -370,9 +400,9 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
             .n_ranges = c->n_fetched[fi],
             .first_page_off = ext[i].start,
             .end_off = ext[i].start + ext[i].len,
-            .offset_index = partial[i] ? plan->offset_index[leaf] : NULL,
+            .offset_index = !partial[i] ? NULL : on_demand && on_demand[i] ? on_demand[i] : plan->offset_index[leaf],
             .rows_needed = rows_needed,
-            .file = prefix_only[i] ? sf->file : NULL,
+            .file = reads_on[i] ? sf->file : NULL,
         };
         if (pq_col_reader_open(&src, &c->rg.cols[i], err) != PQ_OK) goto out;
         c->reader_of[leaf] = i;
@@ -383,16 +413,18 @@ out:
     free(want);
     free(ext);
     free(partial);
-    free(prefix_only);
+    free(reads_on);
+    free(on_demand);
     return rc;
 }
 
 /* Opens the projected columns the first time a window keeps a row: a row
  * group whose filter keeps nothing never fetches them. */
-static int open_projection(unit_ctx *c, int64_t at, pq_error *err)
+static int open_projection(unit_ctx *c, int64_t at, int32_t kept, int32_t window, pq_error *err)
 {
     if (c->projection_open) return PQ_OK;
-    PQ_TRY(fetch_and_open(c, c->plan, false, err));
+    bool sparse = kept <= SPARSE_KEPT_ROWS || kept <= window / SPARSE_ONE_IN;
+    PQ_TRY(fetch_and_open(c, c->plan, false, sparse, err));
     c->projection_open = true;
     for (int32_t i = 0; i < c->rg.n_cols; i++) {
         if (c->is_filter[c->rg.leaf_of[i]]) continue;
@@ -598,7 +630,7 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
         int32_t out_rows = n;
         if (filter) {
             PQ_TRY(filter_window(c, n, &out_rows, err));
-            if (out_rows > 0) PQ_TRY(open_projection(c, at, err));
+            if (out_rows > 0) PQ_TRY(open_projection(c, at, out_rows, n, err));
         }
         for (int32_t i = 0; i < fs->n_read; i++) {
             int32_t leaf = fs->read_leaves[i];
@@ -730,7 +762,9 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     c.plan = &plan;
     /* With a row filter, the filter columns first; the rest when a row survives. */
     c.projection_open = local.pred == NULL;
-    if (fetch_and_open(&c, &plan, local.pred != NULL, err) != PQ_OK) goto out;
+    c.in = &in;
+    c.arena = &arena;
+    if (fetch_and_open(&c, &plan, local.pred != NULL, false, err) != PQ_OK) goto out;
 
     if (plan.decision == PQ_RG_SELECT) {
         for (int32_t r = 0; r < plan.n_ranges; r++)

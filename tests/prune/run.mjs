@@ -306,6 +306,17 @@ groups.pages = async () => {
     // Two columns: the selections intersect.
     for (const w of ['id BETWEEN 2000 AND 6000 AND v < 10', 'id < 300 OR id > 19800', 'v = 999', "s = 'str-00007'",
       'id >= 9990 AND id < 10010']) await agree(f, w, cols, `pages: ${w}`);
+    // A point lookup (2 rows): the projected columns fetch and decode only
+    // the pages holding them, located by their offset indexes; the dropped
+    // rows of many windows skip whole pages unread.
+    {
+      const w = "s = 'str-00007'";
+      const only = await cat(f, w, [], 's'), all = await cat(f, w, [], cols.join(','));
+      expect(all.code === 0 && all.c.rowsOut === 2 && all.c.storageBytes - only.c.storageBytes < 8192 &&
+        all.c.pagesRead - only.c.pagesRead <= 4,
+        `pages: ${w}: the projection (id, v) read ${all.c.storageBytes - only.c.storageBytes} bytes and ` +
+        `${all.c.pagesRead - only.c.pagesRead} pages for 2 rows`, all.cmd);
+    }
   }
   {
     const f = cor('alltypes_tiny_pages.parquet');
