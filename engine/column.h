@@ -65,8 +65,9 @@ typedef struct pq_col_source {
     uint64_t end_off;          /* extent end */
     const pq_offset_index *offset_index; /* optional: enables page skipping without headers */
     /* > 0: the reader is never asked for rows at or past this one (a limit, a
-     * selection that ends early), so a flat column's page that holds it is
-     * decompressed and decoded only as far as needed.  Reads past it fail. */
+     * selection that ends early, the last row a filter keeps), so a flat
+     * column's page that holds it is decompressed and decoded only as far as
+     * needed.  Reads past it fail; skips past it are allowed. */
     int64_t rows_needed;
     /* Optional: where to read bytes of the chunk that `ranges` lack (a caller
      * that fetched only the chunk's start).  NULL: every page read must lie

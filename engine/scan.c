@@ -275,6 +275,8 @@ typedef struct unit_ctx {
     bool projection_open;
     const pq_plan_input *in;
     pq_arena *arena;
+    pq_col_source *filter_src; /* per leaf: how its filter reader was opened */
+    int64_t rows_cap;          /* > 0: no row at or past it is kept (the pre-pass) */
 } unit_ctx;
 
 /* A projection opened for a window that kept at most one row in this many
@@ -330,9 +332,12 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
     pq_chunk_extent *ext = calloc(nn, sizeof *ext);
     bool *partial = calloc(nn, sizeof *partial);
     bool *reads_on = calloc(nn, sizeof *reads_on);
-    /* no row past the selection's last is ever read */
+    /* no row past the selection's last is ever read, nor, for the projection,
+     * past the last row the filter keeps (when the pre-pass found it) */
     int64_t rows_needed = plan->decision == PQ_RG_SELECT && plan->n_ranges > 0
                               ? plan->ranges[plan->n_ranges - 1].end : 0;
+    if (!filter_only && c->rows_cap > 0 && (rows_needed == 0 || c->rows_cap < rows_needed))
+        rows_needed = c->rows_cap;
     int rc = PQ_ERR;
     int fi = c->n_fetches;
     if (!take || !want || !ext || !partial || !reads_on || fi >= 2) {
@@ -360,8 +365,8 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
              * fetch the chunk's start; the column reader reads on as far as
              * its pages need (and decodes only their first rows). */
             uint64_t len = ext[i].len;
-            if (rows_needed > 0 && rows_needed <= g->num_rows / 4) {
-                uint64_t guess = ext[i].len / (uint64_t)g->num_rows * (uint64_t)rows_needed * 2 + 65536;
+            if (rows_needed > 0 && rows_needed <= g->num_rows - g->num_rows / 4) {
+                uint64_t guess = (uint64_t)((double)ext[i].len * (double)rows_needed / (double)g->num_rows * 1.25) + 32768;
                 if (guess < len) {
                     len = guess;
                     reads_on[i] = true;
@@ -406,6 +411,7 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
         };
         if (pq_col_reader_open(&src, &c->rg.cols[i], err) != PQ_OK) goto out;
         c->reader_of[leaf] = i;
+        if (filter_only && c->filter_src) c->filter_src[leaf] = src;
     }
     rc = PQ_OK;
 out:
@@ -418,13 +424,17 @@ out:
     return rc;
 }
 
+static bool is_sparse(int32_t kept, int32_t window)
+{
+    return kept <= SPARSE_KEPT_ROWS || kept <= window / SPARSE_ONE_IN;
+}
+
 /* Opens the projected columns the first time a window keeps a row: a row
  * group whose filter keeps nothing never fetches them. */
 static int open_projection(unit_ctx *c, int64_t at, int32_t kept, int32_t window, pq_error *err)
 {
     if (c->projection_open) return PQ_OK;
-    bool sparse = kept <= SPARSE_KEPT_ROWS || kept <= window / SPARSE_ONE_IN;
-    PQ_TRY(fetch_and_open(c, c->plan, false, sparse, err));
+    PQ_TRY(fetch_and_open(c, c->plan, false, is_sparse(kept, window), err));
     c->projection_open = true;
     for (int32_t i = 0; i < c->rg.n_cols; i++) {
         if (c->is_filter[c->rg.leaf_of[i]]) continue;
@@ -614,6 +624,83 @@ static int filter_window(unit_ctx *c, int32_t n, int32_t *out_rows, pq_error *er
     return PQ_OK;
 }
 
+/* Whether the pre-pass can run: flat filter columns that the predicate reads
+ * directly (no row-level nullness of nested columns). */
+static bool prepass_possible(const unit_ctx *c)
+{
+    const file_state *fs = c->fs;
+    if (!c->filter_src) return false;
+    for (int32_t k = 0; k < fs->n_filter; k++)
+        if (c->ft->schema.leaves[fs->filter_leaves[k]].max_rep > 0) return false;
+    for (int col = 0; col < c->s->q->n_cols; col++)
+        if (fs->col_filter_leaf[col] >= 0 && fs->col_filter_leaf[col] != fs->col_leaf[col]) return false;
+    return true;
+}
+
+/* The last row of [from, end) the filter keeps (-1: none), found before the
+ * projection is opened: fresh readers decode the filter columns again from
+ * the bytes already fetched, while the scan's own readers, selection and
+ * batches stay as they are.  With it the projection's pages are fetched and
+ * decoded only as far as that row. */
+static int last_kept_row(unit_ctx *c, int64_t from, int64_t end, int64_t *last, pq_error *err)
+{
+    const file_state *fs = c->fs;
+    scan_state *s = c->s;
+    int32_t nf = fs->n_filter;
+    *last = -1;
+    pq_col_reader **saved = calloc((size_t)nf + 1, sizeof *saved);
+    pq_col_batch *saved_batch = calloc((size_t)nf + 1, sizeof *saved_batch);
+    uint8_t *saved_keep = malloc((size_t)s->batch_rows);
+    int rc = PQ_OK;
+    bool swapped = false;
+    if (!saved || !saved_batch || !saved_keep) {
+        rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        goto out;
+    }
+    swapped = true;
+    memcpy(saved_keep, c->keep, (size_t)s->batch_rows);
+    for (int32_t k = 0; k < nf; k++) {
+        int32_t leaf = fs->filter_leaves[k];
+        saved[k] = c->rg.cols[c->reader_of[leaf]];
+        saved_batch[k] = c->filter_batch[leaf];
+        c->rg.cols[c->reader_of[leaf]] = NULL;
+    }
+    for (int32_t k = 0; k < nf && rc == PQ_OK; k++) {
+        int32_t leaf = fs->filter_leaves[k];
+        pq_col_reader **slot = &c->rg.cols[c->reader_of[leaf]];
+        rc = pq_col_reader_open(&c->filter_src[leaf], slot, err);
+        if (rc == PQ_OK) rc = pq_col_skip(*slot, from, err);
+    }
+    uint64_t filtered = 0;
+    for (int64_t at = from; rc == PQ_OK && at < end;) {
+        int32_t n = end - at < s->batch_rows ? (int32_t)(end - at) : s->batch_rows;
+        int32_t kept;
+        rc = filter_window(c, n, &kept, err);
+        if (rc == PQ_OK) filtered += (uint64_t)n;
+        for (int32_t i = n - 1; rc == PQ_OK && kept > 0 && i >= 0; i--)
+            if (c->keep[i]) {
+                *last = at + i;
+                break;
+            }
+        at += n;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->stats.rows_filtered -= filtered; /* counted by the main pass */
+    pthread_mutex_unlock(&s->mu);
+out:
+    for (int32_t k = 0; swapped && k < nf; k++) {
+        int32_t leaf = fs->filter_leaves[k];
+        pq_col_reader_free(c->rg.cols[c->reader_of[leaf]]);
+        c->rg.cols[c->reader_of[leaf]] = saved[k];
+        c->filter_batch[leaf] = saved_batch[k];
+    }
+    if (swapped) memcpy(c->keep, saved_keep, (size_t)s->batch_rows);
+    free(saved);
+    free(saved_batch);
+    free(saved_keep);
+    return rc;
+}
+
 /* Decodes and renders rows [begin, end) of the row group. */
 static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
 {
@@ -630,6 +717,22 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
         int32_t out_rows = n;
         if (filter) {
             PQ_TRY(filter_window(c, n, &out_rows, err));
+            /* A handful of rows (a point lookup): worth decoding the filter
+             * columns twice to bound the projection. */
+            if (out_rows > 0 && out_rows <= SPARSE_KEPT_ROWS && !c->projection_open && prepass_possible(c)) {
+                int64_t last = -1;
+                for (int32_t i = n - 1; i >= 0; i--)
+                    if (c->keep[i]) {
+                        last = at + i;
+                        break;
+                    }
+                int64_t later;
+                pq_error ignore;
+                /* A failure here (a bad page the main pass may never reach,
+                 * under a limit) only leaves the projection unbounded. */
+                if (last_kept_row(c, at + n, c->rg.num_rows, &later, &ignore) == PQ_OK)
+                    c->rows_cap = (later > last ? later : last) + 1;
+            }
             if (out_rows > 0) PQ_TRY(open_projection(c, at, out_rows, n, err));
         }
         for (int32_t i = 0; i < fs->n_read; i++) {
@@ -764,6 +867,7 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     c.projection_open = local.pred == NULL;
     c.in = &in;
     c.arena = &arena;
+    c.filter_src = pq_arena_alloc(&arena, sizeof *c.filter_src * nl);
     if (fetch_and_open(&c, &plan, local.pred != NULL, false, err) != PQ_OK) goto out;
 
     if (plan.decision == PQ_RG_SELECT) {

@@ -513,6 +513,18 @@ groups.limit = async () => {
     expect(!prefixFetch || c.storageBytes * 3 < full.c.storageBytes,
       `limit: ${name} --limit 10: storage ${c.storageBytes} bytes, the full scan ${full.c.storageBytes}`, cmdline(small.args));
   }
+  // A point lookup decodes the filter column first and, before it opens the
+  // projection, the rest of the row group's filter: no row past the last
+  // kept one is fetched or decoded (one page per chunk in DuckDB's files).
+  {
+    const f = gen('limit_zstd.parquet');
+    const cols = (await columnsOf(f)).map((c) => c.name);
+    const early = await agree(f, "s = 'name-75450xxx'", cols, 'limit: point lookup at row 36000');
+    const late = await agree(f, "s = 'name-72307'", cols, 'limit: point lookup at row 119990');
+    if (early && late)
+      expect(early.c.rowsOut === 1 && late.c.rowsOut === 1 && early.c.storageBytes < 0.8 * late.c.storageBytes,
+        `limit: a lookup at row 36000 of 120000 read ${early.c.storageBytes} bytes, at row 119990 ${late.c.storageBytes}`, early.cmd);
+  }
   log(`limit: ${names.length} files, first rows equal the full output's; on DuckDB's zstd, gzip, lz4_raw files a small limit reads under a third of the bytes`);
 };
 
