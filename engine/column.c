@@ -374,94 +374,41 @@ static int load_dictionary(pq_col_reader *r, const pq_page_header *h, const uint
     return PQ_OK;
 }
 
-static uint32_t le32(const uint8_t *p)
+/* Sets up the first `need` entries of a decoded page prefix p[0..len): their
+ * definition levels, then the values decoder.  false when the prefix is too
+ * short for them (or anything else is off).  The decoders touch only the
+ * bytes they need and check each against the end, so a scratch decoder that
+ * skips the values proves they are there: a later read of them cannot run
+ * off the prefix. */
+static bool prefix_holds(pq_col_reader *r, const pq_data_page_header *dp, const uint8_t *p, size_t len, int32_t need)
 {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* Bytes from p that the first nv values of encoding enc occupy (for an
- * RLE/bit-packed run: through the end of the run holding the last one), or
- * SIZE_MAX when more than len bytes would be needed to tell.  false: the
- * encoding is not one whose extent can be found from its start. */
-static bool values_extent(const pq_col_reader *r, int32_t enc, const uint8_t *p, size_t len, int32_t nv,
-                          size_t *out)
-{
-    size_t w = 0;
-    if (enc == PQ_ENC_PLAIN) {
-        switch (r->type) {
-        case PQ_BOOLEAN: *out = ((size_t)nv + 7) / 8; return true;
-        case PQ_INT32: case PQ_FLOAT: w = 4; break;
-        case PQ_INT64: case PQ_DOUBLE: w = 8; break;
-        case PQ_INT96: w = 12; break;
-        case PQ_FIXED_LEN_BYTE_ARRAY: w = r->type_length > 0 ? (size_t)r->type_length : 0; break;
-        case PQ_BYTE_ARRAY: {
-            size_t pos = 0;
-            for (int32_t i = 0; i < nv; i++) {
-                if (len < 4 || pos > len - 4) {
-                    *out = SIZE_MAX;
-                    return true;
-                }
-                size_t l = le32(p + pos);
-                if (l > len - pos - 4) {
-                    *out = SIZE_MAX;
-                    return true;
-                }
-                pos += 4 + l;
-            }
-            *out = pos;
-            return true;
-        }
-        }
-        if (w == 0) return false;
-        *out = (size_t)nv * w;
-        return true;
+    pq_error ignore;
+    size_t used = 0;
+    int32_t nv = need;
+    bool all_defined = false;
+    if (r->max_def > 0) {
+        if (pq_levels_v1_read((pq_encoding)dp->def_encoding, p, len, r->max_def, r->page_def, (size_t)need, &used,
+                              &all_defined, &ignore) != PQ_OK)
+            return false;
+        if (!all_defined && check_levels(r->page_def, need, r->max_def, "definition", &nv, &ignore) != PQ_OK)
+            return false;
     }
-    if (enc != PQ_ENC_PLAIN_DICTIONARY && enc != PQ_ENC_RLE_DICTIONARY) return false;
-    if (len < 1) {
-        *out = SIZE_MAX;
-        return true;
-    }
-    int bw = p[0];
-    if (bw > 32) return false;
-    size_t pos = 1;
-    int64_t seen = 0;
-    while (seen < nv) {
-        uint64_t hdr = 0;
-        int shift = 0;
-        for (;;) {
-            if (pos >= len || shift > 35) {
-                *out = SIZE_MAX;
-                return true;
-            }
-            uint8_t b = p[pos++];
-            hdr |= (uint64_t)(b & 0x7f) << shift;
-            shift += 7;
-            if (!(b & 0x80)) break;
-        }
-        uint64_t run_bytes, run_values;
-        if (hdr & 1) {
-            run_values = (hdr >> 1) * 8;
-            run_bytes = (hdr >> 1) * (uint64_t)bw;
-        } else {
-            run_values = hdr >> 1;
-            run_bytes = ((uint64_t)bw + 7) / 8;
-        }
-        if (run_values == 0 || run_bytes > len - pos) {
-            *out = run_values == 0 ? pos : SIZE_MAX;
-            return run_values != 0;
-        }
-        pos += (size_t)run_bytes;
-        seen += (int64_t)run_values;
-    }
-    *out = pos;
+    pq_values_dec probe;
+    bool holds = pq_values_init(&probe, (pq_encoding)dp->encoding, r->type, r->type_length, p + used, len - used,
+                                (uint32_t)nv, r->has_dict ? &r->dict : NULL, &ignore) == PQ_OK &&
+                 pq_values_skip(&probe, (size_t)nv, &ignore) == PQ_OK;
+    pq_values_free(&probe);
+    if (!holds || start_values(r, dp->encoding, p + used, len - used, nv, &ignore) != PQ_OK) return false;
+    r->page_all_defined = all_defined;
     return true;
 }
 
-/* Sets up only the first `need` entries of a v1 page of a flat column whose
+/* Sets up only the first `need` of the page's entries, for a flat column whose
  * later rows the reader will never be asked for: a streaming decoder stops
- * after the bytes that hold their levels and values.  *done false: not
- * possible here (codec, encoding, or anything unexpected); the caller
- * decodes the whole page, which also reports real corruption. */
+ * after the bytes that hold their levels and values (first a proportional
+ * guess, doubled while short).  *done false: not possible here (codec,
+ * encoding, or anything unexpected); the caller decodes the whole page, which
+ * also reports real corruption. */
 static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint64_t data_off, int32_t need,
                                 bool *done, pq_error *err)
 {
@@ -470,8 +417,13 @@ static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint6
     size_t ulen = (size_t)h->uncompressed_page_size, clen = (size_t)h->compressed_page_size;
     if (r->codec != PQ_CODEC_ZSTD && r->codec != PQ_CODEC_GZIP && r->codec != PQ_CODEC_LZ4_RAW) return PQ_OK;
     if (r->max_def > 0 && dp->def_encoding != PQ_ENC_RLE) return PQ_OK;
+    /* Encodings whose first values are read from the start of the data alone
+     * (BYTE_STREAM_SPLIT's streams and the delta lengths span the page). */
+    if (dp->encoding != PQ_ENC_PLAIN && dp->encoding != PQ_ENC_PLAIN_DICTIONARY &&
+        dp->encoding != PQ_ENC_RLE_DICTIONARY)
+        return PQ_OK;
     pq_error ignore;
-    if (take_buffer(r, ulen ? ulen : 1, false, &r->cur, &ignore) != PQ_OK) return PQ_OK;
+    if (dp->num_values <= 0 || take_buffer(r, ulen ? ulen : 1, false, &r->cur, &ignore) != PQ_OK) return PQ_OK;
     /* Compressed bytes at hand: possibly only the page's start (the caller
      * fetched the chunk's start); more are read when the output needs them. */
     uint64_t have;
@@ -481,8 +433,8 @@ static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint6
         if (!(data = ensure_bytes(r, data_off, have, err))) return PQ_ERR;
     }
     if (have > clen) have = clen;
-    size_t want = 16 * 1024;
-    for (int attempt = 0; attempt < 24; attempt++) {
+    size_t want = (size_t)((double)ulen * need / dp->num_values * 1.125) + 16384;
+    for (;;) {
         if (want > ulen) want = ulen;
         size_t got;
         int rc = pq_decompress_prefix(r->codec, data, (size_t)have, r->cur.p, want, ulen, &got, &ignore);
@@ -493,41 +445,14 @@ static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint6
             continue;
         }
         if (rc != PQ_OK || got < want) return PQ_OK;
-        const uint8_t *p = r->cur.p;
-        size_t len = got, used = 0;
-        int32_t nv = need;
-        bool all_defined = false;
-        if (r->max_def > 0) {
-            if (len < 4) return PQ_OK;
-            size_t levels_len = 4 + (size_t)le32(p);
-            if (levels_len > len) {
-                if (got == ulen) return PQ_OK;
-                want = levels_len + 4096 > 2 * want ? levels_len + 4096 : 2 * want;
-                continue;
-            }
-            if (pq_levels_v1_read((pq_encoding)dp->def_encoding, p, len, r->max_def, r->page_def, (size_t)need,
-                                  &used, &all_defined, &ignore) != PQ_OK)
-                return PQ_OK;
-            if (!all_defined && check_levels(r->page_def, need, r->max_def, "definition", &nv, &ignore) != PQ_OK)
-                return PQ_OK;
-            p += used;
-            len -= used;
+        if (prefix_holds(r, dp, r->cur.p, got, need)) {
+            r->counters.bytes_decompressed += got;
+            *done = true;
+            return PQ_OK;
         }
-        size_t vbytes;
-        if (!values_extent(r, dp->encoding, p, len, nv, &vbytes)) return PQ_OK;
-        if (vbytes > len) {
-            if (got == ulen) return PQ_OK;
-            size_t more = vbytes == SIZE_MAX ? 2 * want : used + vbytes + 64;
-            want = more > 2 * want ? more : 2 * want;
-            continue;
-        }
-        r->page_all_defined = all_defined;
-        if (start_values(r, dp->encoding, p, len, nv, &ignore) != PQ_OK) return PQ_OK;
-        r->counters.bytes_decompressed += got;
-        *done = true;
-        return PQ_OK;
+        if (got == ulen) return PQ_OK;
+        want *= 2;
     }
-    return PQ_OK;
 }
 
 static int setup_page_v1(pq_col_reader *r, const pq_page_header *h, const uint8_t *data, pq_error *err)
@@ -1013,11 +938,13 @@ int pq_col_skip(pq_col_reader *r, int64_t n_rows, pq_error *err)
 int pq_col_read_selected(pq_col_reader *r, int32_t n_rows, const uint8_t *keep, pq_col_batch *out,
                          pq_error *err)
 {
-    /* Dropped rows at the end are only skipped: the check is up to the last
-     * kept row. */
-    int32_t through = n_rows;
-    while (through > 0 && !keep[through - 1]) through--;
-    PQ_TRY(check_within(r, through, err));
+    if (r->src.rows_needed > 0) {
+        /* Dropped rows at the end are only skipped: the check is up to the
+         * last kept row. */
+        int32_t through = n_rows;
+        while (through > 0 && !keep[through - 1]) through--;
+        PQ_TRY(check_within(r, through, err));
+    }
     begin_batch(r);
     memset(out, 0, sizeof *out);
     int64_t kept = 0;

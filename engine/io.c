@@ -1,7 +1,6 @@
 #include "io.h"
 
 #include <dirent.h>
-#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -116,6 +115,15 @@ void pq_file_keep_tail(pq_file *f, uint8_t *bytes, uint64_t off, size_t len)
     f->kept_tail_off = off;
     f->kept_tail_len = len;
     if (!len) free(bytes);
+}
+
+void pq_file_close(pq_file *f)
+{
+    if (!f) return;
+    free(f->kept_tail);
+    for (int i = 0; i < f->kept_cap; i++) free(f->kept[i].bytes);
+    free(f->kept);
+    f->ops->close(f);
 }
 
 /* ------------------------------------------------------------------ local file */

@@ -11,7 +11,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "status.h"
 
@@ -123,14 +122,8 @@ static inline int pq_file_size(pq_file *f, uint64_t *out, pq_error *err)
 {
     return f->ops->size(f, out, err);
 }
-static inline void pq_file_close(pq_file *f)
-{
-    if (!f) return;
-    free(f->kept_tail);
-    for (int i = 0; i < f->kept_cap; i++) free(f->kept[i].bytes);
-    free(f->kept);
-    f->ops->close(f);
-}
+/* Closes the file and frees the bytes it keeps. */
+void pq_file_close(pq_file *f);
 static inline void pq_store_destroy(pq_store *s)
 {
     if (s) s->ops->destroy(s);

@@ -624,6 +624,14 @@ static int filter_window(unit_ctx *c, int32_t n, int32_t *out_rows, pq_error *er
     return PQ_OK;
 }
 
+/* Index of the last kept row of a window, -1 when none. */
+static int32_t last_kept_in(const uint8_t *keep, int32_t n)
+{
+    int32_t i = n - 1;
+    while (i >= 0 && !keep[i]) i--;
+    return i;
+}
+
 /* Whether the pre-pass can run: flat filter columns that the predicate reads
  * directly (no row-level nullness of nested columns). */
 static bool prepass_possible(const unit_ctx *c)
@@ -677,11 +685,7 @@ static int last_kept_row(unit_ctx *c, int64_t from, int64_t end, int64_t *last, 
         int32_t kept;
         rc = filter_window(c, n, &kept, err);
         if (rc == PQ_OK) filtered += (uint64_t)n;
-        for (int32_t i = n - 1; rc == PQ_OK && kept > 0 && i >= 0; i--)
-            if (c->keep[i]) {
-                *last = at + i;
-                break;
-            }
+        if (rc == PQ_OK && kept > 0) *last = at + last_kept_in(c->keep, n);
         at += n;
     }
     pthread_mutex_lock(&s->mu);
@@ -720,12 +724,7 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
             /* A handful of rows (a point lookup): worth decoding the filter
              * columns twice to bound the projection. */
             if (out_rows > 0 && out_rows <= SPARSE_KEPT_ROWS && !c->projection_open && prepass_possible(c)) {
-                int64_t last = -1;
-                for (int32_t i = n - 1; i >= 0; i--)
-                    if (c->keep[i]) {
-                        last = at + i;
-                        break;
-                    }
+                int64_t last = at + last_kept_in(c->keep, n);
                 int64_t later;
                 pq_error ignore;
                 /* A failure here (a bad page the main pass may never reach,
