@@ -525,6 +525,18 @@ groups.limit = async () => {
       expect(early.c.rowsOut === 1 && late.c.rowsOut === 1 && early.c.storageBytes < 0.8 * late.c.storageBytes,
         `limit: a lookup at row 36000 of 120000 read ${early.c.storageBytes} bytes, at row 119990 ${late.c.storageBytes}`, early.cmd);
   }
+  // The same kind of lookup in arrow-rs's pages (larger than a 4096-row
+  // window): the dropped windows add up to whole pages skipped, so each
+  // projected column decodes only the page holding the row.
+  {
+    const f = gen('limit_rs_zstd.parquet');
+    const cols = (await columnsOf(f)).map((c) => c.name);
+    const w = "s = 'name-38123xx'";
+    const only = await cat(f, w, [], 's'), all = await agree(f, w, cols, 'limit: arrow-rs point lookup');
+    if (all)
+      expect(only.code === 0 && all.c.rowsOut === 1 && all.c.pagesRead - only.c.pagesRead <= cols.length - 1,
+        `limit: ${w} on limit_rs_zstd: the ${cols.length - 1} projected columns read ${all.c.pagesRead - only.c.pagesRead} pages for 1 row`, all.cmd);
+  }
   log(`limit: ${names.length} files, first rows equal the full output's; on DuckDB's zstd, gzip, lz4_raw files a small limit reads under a third of the bytes`);
 };
 
