@@ -521,19 +521,22 @@ int pq_decompress(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *d
 /* Prefix decoding                                                            */
 /* ------------------------------------------------------------------------ */
 
-static int prefix_zstd(codec_thread_cache *cache, const uint8_t *src, size_t src_len, uint8_t *dst,
-                       size_t want, size_t *got, pq_error *err)
+static int prefix_zstd(codec_thread_cache *cache, pq_prefix_cursor *cur, const uint8_t *src, size_t src_len,
+                       uint8_t *dst, size_t want, pq_error *err)
 {
     if (!cache->zstd_decoder) {
         cache->zstd_decoder = ZSTD_createDCtx();
         if (!cache->zstd_decoder) return fail_nomem(err, PQ_CODEC_ZSTD);
     }
     ZSTD_DCtx *d = cache->zstd_decoder;
-    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-    ZSTD_outBuffer out = {dst, want, 0};
-    ZSTD_inBuffer in = {src, src_len, 0};
+    if (!cur->started) ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    cur->started = 1;
+    ZSTD_outBuffer out = {dst, want, cur->out_pos};
+    ZSTD_inBuffer in = {src, src_len, cur->in_pos};
     /* The streaming decoder works a block (at most 128 KiB) at a time and
-     * stops once `want` bytes are out: the rest of the page is never decoded. */
+     * stops once `want` bytes are out: the rest of the page is never decoded.
+     * Input that ends inside a block is kept by the decoder until more comes. */
+    cur->more = 0;
     while (out.pos < want) {
         size_t in_before = in.pos, out_before = out.pos;
         size_t rc = ZSTD_decompressStream(d, &out, &in);
@@ -542,60 +545,85 @@ static int prefix_zstd(codec_thread_cache *cache, const uint8_t *src, size_t src
             return fail_corrupt(err, PQ_CODEC_ZSTD, ZSTD_getErrorName(rc));
         }
         if (rc == 0 && in.pos == in.size) break; /* the last frame ended */
-        if (in.pos == in_before && out.pos == out_before)
-            return fail_corrupt(err, PQ_CODEC_ZSTD, in.pos == in.size ? "stream is truncated" : "no progress");
+        if (in.pos == in_before && out.pos == out_before) {
+            if (in.pos < in.size) return fail_corrupt(err, PQ_CODEC_ZSTD, "no progress");
+            cur->more = rc; /* needs more input: about this much */
+            break;
+        }
     }
-    *got = out.pos;
+    cur->in_pos = in.pos;
+    cur->out_pos = out.pos;
     return PQ_OK;
 }
 
-static int prefix_gzip(codec_thread_cache *cache, const uint8_t *src, size_t src_len, uint8_t *dst,
-                       size_t want, size_t *got, pq_error *err)
+static int prefix_gzip(codec_thread_cache *cache, pq_prefix_cursor *cur, const uint8_t *src, size_t src_len,
+                       uint8_t *dst, size_t want, pq_error *err)
 {
-    PQ_TRY(fresh_inflater(cache, err));
+    if (!cur->started) PQ_TRY(fresh_inflater(cache, err));
+    cur->started = 1;
     z_stream *zs = &cache->inflater;
     if (src_len > UINT_MAX || want > UINT_MAX) return pq_fail(err, PQ_E_UNSUPPORTED, "page too large");
-    zs->next_in = src;
-    zs->avail_in = (uInt)src_len;
-    zs->next_out = dst;
-    zs->avail_out = (uInt)want;
+    zs->next_in = src + cur->in_pos;
+    zs->avail_in = (uInt)(src_len - cur->in_pos);
+    zs->next_out = dst + cur->out_pos;
+    zs->avail_out = (uInt)(want - cur->out_pos);
     int rc = inflate(zs, Z_SYNC_FLUSH);
     if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
         if (rc == Z_MEM_ERROR) return fail_nomem(err, PQ_CODEC_GZIP);
         return fail_corrupt(err, PQ_CODEC_GZIP, zs->msg ? zs->msg : "invalid deflate data");
     }
-    /* A member that ends early (concatenated members) leaves *got short: the
-     * caller then decodes the whole page. */
-    *got = want - zs->avail_out;
+    /* A member that ends early (concatenated members) leaves the output
+     * short: the caller then decodes the whole page. */
+    cur->in_pos = src_len - zs->avail_in;
+    cur->out_pos = want - zs->avail_out;
     return PQ_OK;
 }
 
-int pq_decompress_prefix(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *dst, size_t want,
-                         size_t dst_len, size_t *got, pq_error *err)
+int pq_decompress_prefix(pq_codec codec, pq_prefix_cursor *cur, const uint8_t *src, size_t src_len, uint8_t *dst,
+                         size_t want, size_t dst_len, size_t *got, pq_error *err)
 {
-    *got = 0;
+    pq_prefix_cursor fresh = {0, 0, 0, 0};
+    if (!cur) cur = &fresh;
+    *got = cur->out_pos;
     if (want > dst_len) want = dst_len;
     if (!src || !dst || want == 0) return pq_fail(err, PQ_E_USAGE, "pq_decompress_prefix: nothing to decode");
+    if (cur->in_pos > src_len || cur->out_pos > want)
+        return pq_fail(err, PQ_E_USAGE, "pq_decompress_prefix: the input or the output went back");
     codec_thread_cache *cache = NULL;
+    int rc;
     switch (codec) {
     case PQ_CODEC_ZSTD:
         if (!(cache = thread_cache(err))) return PQ_ERR;
-        return prefix_zstd(cache, src, src_len, dst, want, got, err);
+        rc = prefix_zstd(cache, cur, src, src_len, dst, want, err);
+        break;
     case PQ_CODEC_GZIP:
         if (!(cache = thread_cache(err))) return PQ_ERR;
-        return prefix_gzip(cache, src, src_len, dst, want, got, err);
+        rc = prefix_gzip(cache, cur, src, src_len, dst, want, err);
+        break;
     case PQ_CODEC_LZ4_RAW: {
+        /* one block, decoded from its start each time (it is fast) */
         if (src_len > INT_MAX || dst_len > INT_MAX)
             return pq_fail(err, PQ_E_UNSUPPORTED, "LZ4_RAW page of %zu bytes is too large", dst_len);
         int n = LZ4_decompress_safe_partial((const char *)src, (char *)dst, (int)src_len, (int)want,
                                             (int)dst_len);
-        if (n < 0) return fail_corrupt(err, PQ_CODEC_LZ4_RAW, "invalid LZ4 block");
-        *got = (size_t)n;
-        return PQ_OK;
+        if (n < 0) {
+            rc = fail_corrupt(err, PQ_CODEC_LZ4_RAW, "invalid LZ4 block");
+            break;
+        }
+        cur->out_pos = (size_t)n;
+        rc = PQ_OK;
+        break;
     }
     default:
         return pq_fail(err, PQ_E_UNSUPPORTED, "%s cannot decode a page's first bytes alone", pq_codec_name(codec));
     }
+    if (rc != PQ_OK) {
+        *cur = (pq_prefix_cursor){0, 0, 0, 0}; /* a later call starts over */
+        *got = 0;
+        return rc;
+    }
+    *got = cur->out_pos;
+    return PQ_OK;
 }
 
 /* ------------------------------------------------------------------------ */

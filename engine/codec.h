@@ -20,14 +20,29 @@
 int pq_decompress(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *dst,
                   size_t dst_len, pq_error *err);
 
-/* Decodes at least the first `want` bytes of a page whose whole output is
- * dst_len bytes (want <= dst_len), writing no further than dst + dst_len;
- * *got receives how many bytes at dst are valid (>= want unless the stream is
- * shorter).  For a reader that needs only a page's first rows.  ZSTD, GZIP and
- * LZ4_RAW can stop early; other codecs return PQ_E_UNSUPPORTED (decode the
- * whole page with pq_decompress). */
-int pq_decompress_prefix(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *dst, size_t want,
-                         size_t dst_len, size_t *got, pq_error *err);
+/* Where a prefix decode stopped: a later call with more of the same input
+ * (a longer src with the same first bytes) or a larger `want` goes on from
+ * there instead of decoding from the start again.  Zero it before the first
+ * call; its calls run on one thread with no other decompression on that
+ * thread in between (the codec state lives in the thread's cache). */
+typedef struct pq_prefix_cursor {
+    size_t in_pos, out_pos;
+    size_t more;               /* when the input ran out: how many more bytes the
+                                  decoder asks for (ZSTD's hint: the rest of the
+                                  current block); 0 when it cannot tell */
+    int started;
+} pq_prefix_cursor;
+
+/* Decodes the first `want` bytes of a page whose whole output is dst_len
+ * bytes (want <= dst_len), writing no further than dst + dst_len.  *got
+ * receives how many bytes at dst are valid: want, or fewer when the input
+ * ran out (give more through the cursor) or the stream is shorter.  For a
+ * reader that needs only a page's first rows.  cur may be NULL (one call).
+ * ZSTD, GZIP and LZ4_RAW can stop early (LZ4_RAW starts over on each call);
+ * other codecs return PQ_E_UNSUPPORTED (decode the whole page with
+ * pq_decompress).  An error resets the cursor. */
+int pq_decompress_prefix(pq_codec codec, pq_prefix_cursor *cur, const uint8_t *src, size_t src_len, uint8_t *dst,
+                         size_t want, size_t dst_len, size_t *got, pq_error *err);
 
 /* Upper bound of the compressed size of n bytes (for buffer sizing). */
 size_t pq_compress_bound(pq_codec codec, size_t n);

@@ -433,14 +433,20 @@ static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint6
         if (!(data = ensure_bytes(r, data_off, have, err))) return PQ_ERR;
     }
     if (have > clen) have = clen;
-    size_t want = (size_t)((double)ulen * need / dp->num_values * 1.125) + 16384;
+    size_t want = (size_t)((double)ulen * need / dp->num_values) + 8192;
+    /* More bytes or a larger want go on from where the decoder stopped. */
+    pq_prefix_cursor cursor = {0, 0, 0, 0};
     for (;;) {
         if (want > ulen) want = ulen;
         size_t got;
-        int rc = pq_decompress_prefix(r->codec, data, (size_t)have, r->cur.p, want, ulen, &got, &ignore);
+        int rc = pq_decompress_prefix(r->codec, &cursor, data, (size_t)have, r->cur.p, want, ulen, &got, &ignore);
         if ((rc != PQ_OK || got < want) && have < clen) {
-            /* the output ran into the end of the bytes at hand */
-            have = clen < 2 * have ? clen : 2 * have;
+            /* The output ran into the end of the bytes at hand: what the
+             * decoder asks for (the rest of a ZSTD block) and an eighth, or
+             * else a quarter more (the first guess is proportional, so
+             * rarely far off). */
+            uint64_t more = rc == PQ_OK && cursor.more ? cursor.more + have / 8 : have / 4 + 8192;
+            have = clen - have < more ? clen : have + more;
             if (!(data = ensure_bytes(r, data_off, have, err))) return PQ_ERR;
             continue;
         }
@@ -451,7 +457,7 @@ static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint6
             return PQ_OK;
         }
         if (got == ulen) return PQ_OK;
-        want *= 2;
+        want += want / 4 + 8192;
     }
 }
 
@@ -621,6 +627,13 @@ static int dictionary_page(pq_col_reader *r, const pq_page_header *h, uint64_t d
     return load_dictionary(r, h, data, err);
 }
 
+uint64_t pq_prefix_fetch_len(uint64_t len, int64_t needed, int64_t rows)
+{
+    if (needed <= 0 || rows <= 0 || needed > rows - rows / 4) return len;
+    uint64_t guess = (uint64_t)((double)len * (double)needed / (double)rows * 1.0625) + 8192;
+    return guess < len ? guess : len;
+}
+
 /* Pages from the offset index: the reader jumps to page locations instead of
  * walking headers, so pages outside the selection need not be fetched. */
 static int load_page_indexed(pq_col_reader *r, int64_t *skip_rows, pq_error *err)
@@ -653,9 +666,13 @@ static int load_page_indexed(pq_col_reader *r, int64_t *skip_rows, pq_error *err
         }
         pq_page_header h;
         uint64_t data_off;
-        /* Pages fetched one by one as they are needed: the whole page. */
-        if (r->src.file && !ensure_bytes(r, (uint64_t)oi->pages[k].offset, (uint64_t)oi->pages[k].compressed_page_size, err))
-            return PQ_ERR;
+        /* Pages fetched one by one as they are needed: the whole page, or
+         * its start when only its first rows will be read (flat columns:
+         * the prefix decoder reads on as far as they need). */
+        uint64_t len = (uint64_t)oi->pages[k].compressed_page_size;
+        if (r->max_rep == 0 && r->src.rows_needed > oi->pages[k].first_row_index)
+            len = pq_prefix_fetch_len(len, r->src.rows_needed - oi->pages[k].first_row_index, page_rows);
+        if (r->src.file && !ensure_bytes(r, (uint64_t)oi->pages[k].offset, len, err)) return PQ_ERR;
         PQ_TRY(read_header_at(r, (uint64_t)oi->pages[k].offset, &h, &data_off, err));
         if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2)
             return pq_fail(err, PQ_E_CORRUPT, "offset index points at a page of type %d", h.type);

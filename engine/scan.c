@@ -364,17 +364,12 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
             /* Rows wanted only from the start of the row group (a limit):
              * fetch the chunk's start; the column reader reads on as far as
              * its pages need (and decodes only their first rows). */
-            uint64_t len = ext[i].len;
-            if (rows_needed > 0 && rows_needed <= g->num_rows - g->num_rows / 4) {
-                uint64_t guess = (uint64_t)((double)ext[i].len * (double)rows_needed / (double)g->num_rows * 1.25) + 32768;
-                if (guess < len) {
-                    len = guess;
-                    reads_on[i] = true;
-                }
-            }
+            uint64_t len = pq_prefix_fetch_len(ext[i].len, rows_needed, g->num_rows);
+            reads_on[i] = len < ext[i].len;
             want[nw++] = (pq_byte_range){ext[i].start, len, NULL};
             continue;
         }
+        bool flat = ft->schema.leaves[leaf].max_rep == 0;
         partial[i] = true;
         if ((uint64_t)oi->pages[0].offset > ext[i].start)
             want[nw++] = (pq_byte_range){ext[i].start, (uint64_t)oi->pages[0].offset - ext[i].start, NULL};
@@ -383,9 +378,15 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
             int64_t b = oi->pages[pg].first_row_index;
             int64_t e = pg + 1 < oi->n_pages ? oi->pages[pg + 1].first_row_index : g->num_rows;
             while (r < plan->n_ranges && plan->ranges[r].end <= b) r++;
-            if (r < plan->n_ranges && plan->ranges[r].begin < e)
-                want[nw++] = (pq_byte_range){(uint64_t)oi->pages[pg].offset,
-                                             (uint64_t)oi->pages[pg].compressed_page_size, NULL};
+            if (r < plan->n_ranges && plan->ranges[r].begin < e) {
+                /* the page that holds the last row needed: only its start */
+                uint64_t len = (uint64_t)oi->pages[pg].compressed_page_size;
+                if (flat && rows_needed > b && rows_needed < e) {
+                    len = pq_prefix_fetch_len(len, rows_needed - b, e - b);
+                    reads_on[i] |= len < (uint64_t)oi->pages[pg].compressed_page_size;
+                }
+                want[nw++] = (pq_byte_range){(uint64_t)oi->pages[pg].offset, len, NULL};
+            }
         }
     }
     if (pq_fetch_ranges(sf->file, want, nw, sf->file->merge_gap, &c->fetched[fi], &c->n_fetched[fi],
@@ -632,6 +633,22 @@ static int32_t last_kept_in(const uint8_t *keep, int32_t n)
     return i;
 }
 
+/* Whether the kept rows of a window are one run that is not the whole
+ * window: the mark of a range over clustered or sorted data, which may end
+ * early in the row group (a scattered or dense selection is several runs or
+ * all of the window). */
+static bool one_inner_run(const uint8_t *keep, int32_t n)
+{
+    int32_t b = 0;
+    while (b < n && !keep[b]) b++;
+    int32_t e = b;
+    while (e < n && keep[e]) e++;
+    if (b == 0 && e == n) return false;
+    for (int32_t i = e; i < n; i++)
+        if (keep[i]) return false;
+    return e > b;
+}
+
 /* Whether the pre-pass can run: flat filter columns that the predicate reads
  * directly (no row-level nullness of nested columns). */
 static bool prepass_possible(const unit_ctx *c)
@@ -721,9 +738,12 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
         int32_t out_rows = n;
         if (filter) {
             PQ_TRY(filter_window(c, n, &out_rows, err));
-            /* A handful of rows (a point lookup): worth decoding the filter
-             * columns twice to bound the projection. */
-            if (out_rows > 0 && out_rows <= SPARSE_KEPT_ROWS && !c->projection_open && prepass_possible(c)) {
+            /* A handful of rows (a point lookup), or one run of rows that
+             * starts or ends inside the window (a range of clustered or
+             * sorted data): worth decoding the filter columns twice to bound
+             * the projection. */
+            if (out_rows > 0 && !c->projection_open && (out_rows <= SPARSE_KEPT_ROWS || one_inner_run(c->keep, n)) &&
+                prepass_possible(c)) {
                 int64_t last = at + last_kept_in(c->keep, n);
                 int64_t later;
                 pq_error ignore;

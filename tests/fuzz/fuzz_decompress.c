@@ -31,7 +31,7 @@ static void decompress(pq_codec codec, size_t out_len, const uint8_t *src, size_
         uint8_t *part = malloc(out_len);
         if (!part) abort();
         size_t want = 1 + (src_len * 7919 + out_len) % out_len, got = 0;
-        if (pq_decompress_prefix(codec, in, src_len, part, want, out_len, &got, &err) == PQ_OK) {
+        if (pq_decompress_prefix(codec, NULL, in, src_len, part, want, out_len, &got, &err) == PQ_OK) {
             FUZZ_CHECK(got <= out_len, "prefix decode claims %zu bytes of %zu", got, out_len);
             if (whole && got >= want)
                 FUZZ_CHECK(memcmp(part, out, want) == 0, "%s: prefix differs from the whole page",

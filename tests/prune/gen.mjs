@@ -296,6 +296,14 @@ const dictSelect = (n) => `
     const f = await arrow(`limit_rs_${name}.parquet`, select, (b) => b.setMaxRowGroupSize(120000).setCompression(codec));
     check(await rowGroups(f) === 1, `limit_rs_${name}.parquet: one row group`);
   }
+  // Without dictionaries and with 256 KiB pages (several per chunk, each far
+  // above 64 KiB): a limit fetches through the offset index only the start of
+  // the page that holds its last row.
+  for (const [name, codec] of [['zstd', pw.Compression.ZSTD], ['gzip', pw.Compression.GZIP]]) {
+    const f = await arrow(`limit_rs_plain_${name}.parquet`, select, (b) => b.setMaxRowGroupSize(120000)
+      .setCompression(codec).setDictionaryEnabled(false).setDataPageSizeLimit(256 * 1024));
+    check(await rowGroups(f) === 1, `limit_rs_plain_${name}.parquet: one row group`);
+  }
 }
 
 fs.rmSync(tmp, { recursive: true, force: true });

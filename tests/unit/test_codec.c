@@ -652,7 +652,7 @@ static void test_prefix(void)
             uint8_t *dst = malloc(n);
             size_t got = 0;
             pq_error err = {0};
-            int rc = pq_decompress_prefix(codecs[c], comp, clen, dst, wants[w], n, &got, &err);
+            int rc = pq_decompress_prefix(codecs[c], NULL, comp, clen, dst, wants[w], n, &got, &err);
             CHECK_EQ_INT(rc, PQ_OK);
             CHECK(got >= wants[w] && got <= n);
             if (rc == PQ_OK && got <= n) CHECK(memcmp(dst, data, got) == 0);
@@ -665,16 +665,49 @@ static void test_prefix(void)
             pq_error err = {0};
             size_t cut = clen / 2;
             uint8_t *half = dup_bytes(comp, cut);
-            int rc = pq_decompress_prefix(codecs[c], half, cut, dst, 1000, n, &got, &err);
+            int rc = pq_decompress_prefix(codecs[c], NULL, half, cut, dst, 1000, n, &got, &err);
             CHECK_EQ_INT(rc, PQ_OK);
             CHECK(got >= 1000);
             if (rc == PQ_OK) CHECK(memcmp(dst, data, 1000) == 0);
             /* ...but not the whole page from half of it */
-            rc = pq_decompress_prefix(codecs[c], half, cut, dst, n, n, &got, &err);
+            rc = pq_decompress_prefix(codecs[c], NULL, half, cut, dst, n, n, &got, &err);
             CHECK(rc != PQ_OK || got < n);
             free(half);
             free(dst);
         }
+        free(comp);
+    }
+    /* Resumed through a cursor: the input given a quarter more at a time
+     * and the wanted length growing, the bytes out equal the page's. */
+    for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) {
+        size_t clen;
+        uint8_t *comp = compress_exact(codecs[c], 0, data, n, &clen);
+        uint8_t *dst = malloc(n);
+        pq_prefix_cursor cur = {0, 0, 0, 0};
+        size_t have = clen / 4, want = 70000, got = 0;
+        int calls = 0;
+        for (; calls < 64; calls++) {
+            uint8_t *part = dup_bytes(comp, have); /* a new buffer each time, as a reader reads on */
+            pq_error err = {0};
+            int rc = pq_decompress_prefix(codecs[c], &cur, part, have, dst, want, n, &got, &err);
+            free(part);
+            if (codecs[c] == PQ_CODEC_LZ4_RAW && rc != PQ_OK && have < clen) {
+                have = clen; /* a cut LZ4 block may not decode at all */
+                continue;
+            }
+            CHECK_EQ_INT(rc, PQ_OK);
+            if (rc != PQ_OK) break;
+            if (got < want && have < clen) {
+                have = have + clen / 4 < clen ? have + clen / 4 : clen;
+                continue;
+            }
+            CHECK(got == want);
+            if (want == n) break;
+            want = want * 2 < n ? want * 2 : n;
+        }
+        CHECK(calls < 64 && got == n);
+        if (got == n) CHECK(memcmp(dst, data, n) == 0);
+        free(dst);
         free(comp);
     }
     /* Codecs without a streaming decoder: PQ_E_UNSUPPORTED. */
@@ -683,7 +716,7 @@ static void test_prefix(void)
         uint8_t src[16] = {0}, dst[16];
         size_t got = 1;
         pq_error err = {0};
-        CHECK_EQ_INT(pq_decompress_prefix(whole[c], src, sizeof src, dst, 4, sizeof dst, &got, &err), PQ_ERR);
+        CHECK_EQ_INT(pq_decompress_prefix(whole[c], NULL, src, sizeof src, dst, 4, sizeof dst, &got, &err), PQ_ERR);
         CHECK_EQ_INT(err.cls, PQ_E_UNSUPPORTED);
         CHECK_EQ_INT(got, 0);
     }
