@@ -694,7 +694,7 @@ static pq_expr *bind_in(binder *b, const pq_ast *a)
         if (i > 0 && ops[i]->kind != PQ_X_LITERAL)
             all_literal = false;
     }
-    target t;
+    target t = {0};
     if (unify_operands(b, ops, strlit, n, &t))
         return NULL;
     bool f32 = t.type == PQ_V_DOUBLE && t.f32; /* the list was rounded to float */

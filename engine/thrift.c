@@ -148,7 +148,7 @@ int pq_tc_read_binary(pq_tc_reader *r, pq_bytes *out)
 
 int pq_tc_read_string(pq_tc_reader *r, pq_arena *arena, const char **out)
 {
-    pq_bytes b;
+    pq_bytes b = {0};
     PQ_TRY(pq_tc_read_binary(r, &b));
     if (!arena) return pq_fail(r->err, PQ_E_USAGE, "string field decoded without an arena");
     char *s = pq_arena_strndup(arena, (const char *)b.ptr, b.len);
@@ -305,7 +305,7 @@ static int skip_struct(pq_tc_reader *r)
     PQ_TRY(pq_tc_struct_begin(r));
     int16_t last = 0;
     for (;;) {
-        pq_tc_field f;
+        pq_tc_field f = {0};
         PQ_TRY(pq_tc_next_field(r, &last, &f));
         if (f.type == PQ_TC_STOP) break;
         PQ_TRY(skip_value(r, f.type, false));
@@ -342,7 +342,7 @@ static int skip_value(pq_tc_reader *r, int type, bool as_elem)
         r->p += 16;
         return PQ_OK;
     case PQ_TC_BINARY: {
-        pq_bytes b;
+        pq_bytes b = {0};
         return pq_tc_read_binary(r, &b);
     }
     case PQ_TC_LIST:

@@ -1389,7 +1389,7 @@ static void test_random(int cases)
             }
         }
         /* the text reads back to the same expression */
-        char text[2048];
+        char text[4096];
         snprintf(text, sizeof text, "%s", text_of(e));
         if (!strstr(text, "CAST(")) {
             pq_expr *again = compile(text, &err);
