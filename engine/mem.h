@@ -19,7 +19,8 @@ typedef struct pq_arena {
 /* Maps in the pages of a large new buffer (page and chunk buffers) with one
  * system call instead of a page fault per 4 KiB, which costs microseconds
  * each in a virtual machine.  A hint: small buffers, old kernels and errors
- * are left to fault as usual. */
+ * are left to fault as usual, and a thread stops after its first 16 MiB
+ * (later buffers are mostly its freed ones, reused). */
 void pq_prefault(void *p, size_t len);
 
 void pq_arena_init(pq_arena *a, size_t block_size);
