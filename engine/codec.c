@@ -579,16 +579,9 @@ static int prefix_gzip(codec_thread_cache *cache, pq_prefix_cursor *cur, const u
     return PQ_OK;
 }
 
-int pq_decompress_prefix(pq_codec codec, pq_prefix_cursor *cur, const uint8_t *src, size_t src_len, uint8_t *dst,
-                         size_t want, size_t dst_len, size_t *got, pq_error *err)
+static int prefix_codec(pq_codec codec, pq_prefix_cursor *cur, const uint8_t *src, size_t src_len, uint8_t *dst,
+                        size_t want, size_t dst_len, pq_error *err)
 {
-    pq_prefix_cursor fresh = {0, 0, 0, 0};
-    if (!cur) cur = &fresh;
-    *got = cur->out_pos;
-    if (want > dst_len) want = dst_len;
-    if (!src || !dst || want == 0) return pq_fail(err, PQ_E_USAGE, "pq_decompress_prefix: nothing to decode");
-    if (cur->in_pos > src_len || cur->out_pos > want)
-        return pq_fail(err, PQ_E_USAGE, "pq_decompress_prefix: the input or the output went back");
     codec_thread_cache *cache = NULL;
     int rc;
     switch (codec) {
@@ -615,7 +608,25 @@ int pq_decompress_prefix(pq_codec codec, pq_prefix_cursor *cur, const uint8_t *s
         break;
     }
     default:
-        return pq_fail(err, PQ_E_UNSUPPORTED, "%s cannot decode a page's first bytes alone", pq_codec_name(codec));
+        rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s cannot decode a page's first bytes alone", pq_codec_name(codec));
+        break;
+    }
+    return rc;
+}
+
+int pq_decompress_prefix(pq_codec codec, pq_prefix_cursor *cur, const uint8_t *src, size_t src_len, uint8_t *dst,
+                         size_t want, size_t dst_len, size_t *got, pq_error *err)
+{
+    pq_prefix_cursor fresh = {0, 0, 0, 0};
+    if (!cur) cur = &fresh;
+    if (want > dst_len) want = dst_len;
+    int rc;
+    if (!src || !dst || want == 0) {
+        rc = pq_fail(err, PQ_E_USAGE, "pq_decompress_prefix: nothing to decode");
+    } else if (cur->in_pos > src_len || cur->out_pos > want) {
+        rc = pq_fail(err, PQ_E_USAGE, "pq_decompress_prefix: the input or the output went back");
+    } else {
+        rc = prefix_codec(codec, cur, src, src_len, dst, want, dst_len, err);
     }
     if (rc != PQ_OK) {
         *cur = (pq_prefix_cursor){0, 0, 0, 0}; /* a later call starts over */

@@ -39,6 +39,28 @@ static void decompress(pq_codec codec, size_t out_len, const uint8_t *src, size_
         } else {
             FUZZ_CHECK(err.msg[0] != '\0', "prefix error without a message");
         }
+        /* The same resumed through a cursor: the input given in three
+         * growing pieces (each a new buffer, as a reader reads on), then a
+         * larger want; every byte out equals the whole decode's. */
+        pq_prefix_cursor cur = {0, 0, 0, 0};
+        size_t cuts[4] = {src_len / 3, 2 * src_len / 3, src_len, src_len};
+        size_t wants[4] = {want, want, want, out_len};
+        for (int step = 0; step < 4; step++) {
+            uint8_t *piece = fuzz_copy(in, cuts[step]);
+            int rc = pq_decompress_prefix(codec, &cur, piece, cuts[step], part, wants[step], out_len, &got, &err);
+            free(piece);
+            if (rc != PQ_OK) {
+                FUZZ_CHECK(err.msg[0] != '\0', "resumed prefix error without a message");
+                FUZZ_CHECK(cur.in_pos == 0 && cur.out_pos == 0 && !cur.started, "an error left the cursor set");
+                continue; /* starts over from the next piece */
+            }
+            FUZZ_CHECK(got <= wants[step] && got == cur.out_pos && cur.in_pos <= cuts[step],
+                       "resumed prefix: %zu bytes out of %zu wanted, input at %zu of %zu", got, wants[step],
+                       cur.in_pos, cuts[step]);
+            if (whole && got > 0)
+                FUZZ_CHECK(memcmp(part, out, got) == 0, "%s: resumed prefix differs from the whole page",
+                           pq_codec_name(codec));
+        }
         free(part);
     }
     free(out);
