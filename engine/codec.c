@@ -614,6 +614,11 @@ static int prefix_codec(pq_codec codec, pq_prefix_cursor *cur, const uint8_t *sr
     return rc;
 }
 
+bool pq_codec_decodes_prefix(pq_codec codec)
+{
+    return codec == PQ_CODEC_ZSTD || codec == PQ_CODEC_GZIP || codec == PQ_CODEC_LZ4_RAW;
+}
+
 int pq_decompress_prefix(pq_codec codec, pq_prefix_cursor *cur, const uint8_t *src, size_t src_len, uint8_t *dst,
                          size_t want, size_t dst_len, size_t *got, pq_error *err)
 {

@@ -20,6 +20,11 @@
 int pq_decompress(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *dst,
                   size_t dst_len, pq_error *err);
 
+/* Whether pq_decompress_prefix can decode a page's first bytes from its first
+ * compressed bytes alone (ZSTD, GZIP, LZ4_RAW): other pages are fetched and
+ * decoded whole. */
+bool pq_codec_decodes_prefix(pq_codec codec);
+
 /* Where a prefix decode stopped: a later call with more of the same input
  * (a longer src with the same first bytes) or a larger `want` goes on from
  * there instead of decoding from the start again.  Zero it before the first

@@ -407,8 +407,8 @@ static bool prefix_holds(pq_col_reader *r, const pq_data_page_header *dp, const 
 
 /* Sets up only the first `need` of the page's entries, for a flat column whose
  * later rows the reader will never be asked for: a streaming decoder stops
- * after the bytes that hold their levels and values (first a proportional
- * guess, doubled while short).  *done false: not possible here (codec,
+ * after the bytes that hold their levels and values (a proportional guess
+ * first, grown while short: the decoder resumes, nothing is decoded twice).  *done false: not possible here (codec,
  * encoding, or anything unexpected); the caller decodes the whole page, which
  * also reports real corruption. */
 static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint64_t data_off, int32_t need,
@@ -417,7 +417,7 @@ static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint6
     *done = false;
     const pq_data_page_header *dp = &h->data;
     size_t ulen = (size_t)h->uncompressed_page_size, clen = (size_t)h->compressed_page_size;
-    if (r->codec != PQ_CODEC_ZSTD && r->codec != PQ_CODEC_GZIP && r->codec != PQ_CODEC_LZ4_RAW) return PQ_OK;
+    if (!pq_codec_decodes_prefix(r->codec)) return PQ_OK;
     if (r->max_def > 0 && dp->def_encoding != PQ_ENC_RLE) return PQ_OK;
     /* Encodings whose first values are read from the start of the data alone
      * (BYTE_STREAM_SPLIT's streams and the delta lengths span the page). */
@@ -431,7 +431,7 @@ static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint6
     uint64_t have;
     const uint8_t *data = locate_from(r, data_off, &have);
     if (!data) {
-        have = clen < 65536 ? clen : 65536;
+        have = pq_prefix_fetch_len(r->codec, clen, need, dp->num_values);
         if (!(data = ensure_bytes(r, data_off, have, err))) return PQ_ERR;
     }
     if (have > clen) have = clen;
@@ -629,9 +629,9 @@ static int dictionary_page(pq_col_reader *r, const pq_page_header *h, uint64_t d
     return load_dictionary(r, h, data, err);
 }
 
-uint64_t pq_prefix_fetch_len(uint64_t len, int64_t needed, int64_t rows)
+uint64_t pq_prefix_fetch_len(pq_codec codec, uint64_t len, int64_t needed, int64_t rows)
 {
-    if (needed <= 0 || rows <= 0 || needed > rows - rows / 4) return len;
+    if (!pq_codec_decodes_prefix(codec) || needed <= 0 || rows <= 0 || needed > rows - rows / 4) return len;
     uint64_t guess = (uint64_t)((double)len * (double)needed / (double)rows * 1.0625) + 8192;
     return guess < len ? guess : len;
 }
@@ -671,10 +671,13 @@ static int load_page_indexed(pq_col_reader *r, int64_t *skip_rows, pq_error *err
         /* Pages fetched one by one as they are needed: the whole page, or
          * its start when only its first rows will be read (flat columns:
          * the prefix decoder reads on as far as they need). */
-        uint64_t len = (uint64_t)oi->pages[k].compressed_page_size;
-        if (r->max_rep == 0 && r->src.rows_needed > oi->pages[k].first_row_index)
-            len = pq_prefix_fetch_len(len, r->src.rows_needed - oi->pages[k].first_row_index, page_rows);
-        if (r->src.file && !ensure_bytes(r, (uint64_t)oi->pages[k].offset, len, err)) return PQ_ERR;
+        if (r->src.file) {
+            uint64_t len = (uint64_t)oi->pages[k].compressed_page_size;
+            if (r->max_rep == 0 && r->src.rows_needed > oi->pages[k].first_row_index)
+                len = pq_prefix_fetch_len(r->codec, len, r->src.rows_needed - oi->pages[k].first_row_index,
+                                          page_rows);
+            if (!ensure_bytes(r, (uint64_t)oi->pages[k].offset, len, err)) return PQ_ERR;
+        }
         PQ_TRY(read_header_at(r, (uint64_t)oi->pages[k].offset, &h, &data_off, err));
         if (h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2)
             return pq_fail(err, PQ_E_CORRUPT, "offset index points at a page of type %d", h.type);

@@ -77,9 +77,10 @@ typedef struct pq_col_source {
 
 /* How many bytes from the start of a page (or chunk) of `len` compressed
  * bytes and `rows` rows to fetch first when only its first `needed` rows will
- * be read: `len` when that is most of it, else a proportional share and some
- * slack (the reader reads on if it falls short). */
-uint64_t pq_prefix_fetch_len(uint64_t len, int64_t needed, int64_t rows);
+ * be read: `len` when that is most of it or the codec cannot decode a prefix
+ * (fetching the start would only cost a second read), else a proportional
+ * share and some slack (the reader reads on if it falls short). */
+uint64_t pq_prefix_fetch_len(pq_codec codec, uint64_t len, int64_t needed, int64_t rows);
 
 int pq_col_reader_open(const pq_col_source *src, pq_col_reader **out, pq_error *err);
 void pq_col_reader_free(pq_col_reader *r);

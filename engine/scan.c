@@ -359,12 +359,13 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
                 want[nw++] = (pq_byte_range){ext[i].start, (uint64_t)on_demand[i]->pages[0].offset - ext[i].start, NULL};
             continue;
         }
+        pq_codec codec = (pq_codec)g->columns[leaf].meta.codec;
         const pq_offset_index *oi = plan->decision == PQ_RG_SELECT ? plan->offset_index[leaf] : NULL;
         if (!oi || (uint64_t)oi->pages[0].offset < ext[i].start) {
             /* Rows wanted only from the start of the row group (a limit):
              * fetch the chunk's start; the column reader reads on as far as
              * its pages need (and decodes only their first rows). */
-            uint64_t len = pq_prefix_fetch_len(ext[i].len, rows_needed, g->num_rows);
+            uint64_t len = pq_prefix_fetch_len(codec, ext[i].len, rows_needed, g->num_rows);
             reads_on[i] = len < ext[i].len;
             want[nw++] = (pq_byte_range){ext[i].start, len, NULL};
             continue;
@@ -382,7 +383,7 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
                 /* the page that holds the last row needed: only its start */
                 uint64_t len = (uint64_t)oi->pages[pg].compressed_page_size;
                 if (flat && rows_needed > b && rows_needed < e) {
-                    len = pq_prefix_fetch_len(len, rows_needed - b, e - b);
+                    len = pq_prefix_fetch_len(codec, len, rows_needed - b, e - b);
                     reads_on[i] |= len < (uint64_t)oi->pages[pg].compressed_page_size;
                 }
                 want[nw++] = (pq_byte_range){(uint64_t)oi->pages[pg].offset, len, NULL};
