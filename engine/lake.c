@@ -1234,6 +1234,18 @@ int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t 
     return PQ_OK;
 }
 
+int pq_lake_peek(pq_lake_handle *h, uint64_t off, size_t len, const char **data, size_t *n, bool (*stop)(void *),
+                 void *stop_ctx, pq_error *err)
+{
+    if (h->res) return pq_result_peek(h->res, off, len, data, n, stop, stop_ctx, err);
+    *data = NULL;
+    *n = 0;
+    if (off >= h->text.len) return PQ_OK;
+    *n = h->text.len - off < len ? (size_t)(h->text.len - off) : len;
+    *data = h->text.data + off;
+    return PQ_OK;
+}
+
 bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size)
 {
     if (!h->res) {

@@ -65,6 +65,12 @@ int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, pq_err
  * stop(stop_ctx) says the caller gave up. */
 int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),
                  void *stop_ctx, pq_error *err);
+/* Waits for the whole range [off, off + len) or the end of the file; *n
+ * bytes are there (0: end of file).  *data points at them when they can be
+ * used in place (valid until the handle is released); NULL: copy them with
+ * pq_lake_read, which then does not wait. */
+int pq_lake_peek(pq_lake_handle *h, uint64_t off, size_t len, const char **data, size_t *n, bool (*stop)(void *),
+                 void *stop_ctx, pq_error *err);
 /* Whether the handle's size is now exact (data.csv complete). */
 bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size);
 void pq_lake_release(pq_lake_handle *h);

@@ -7,7 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+/* The cache file is mapped read-only in windows of this size, made when a
+ * reader first needs one and kept until the result is freed, so pointers
+ * into them stay valid while a reader holds a reference. */
+#define MAP_WINDOW ((uint64_t)256 << 20)
+#define MAP_WINDOWS_MAX 4096
 
 struct pq_result {
     pthread_mutex_t mu;
@@ -17,6 +24,9 @@ struct pq_result {
     pq_buf mem;
     uint64_t size;
     uint64_t read_hwm;           /* furthest byte a reader asked for */
+    uint64_t wake_at;            /* a waiting reader needs size >= this */
+    char **windows;              /* MAP_WINDOW mappings of the file, or NULL */
+    size_t n_windows;
     uint64_t ahead;
     bool done, failed, cancelled;
     pq_error err;
@@ -56,7 +66,11 @@ static int result_write(void *ctx, const char *data, size_t len, pq_error *err)
     }
     pthread_mutex_lock(&r->mu);
     r->size += len;
-    pthread_cond_broadcast(&r->cv);
+    /* Waiters re-register their target after each wake-up. */
+    if (r->size >= r->wake_at) {
+        r->wake_at = UINT64_MAX;
+        pthread_cond_broadcast(&r->cv);
+    }
     pthread_mutex_unlock(&r->mu);
     return PQ_OK;
 }
@@ -109,6 +123,7 @@ int pq_result_start(const char *dir, uint64_t ahead_window, pq_result_job job, v
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     r->refs = 1;
+    r->wake_at = UINT64_MAX;
     r->ahead = ahead_window ? ahead_window : (64u << 20);
     r->job = job;
     r->ctx = ctx;
@@ -150,6 +165,9 @@ void pq_result_unref(pq_result *r)
     pthread_mutex_unlock(&r->mu);
     if (!last) return;
     if (r->thread_started) pthread_join(r->thread, NULL);
+    for (size_t i = 0; i < r->n_windows; i++)
+        if (r->windows[i]) munmap(r->windows[i], MAP_WINDOW);
+    free(r->windows);
     if (r->fd >= 0) close(r->fd);
     pq_buf_free(&r->mem);
     pthread_mutex_destroy(&r->mu);
@@ -157,20 +175,19 @@ void pq_result_unref(pq_result *r)
     free(r);
 }
 
-int pq_result_read(pq_result *r, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),
-                   void *stop_ctx, pq_error *err)
+/* Under mu: waits until size >= need (or the job ends), announcing the
+ * reader's position to the producer.  Returns PQ_ERR when stop() says the
+ * caller gave up, or when nothing is left at off because the job failed. */
+static int wait_for_bytes(pq_result *r, uint64_t off, uint64_t need, bool (*stop)(void *), void *stop_ctx,
+                          pq_error *err)
 {
-    *n = 0;
-    pthread_mutex_lock(&r->mu);
-    if (off + len > r->read_hwm) {
-        r->read_hwm = off + len;
+    if (need > r->read_hwm) {
+        r->read_hwm = need;
         pthread_cond_broadcast(&r->cv);
     }
-    while (r->size <= off && !r->done) {
-        if (stop && stop(stop_ctx)) {
-            pthread_mutex_unlock(&r->mu);
-            return pq_fail(err, PQ_E_CANCELLED, "read interrupted");
-        }
+    while (r->size < need && !r->done) {
+        if (stop && stop(stop_ctx)) return pq_fail(err, PQ_E_CANCELLED, "read interrupted");
+        if (need < r->wake_at) r->wake_at = need;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 100 * 1000000;
@@ -182,8 +199,63 @@ int pq_result_read(pq_result *r, void *buf, size_t len, uint64_t off, size_t *n,
     }
     if (r->size <= off && r->failed) {
         *err = r->err;
+        return PQ_ERR;
+    }
+    return PQ_OK;
+}
+
+/* Under mu: the mapped address of [off, off + len), or NULL when the bytes
+ * are not in one window or cannot be mapped. */
+static const char *mapped_locked(pq_result *r, uint64_t off, size_t len)
+{
+    if (r->fd < 0 || len == 0) return NULL;
+    uint64_t w = off / MAP_WINDOW;
+    if ((off + len - 1) / MAP_WINDOW != w || w >= MAP_WINDOWS_MAX) return NULL;
+    if (w >= r->n_windows) {
+        size_t n = (size_t)w + 1;
+        char **grown = realloc(r->windows, n * sizeof *grown);
+        if (!grown) return NULL;
+        for (size_t i = r->n_windows; i < n; i++) grown[i] = NULL;
+        r->windows = grown;
+        r->n_windows = n;
+    }
+    if (!r->windows[w]) {
+        /* The window may reach past the end of the file: only bytes below
+         * size, which are written, are ever touched. */
+        void *m = mmap(NULL, MAP_WINDOW, PROT_READ, MAP_SHARED, r->fd, (off_t)(w * MAP_WINDOW));
+        if (m == MAP_FAILED) return NULL;
+        r->windows[w] = m;
+    }
+    return r->windows[w] + (off - w * MAP_WINDOW);
+}
+
+int pq_result_peek(pq_result *r, uint64_t off, size_t len, const char **data, size_t *n, bool (*stop)(void *),
+                   void *stop_ctx, pq_error *err)
+{
+    *data = NULL;
+    *n = 0;
+    pthread_mutex_lock(&r->mu);
+    int rc = wait_for_bytes(r, off, off + len, stop, stop_ctx, err);
+    if (rc == PQ_OK && off < r->size) {
+        *n = r->size - off < len ? (size_t)(r->size - off) : len;
+        *data = mapped_locked(r, off, *n);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+int pq_result_read(pq_result *r, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),
+                   void *stop_ctx, pq_error *err)
+{
+    *n = 0;
+    pthread_mutex_lock(&r->mu);
+    if (wait_for_bytes(r, off, off + 1, stop, stop_ctx, err) != PQ_OK) {
         pthread_mutex_unlock(&r->mu);
         return PQ_ERR;
+    }
+    if (off + len > r->read_hwm) {
+        r->read_hwm = off + len;
+        pthread_cond_broadcast(&r->cv);
     }
     if (off >= r->size) {
         pthread_mutex_unlock(&r->mu);

@@ -32,6 +32,15 @@ void pq_result_unref(pq_result *r);
 int pq_result_read(pq_result *r, void *buf, size_t len, uint64_t off, size_t *n,
                    bool (*stop)(void *), void *stop_ctx, pq_error *err);
 
+/* Waits like pq_result_read, but for the whole range [off, off + len) or
+ * the end of the result, then says how many bytes are there (*n; 0: end of
+ * file).  When they can be addressed in place (the cache file is mapped),
+ * *data points at them and stays valid while the caller holds its reference:
+ * a reader replies from the page cache without copying.  Otherwise *data is
+ * NULL and pq_result_read returns the *n bytes without waiting. */
+int pq_result_peek(pq_result *r, uint64_t off, size_t len, const char **data, size_t *n, bool (*stop)(void *),
+                   void *stop_ctx, pq_error *err);
+
 /* Stops the job (its sink fails from now on); readers see an error. */
 void pq_result_cancel(pq_result *r);
 

@@ -455,20 +455,32 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
     (void)ino;
     pqfs_fs *fs = fs_of(req);
     pq_lake_handle *h = handle_of(fi)->file;
-    char *buf = malloc(size ? size : 1);
+    pq_error err;
+    pq_error_clear(&err);
+    stop_ctx sc = {req, fs};
+    /* The whole request is answered once its bytes exist: short reads only
+     * at the end (a reader may take a short read for the end of file). */
+    const char *data;
+    size_t avail;
+    if (pq_lake_peek(h, (uint64_t)off, size, &data, &avail, read_should_stop, &sc, &err) != PQ_OK) {
+        reply_error(req, &err);
+        return;
+    }
+    if (data || avail == 0) {
+        /* In place: the kernel copies straight from the result's pages. */
+        fuse_reply_buf(req, data, avail);
+        return;
+    }
+    char *buf = malloc(avail);
     if (!buf) {
         fuse_reply_err(req, ENOMEM);
         return;
     }
     size_t got = 0;
-    pq_error err;
-    pq_error_clear(&err);
-    stop_ctx sc = {req, fs};
-    /* Fill the whole request when the bytes exist: short reads only at the end. */
     int rc = PQ_OK;
-    while (got < size) {
+    while (got < avail) {
         size_t n;
-        rc = pq_lake_read(h, buf + got, size - got, (uint64_t)off + got, &n, read_should_stop, &sc, &err);
+        rc = pq_lake_read(h, buf + got, avail - got, (uint64_t)off + got, &n, read_should_stop, &sc, &err);
         if (rc != PQ_OK || n == 0) break;
         got += n;
     }
