@@ -17,6 +17,8 @@
 //   mount      cat MNT/VIEW/data.csv > /dev/null, on a fresh mount (below)
 //   mount-hit  the same cat again right after, on the same mount: the result cache
 //   pqtool     build/pqtool cat LAKE/T [--where EXPR] > /dev/null
+//   pqtool|cat the same through a pipe into cat > /dev/null: the bytes reach
+//              another process, as they reach cat through the mount
 //   duckdb-2t  COPY (SELECT * FROM read_parquet('LAKE/T/**/*.parquet', hive_partitioning=true)
 //              [WHERE EXPR]) TO '/dev/null' (FORMAT csv, USE_TMP_FILE false), threads=2,
 //              in this process (warm instance, query only: this favours DuckDB)
@@ -313,6 +315,8 @@ try {
         },
       },
       { name: 'pqtool', wall: [], cpu: [], run: () => timed('pqtool', v.pqCmd) },
+      // The same bytes handed to another process, as the mount hands them to cat.
+      { name: 'pqtool|cat', wall: [], cpu: [], run: () => timed('pqtool|cat', ['bash', '-c', '"$@" | cat', 'pipe', ...v.pqCmd]) },
       {
         name: 'duckdb-2t', wall: [], cpu: [],
         run: async () => {
@@ -333,7 +337,7 @@ try {
       }
       console.log(`  round ${String(r + 1).padStart(2)}  ${line.join('   ')}   (mount-hit ${fmtS(hitRun.wall.at(-1))}s)`);
     }
-    const all = [contenders[0], hitRun, contenders[1], contenders[2]];
+    const all = [contenders[0], hitRun, contenders[1], contenders[2], contenders[3]];
     console.log(`  ${'contender'.padEnd(10)} ${'median s'.padStart(9)} ${'min s'.padStart(8)} ${'max s'.padStart(8)} ${'cpu s'.padStart(8)} ${'MB/s out'.padStart(9)}`);
     for (const c of all) {
       const mm = median(c.wall);
@@ -345,7 +349,7 @@ try {
     const over = med.mount / med.pqtool;
     console.log(`  ratio   mount / pqtool = ${fmtR(over)} (FUSE overhead ${((over - 1) * 100).toFixed(1)}%, goal < 10%)` +
       `   pqtool / duckdb-2t = ${fmtR(med.pqtool / med['duckdb-2t'])}   mount / duckdb-2t = ${fmtR(med.mount / med['duckdb-2t'])}` +
-      `   mount-hit / mount = ${fmtR(med['mount-hit'] / med.mount)}`);
+      `   mount-hit / mount = ${fmtR(med['mount-hit'] / med.mount)}   mount / (pqtool|cat) = ${fmtR(med.mount / med['pqtool|cat'])}`);
     results.push({ v, med });
   }
 
@@ -390,11 +394,12 @@ try {
 
   console.log('');
   console.log(`summary   load average ${load()} (1, 5, 15 min), ${os.cpus().length} cores`);
-  console.log(`view       mount s  hit s  pqtool s  duck-2t s  mount/pqtool  pqtool/duck  mount/duck`);
+  console.log(`view       mount s  hit s  pqtool s  duck-2t s  mount/pqtool  pqtool/duck  mount/duck  mount/(pqtool|cat)`);
   for (const { v, med } of results) {
     console.log(`${v.name.padEnd(9)} ${fmtS(med.mount).padStart(8)} ${fmtS(med['mount-hit']).padStart(6)} ` +
       `${fmtS(med.pqtool).padStart(9)} ${fmtS(med['duckdb-2t']).padStart(10)} ${fmtR(med.mount / med.pqtool).padStart(13)} ` +
-      `${fmtR(med.pqtool / med['duckdb-2t']).padStart(12)} ${fmtR(med.mount / med['duckdb-2t']).padStart(11)}`);
+      `${fmtR(med.pqtool / med['duckdb-2t']).padStart(12)} ${fmtR(med.mount / med['duckdb-2t']).padStart(11)} ` +
+      `${fmtR(med.mount / med['pqtool|cat']).padStart(19)}`);
   }
   console.log(`ttfb      header: mount ${fmtS(median(ttfb[0].wall))} s, pqtool ${fmtS(median(ttfb[1].wall))} s;` +
     ` first row: mount ${fmtS(median(ttfb[2].wall))} s, pqtool ${fmtS(median(ttfb[3].wall))} s`);
