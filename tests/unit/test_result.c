@@ -67,28 +67,45 @@ static int find_cache_fd(const char *dir)
     return found;
 }
 
+static pq_result *start_paced(const char *dir, paced_job *j)
+{
+    pq_result *r = NULL;
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_result_start(dir, 0, paced_run, j, NULL, &r, &err), PQ_OK);
+    return r;
+}
+
+/* pq_result_peek, which must succeed; returns *n. */
+static size_t peek_ok(pq_result *r, uint64_t off, size_t len, const char **data)
+{
+    size_t n = 0;
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_result_peek(r, off, len, data, &n, NULL, NULL, &err), PQ_OK);
+    return n;
+}
+
 static void test_peek_file(const char *dir)
 {
     paced_job j = {.piece = 1000, .pieces = 3, .pause_us = 20000};
-    pq_result *r;
-    pq_error err;
-    pq_error_clear(&err);
-    CHECK_EQ_INT(pq_result_start(dir, 0, paced_run, &j, NULL, &r, &err), PQ_OK);
+    pq_result *r = start_paced(dir, &j);
+    if (!r) return;
     const char *data;
-    size_t n;
     /* The whole range, though the first piece alone arrives 20 ms earlier. */
-    CHECK_EQ_INT(pq_result_peek(r, 0, 2500, &data, &n, NULL, NULL, &err), PQ_OK);
+    size_t n = peek_ok(r, 0, 2500, &data);
     CHECK_EQ_INT(n, 2500);
     CHECK(data != NULL);
     CHECK(data && matches(data, 0, n));
     /* A range past the end: what is there, then the end of file. */
-    CHECK_EQ_INT(pq_result_peek(r, 2500, 1000, &data, &n, NULL, NULL, &err), PQ_OK);
+    n = peek_ok(r, 2500, 1000, &data);
     CHECK_EQ_INT(n, 500);
     CHECK(data && matches(data, 2500, n));
-    CHECK_EQ_INT(pq_result_peek(r, 3000, 10, &data, &n, NULL, NULL, &err), PQ_OK);
-    CHECK_EQ_INT(n, 0);
+    CHECK_EQ_INT(peek_ok(r, 3000, 10, &data), 0);
     /* pq_result_read copies the same bytes. */
     char buf[700];
+    pq_error err;
+    pq_error_clear(&err);
     CHECK_EQ_INT(pq_result_read(r, buf, sizeof buf, 1200, &n, NULL, NULL, &err), PQ_OK);
     CHECK_EQ_INT(n, sizeof buf);
     CHECK(matches(buf, 1200, n));
@@ -98,18 +115,17 @@ static void test_peek_file(const char *dir)
 static void test_peek_memory(void)
 {
     paced_job j = {.piece = 4096, .pieces = 4, .pause_us = 1000};
-    pq_result *r;
-    pq_error err;
-    pq_error_clear(&err);
-    CHECK_EQ_INT(pq_result_start(NULL, 0, paced_run, &j, NULL, &r, &err), PQ_OK);
+    pq_result *r = start_paced(NULL, &j);
+    if (!r) return;
     const char *data;
-    size_t n;
     /* A growing buffer moves: no pointer, but the bytes are there to copy. */
-    CHECK_EQ_INT(pq_result_peek(r, 100, 10000, &data, &n, NULL, NULL, &err), PQ_OK);
+    size_t n = peek_ok(r, 100, 10000, &data);
     CHECK_EQ_INT(n, 10000);
     CHECK(data == NULL);
     char *buf = malloc(n);
     size_t got = 0;
+    pq_error err;
+    pq_error_clear(&err);
     CHECK_EQ_INT(pq_result_read(r, buf, n, 100, &got, NULL, NULL, &err), PQ_OK);
     CHECK_EQ_INT(got, 10000);
     CHECK(matches(buf, 100, got));
@@ -120,15 +136,14 @@ static void test_peek_memory(void)
 static void test_failed_job(const char *dir)
 {
     paced_job j = {.piece = 100, .pieces = 1, .fail_at_end = true};
-    pq_result *r;
-    pq_error err;
-    pq_error_clear(&err);
-    CHECK_EQ_INT(pq_result_start(dir, 0, paced_run, &j, NULL, &r, &err), PQ_OK);
+    pq_result *r = start_paced(dir, &j);
+    if (!r) return;
     const char *data;
-    size_t n;
-    CHECK_EQ_INT(pq_result_peek(r, 0, 1000, &data, &n, NULL, NULL, &err), PQ_OK);
+    size_t n = peek_ok(r, 0, 1000, &data);
     CHECK_EQ_INT(n, 100);
     CHECK(data && matches(data, 0, n));
+    pq_error err;
+    pq_error_clear(&err);
     CHECK_EQ_INT(pq_result_peek(r, 100, 1000, &data, &n, NULL, NULL, &err), PQ_ERR);
     CHECK(strstr(err.msg, "test.parquet: a broken page") != NULL);
     pq_result_unref(r);
@@ -139,10 +154,8 @@ static void test_failed_job(const char *dir)
 static void test_reserved_blocks_freed(const char *dir)
 {
     paced_job j = {.piece = 512 << 10, .pieces = 5};
-    pq_result *r;
-    pq_error err;
-    pq_error_clear(&err);
-    CHECK_EQ_INT(pq_result_start(dir, 0, paced_run, &j, NULL, &r, &err), PQ_OK);
+    pq_result *r = start_paced(dir, &j);
+    if (!r) return;
     pq_result_state st;
     do {
         usleep(1000);
