@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,6 +31,10 @@ typedef struct open_handle {
     struct open_handle *prev, *next;
     pq_lake_handle *file;        /* a file, or */
     struct dir_listing *dir;     /* a directory listing */
+    /* The kernel's reference plus one per READ being answered: a reply
+     * points into the file's bytes, and the reader it completes may close
+     * the file (RELEASE on another thread) before fuse_reply_buf returns. */
+    _Atomic int refs;
 } open_handle;
 
 struct pqfs_fs {
@@ -69,6 +74,7 @@ static open_handle *track(pqfs_fs *fs, pq_lake_handle *file, struct dir_listing 
     if (!oh) return NULL;
     oh->file = file;
     oh->dir = dir;
+    atomic_init(&oh->refs, 1);
     pthread_mutex_lock(&fs->mu);
     oh->next = fs->open;
     if (fs->open) fs->open->prev = oh;
@@ -85,6 +91,14 @@ static void untrack(pqfs_fs *fs, open_handle *oh)
     if (oh->next) oh->next->prev = oh->prev;
     pthread_mutex_unlock(&fs->mu);
     free(oh);
+}
+
+/* Drops a reference to an open file; the last one releases it. */
+static void file_handle_put(pqfs_fs *fs, open_handle *oh)
+{
+    if (atomic_fetch_sub(&oh->refs, 1) != 1) return;
+    pq_lake_release(oh->file);
+    untrack(fs, oh);
 }
 
 static open_handle *handle_of(const struct fuse_file_info *fi)
@@ -450,11 +464,9 @@ static bool read_should_stop(void *p)
     return fuse_req_interrupted(s->req) || (s->fs->se && fuse_session_exited(s->fs->se));
 }
 
-static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+/* Answers a READ once: in place when the bytes can be addressed, else copied. */
+static void read_reply(fuse_req_t req, pqfs_fs *fs, pq_lake_handle *h, size_t size, off_t off)
 {
-    (void)ino;
-    pqfs_fs *fs = fs_of(req);
-    pq_lake_handle *h = handle_of(fi)->file;
     pq_error err;
     pq_error_clear(&err);
     stop_ctx sc = {req, fs};
@@ -489,12 +501,20 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
     free(buf);
 }
 
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)ino;
+    pqfs_fs *fs = fs_of(req);
+    open_handle *oh = handle_of(fi);
+    atomic_fetch_add(&oh->refs, 1);
+    read_reply(req, fs, oh->file, size, off);
+    file_handle_put(fs, oh);
+}
+
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
-    open_handle *oh = handle_of(fi);
-    pq_lake_release(oh->file);
-    untrack(fs_of(req), oh);
+    file_handle_put(fs_of(req), handle_of(fi));
     fuse_reply_err(req, 0);
 }
 
