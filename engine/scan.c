@@ -31,6 +31,7 @@ typedef struct unit {
     int state;
     chunk *head, *tail;
     size_t buffered;
+    bool held;                 /* counted in scan_state.held */
     pq_error err;
 } unit;
 
@@ -64,6 +65,11 @@ typedef struct scan_state {
     int32_t n_units;
     int32_t next_unit;
     int32_t emit_pos;
+    /* Units past emit_pos that run or hold output not written yet: at most
+     * `window` of them.  A finished unit with nothing buffered (pruned, or
+     * no row matched) is not counted, so workers go on past a slow unit
+     * through units that produce nothing instead of waiting for it. */
+    int32_t held;
     int32_t window;
     bool cancel;
 
@@ -936,19 +942,27 @@ static void *worker_main(void *arg)
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (s->cancel || s->next_unit >= s->n_units) break;
-        if (s->next_unit >= s->emit_pos + s->window) {
+        if (s->held >= s->window) {
             pthread_cond_wait(&s->work_cv, &s->mu);
             continue;
         }
         int32_t ui = s->next_unit++;
         s->units[ui].state = UNIT_RUNNING;
+        s->units[ui].held = true;
+        s->held++;
         pthread_mutex_unlock(&s->mu);
         pq_error err;
         pq_error_clear(&err);
         int rc = process_unit(s, ui, &err);
         pthread_mutex_lock(&s->mu);
-        s->units[ui].state = rc == PQ_OK ? UNIT_DONE : UNIT_FAILED;
-        if (rc != PQ_OK) s->units[ui].err = err;
+        unit *u = &s->units[ui];
+        u->state = rc == PQ_OK ? UNIT_DONE : UNIT_FAILED;
+        if (rc != PQ_OK) u->err = err;
+        if (!u->head && u->held) {
+            u->held = false;
+            s->held--;
+            pthread_cond_broadcast(&s->work_cv);
+        }
         pthread_cond_broadcast(&s->out_cv);
     }
     pthread_mutex_unlock(&s->mu);
@@ -1115,6 +1129,10 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
             }
         }
         s.emit_pos = ui + 1;
+        if (u->held) {
+            u->held = false;
+            s.held--;
+        }
         if (rc != PQ_OK || limit_reached) s.cancel = true;
         pthread_cond_broadcast(&s.work_cv);
         pthread_mutex_unlock(&s.mu);
