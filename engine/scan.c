@@ -71,6 +71,11 @@ typedef struct scan_state {
      * through units that produce nothing instead of waiting for it. */
     int32_t held;
     int32_t window;
+    int32_t threads;           /* workers started */
+    int32_t running;           /* units being processed */
+    int32_t idle;              /* workers waiting for work */
+    struct col_task *task;     /* a window's column reads open to idle workers */
+    pthread_cond_t task_cv;    /* the task's owner: its last read finished */
     bool cancel;
 
     const pq_query *q;
@@ -283,6 +288,7 @@ typedef struct unit_ctx {
     pq_arena *arena;
     pq_col_source *filter_src; /* per leaf: how its filter reader was opened */
     int64_t rows_cap;          /* > 0: no row at or past it is kept (the pre-pass) */
+    int32_t *decode;           /* scratch: the leaves a window decodes */
 } unit_ctx;
 
 /* A projection opened for a window that kept at most one row in this many
@@ -730,6 +736,85 @@ out:
 }
 
 /* Decodes and renders rows [begin, end) of the row group. */
+/* The column reads of one window, shared with idle workers: each column
+ * decodes on its own.  A point lookup's projection is a page decompression
+ * per column, and at the tail of a scan the other workers have nothing
+ * else to do. */
+typedef struct col_task {
+    unit_ctx *c;
+    int32_t n;                 /* rows of the window */
+    bool selected;             /* the rows c->keep marks, else all n */
+    const int32_t *leaves;
+    int32_t n_leaves;
+    int32_t next;              /* next leaf to claim (under s->mu) */
+    int32_t busy;              /* reads in progress */
+    int rc;
+    pq_error err;
+} col_task;
+
+static int read_leaf(unit_ctx *c, int32_t leaf, int32_t n, bool selected, pq_error *err)
+{
+    pq_col_reader *r = c->reader_of[leaf] >= 0 ? c->rg.cols[c->reader_of[leaf]] : NULL;
+    if (selected) return pq_col_read_selected(r, n, c->keep, &c->by_leaf[leaf], err);
+    PQ_TRY(pq_col_read(r, n, &c->by_leaf[leaf], err));
+    if (c->by_leaf[leaf].n_rows != n)
+        return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
+                       c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
+    return PQ_OK;
+}
+
+/* Claims and reads the task's columns until none is left.  Called and
+ * returns with s->mu held; never touches the task after that (its owner
+ * frees it once no read is in progress and none is left to claim). */
+static void help_task(scan_state *s, col_task *t, bool helper)
+{
+    while (t->next < t->n_leaves) {
+        int32_t leaf = t->leaves[t->next++];
+        t->busy++;
+        if (helper) s->stats.reads_shared++;
+        pthread_mutex_unlock(&s->mu);
+        pq_error e;
+        pq_error_clear(&e);
+        int rc = read_leaf(t->c, leaf, t->n, t->selected, &e);
+        pthread_mutex_lock(&s->mu);
+        if (rc != PQ_OK && t->rc == PQ_OK) {
+            t->rc = rc;
+            t->err = e;
+            t->next = t->n_leaves;
+        }
+        if (--t->busy == 0 && t->next >= t->n_leaves) pthread_cond_broadcast(&s->task_cv);
+    }
+}
+
+/* Reads the window's rows of these leaves, shared with the other workers
+ * when one is idle or all units are taken (each will be idle once its own
+ * unit ends) and no other unit shares its reads now; else one by one. */
+static int read_leaves(unit_ctx *c, const int32_t *leaves, int32_t n_leaves, int32_t n, bool selected,
+                       pq_error *err)
+{
+    scan_state *s = c->s;
+    if (n_leaves >= 2) {
+        col_task t = {.c = c, .n = n, .selected = selected, .leaves = leaves, .n_leaves = n_leaves, .rc = PQ_OK};
+        pthread_mutex_lock(&s->mu);
+        bool share = !s->task && s->threads > 1 && (s->idle > 0 || s->next_unit >= s->n_units);
+        if (share) {
+            pq_error_clear(&t.err);
+            s->task = &t;
+            pthread_cond_broadcast(&s->work_cv);
+            help_task(s, &t, false);
+            while (t.busy > 0) pthread_cond_wait(&s->task_cv, &s->mu);
+            s->task = NULL;
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (share) {
+            if (t.rc != PQ_OK) *err = t.err;
+            return t.rc;
+        }
+    }
+    for (int32_t k = 0; k < n_leaves; k++) PQ_TRY(read_leaf(c, leaves[k], n, selected, err));
+    return PQ_OK;
+}
+
 static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
 {
     scan_state *s = c->s;
@@ -761,24 +846,21 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
             }
             if (out_rows > 0) PQ_TRY(open_projection(c, at, out_rows, n, err));
         }
+        int32_t n_decode = 0;
         for (int32_t i = 0; i < fs->n_read; i++) {
             int32_t leaf = fs->read_leaves[i];
             if (!c->is_proj[leaf]) continue;
             pq_col_reader *r = c->reader_of[leaf] >= 0 ? c->rg.cols[c->reader_of[leaf]] : NULL;
-            if (!filter) {
-                PQ_TRY(pq_col_read(r, n, &c->by_leaf[leaf], err));
-                if (c->by_leaf[leaf].n_rows != n)
-                    return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
-                                   c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
+            if (!filter || (out_rows > 0 && !c->is_filter[leaf])) {
+                c->decode[n_decode++] = leaf;
             } else if (out_rows == 0) {
                 if (!c->is_filter[leaf] && r) PQ_TRY(pq_col_skip(r, n, err));
-            } else if (c->is_filter[leaf]) {
+            } else {
                 PQ_TRY(compact_batch(&c->filter_batch[leaf], &c->ft->schema.leaves[leaf], c->keep, &c->cbuf[leaf],
                                      &c->by_leaf[leaf], err));
-            } else {
-                PQ_TRY(pq_col_read_selected(r, n, c->keep, &c->by_leaf[leaf], err));
             }
         }
+        PQ_TRY(read_leaves(c, c->decode, n_decode, n, filter, err));
         PQ_TRY(emit_rows(c, out_rows, false, err));
         at += n;
     }
@@ -834,8 +916,9 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     c.order = pq_arena_alloc(&arena, sizeof *c.order * (size_t)(fs->n_filter + 1));
     c.by_col = pq_arena_alloc(&arena, sizeof *c.by_col * (size_t)(q->n_cols + 1));
     c.cols = pq_arena_alloc(&arena, sizeof *c.cols * (size_t)(q->n_out + 1));
+    c.decode = pq_arena_alloc(&arena, sizeof *c.decode * nl);
     if (!c.by_leaf || !c.filter_batch || !c.is_filter || !c.is_proj || !c.reader_of || !c.cbuf || !c.rownull || !c.rownull_batch ||
-        !c.keep || !c.order || !c.by_col || !c.cols) {
+        !c.keep || !c.order || !c.by_col || !c.cols || !c.decode) {
         pq_fail(err, PQ_E_NOMEM, "out of memory");
         goto out;
     }
@@ -941,20 +1024,31 @@ static void *worker_main(void *arg)
     scan_state *s = arg;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        if (s->cancel || s->next_unit >= s->n_units) break;
-        if (s->held >= s->window) {
+        if (s->cancel) break;
+        if (s->task && s->task->next < s->task->n_leaves) {
+            help_task(s, s->task, true);
+            continue;
+        }
+        if (s->next_unit >= s->n_units && s->running == 0) break;
+        if (s->next_unit >= s->n_units || s->held >= s->window) {
+            /* idle: wait for a unit, a task to help with, or the end */
+            s->idle++;
             pthread_cond_wait(&s->work_cv, &s->mu);
+            s->idle--;
             continue;
         }
         int32_t ui = s->next_unit++;
         s->units[ui].state = UNIT_RUNNING;
         s->units[ui].held = true;
         s->held++;
+        s->running++;
         pthread_mutex_unlock(&s->mu);
         pq_error err;
         pq_error_clear(&err);
         int rc = process_unit(s, ui, &err);
         pthread_mutex_lock(&s->mu);
+        s->running--;
+        if (s->running == 0 && s->next_unit >= s->n_units) pthread_cond_broadcast(&s->work_cv);
         unit *u = &s->units[ui];
         u->state = rc == PQ_OK ? UNIT_DONE : UNIT_FAILED;
         if (rc != PQ_OK) u->err = err;
@@ -1082,9 +1176,11 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     int threads = opts->threads > 0 ? opts->threads : pq_default_threads();
     if (threads > s.n_units) threads = s.n_units;
     s.window = threads + 1;
+    s.threads = threads;
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.work_cv, NULL);
     pthread_cond_init(&s.out_cv, NULL);
+    pthread_cond_init(&s.task_cv, NULL);
     pthread_t *tids = calloc((size_t)threads, sizeof *tids);
     int started = 0;
     for (int i = 0; tids && i < threads; i++) {
@@ -1092,6 +1188,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
         started++;
     }
     if (started == 0) rc = pq_fail(err, PQ_E_NOMEM, "cannot start scan threads");
+
 
     /* Consumer: emit units strictly in order. */
     bool limit_reached = false;
@@ -1146,6 +1243,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.work_cv);
     pthread_cond_destroy(&s.out_cv);
+    pthread_cond_destroy(&s.task_cv);
     if (stats) *stats = s.stats;
     free_state(&s);
     return rc;

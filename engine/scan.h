@@ -51,6 +51,7 @@ typedef struct pq_scan_stats {
     uint64_t pages_read;
     uint64_t pages_skipped;
     uint64_t values_decoded;
+    uint64_t reads_shared;       /* window column reads done by an idle worker for another's unit */
 } pq_scan_stats;
 
 int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,

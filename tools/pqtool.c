@@ -239,6 +239,7 @@ static void print_scan_stats(const pq_scan_stats *st, const pq_io_counters *io)
                   (unsigned long long)st->row_groups_read, (unsigned long long)st->rows_filtered,
                   (unsigned long long)st->rows_out, (unsigned long long)st->pages_read,
                   (unsigned long long)st->pages_skipped, (unsigned long long)st->values_decoded);
+    pq_buf_printf(&b, "workers: %llu column reads shared\n", (unsigned long long)st->reads_shared);
     pq_buf_printf(&b, "storage: %llu bytes in %llu reads\n",
                   (unsigned long long)atomic_load(&io->read_bytes), (unsigned long long)atomic_load(&io->read_requests));
     fwrite(b.data, 1, b.len, stderr);

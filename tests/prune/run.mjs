@@ -76,6 +76,7 @@ function parseCounters(text) {
   if ((m = num(/bytes: (\d+) to read of (\d+)/))) [c.bytesToRead, c.bytesTotal] = m;
   if ((m = num(/scan: (\d+) row groups read, (\d+) rows filtered, (\d+) rows out, (\d+) pages read, (\d+) pages skipped, (\d+) values decoded/)))
     [c.rgRead, c.rowsFiltered, c.rowsOut, c.pagesRead, c.pagesSkipped, c.valuesDecoded] = m;
+  if ((m = num(/workers: (\d+) column reads shared/))) [c.readsShared] = m;
   if ((m = num(/storage: (\d+) bytes in (\d+) reads/))) [c.storageBytes, c.storageReads] = m;
   return c;
 }
@@ -561,6 +562,30 @@ groups.limit = async () => {
     if (all)
       expect(only.code === 0 && all.c.rowsOut === 1 && all.c.pagesRead - only.c.pagesRead <= cols.length - 1,
         `limit: ${w} on limit_rs_zstd: the ${cols.length - 1} projected columns read ${all.c.pagesRead - only.c.pagesRead} pages for 1 row`, all.cmd);
+  }
+  // Column reads shared between workers: two one-row-group files, each
+  // projecting nine columns of 120000 rows; a worker whose unit ends first
+  // takes over columns of the other's.  Whether it gets there in time is
+  // the scheduler's call, so the check is over 40 runs: every run gives the
+  // bytes of one thread, and some runs share.
+  {
+    const files = [gen('limit_zstd.parquet'), gen('limit_gzip.parquet')];
+    const w = 'id % 1000 = 7';
+    const run = (threads) => pqtool(['cat', ...files, '--where', w, '--stats', '--threads', String(threads)]);
+    const one = await run(1);
+    let same = 0, shared = 0, sharing = 0;
+    for (let i = 0; i < 40; i++) {
+      const two = await run(2);
+      const c = parseCounters(two.stderr);
+      if (two.code === 0 && two.stdout === one.stdout) same++;
+      shared += c.readsShared ?? 0;
+      if (c.readsShared > 0) sharing++;
+    }
+    const cmd = cmdline(['cat', ...files, '--where', w, '--stats', '--threads', '2']);
+    expect(one.code === 0 && one.stdout.split('\n').length === 2 * 120 + 2, `limit: ${w} over two files: ${one.stdout.split('\n').length - 2} rows, expected 240`, cmd);
+    expect(same === 40, `limit: ${w} with 2 threads: ${40 - same} of 40 runs differ from 1 thread`, cmd);
+    expect(shared > 0, `limit: ${w} with 2 threads: no column read shared in 40 runs`, cmd);
+    log(`limit: shared column reads in ${sharing} of 40 two-thread runs (${shared} reads), all equal to one thread's output`);
   }
   log(`limit: ${names.length} files, first rows equal the full output's; on DuckDB's zstd, gzip, lz4_raw files a small limit reads under a third of the bytes`);
 };
