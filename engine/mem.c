@@ -160,7 +160,7 @@ void pq_prefault(void *p, size_t len)
     if (!p || len < (256u << 10) || prefaulted >= PQ_PREFAULT_BUDGET)
         return;
     prefaulted += len;
-    static long page;
+    static _Thread_local long page; /* per thread: no race on the first call */
     if (!page) page = sysconf(_SC_PAGESIZE);
     if (page <= 0) return;
     uintptr_t start = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
