@@ -719,8 +719,8 @@ fi
 
 # No daemon crashed or complained of memory errors (sanitizer builds), no secret logged.
 for log in "$WORK"/pqfs*.log; do
-    if grep -qiE 'AddressSanitizer|LeakSanitizer|runtime error|Segmentation|secret_access' "$log"; then
-        fail "$(basename "$log"):"; grep -iE -A12 'AddressSanitizer|LeakSanitizer|runtime error|Segmentation|secret_access' "$log" | head -40 | sed 's/^/    /'
+    if grep -qiE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error|Segmentation|secret_access' "$log"; then
+        fail "$(basename "$log"):"; grep -iE -A12 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error|Segmentation|secret_access' "$log" | head -40 | sed 's/^/    /'
     fi
 done
 

@@ -254,9 +254,9 @@ PY
     grep -q 'unmounted' "$WORK/pqfs-$mode.log" && pass "$mode: clean shutdown (log says unmounted)" ||
         fail "$mode: no 'unmounted' in the daemon log: $(tail -3 "$WORK/pqfs-$mode.log")"
     is_mounted "$MNT" && fail "$mode: $MNT still mounted" || pass "$mode: no mount left"
-    if grep -qiE 'AddressSanitizer|LeakSanitizer|runtime error|Assertion|Segmentation' "$WORK/pqfs-$mode.log"; then
+    if grep -qiE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error|Assertion|Segmentation' "$WORK/pqfs-$mode.log"; then
         fail "$mode: the daemon log shows a crash or a sanitizer report:"
-        grep -iE -A12 'AddressSanitizer|LeakSanitizer|runtime error|Assertion|Segmentation' "$WORK/pqfs-$mode.log" | head -40 | sed 's/^/    /'
+        grep -iE -A12 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error|Assertion|Segmentation' "$WORK/pqfs-$mode.log" | head -40 | sed 's/^/    /'
     fi
     return 0
 }
