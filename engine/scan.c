@@ -71,7 +71,7 @@ typedef struct scan_state {
      * through units that produce nothing instead of waiting for it. */
     int32_t held;
     int32_t window;
-    int32_t threads;           /* workers started */
+    int32_t threads;           /* workers (as many as units at most) */
     int32_t running;           /* units being processed */
     int32_t idle;              /* workers waiting for work */
     struct col_task *task;     /* a window's column reads open to idle workers */
@@ -735,7 +735,6 @@ out:
     return rc;
 }
 
-/* Decodes and renders rows [begin, end) of the row group. */
 /* The column reads of one window, shared with idle workers: each column
  * decodes on its own.  A point lookup's projection is a page decompression
  * per column, and at the tail of a scan the other workers have nothing
@@ -815,6 +814,7 @@ static int read_leaves(unit_ctx *c, const int32_t *leaves, int32_t n_leaves, int
     return PQ_OK;
 }
 
+/* Decodes and renders rows [begin, end) of the row group. */
 static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
 {
     scan_state *s = c->s;
@@ -1188,7 +1188,6 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
         started++;
     }
     if (started == 0) rc = pq_fail(err, PQ_E_NOMEM, "cannot start scan threads");
-
 
     /* Consumer: emit units strictly in order. */
     bool limit_reached = false;
