@@ -1287,6 +1287,7 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
         total.pages_read += st.pages_read;
         total.pages_skipped += st.pages_skipped;
         total.values_decoded += st.values_decoded;
+        total.reads_shared += st.reads_shared;
         at += m;
         if (left >= 0) {
             left -= (int64_t)st.rows_out;
