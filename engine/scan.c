@@ -1252,6 +1252,74 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
  * (the first rows come after one footer), then, under a limit, batches of 2,
  * 4, 8... files, so that a limit the first files satisfy never reads the
  * others; without a limit, all the rest at once. */
+/* Footers of a batch of files, read by several threads: each read is a
+ * round trip to storage (and a remote one for HTTP and S3), and the files
+ * do not depend on one another.  opts->open_file must be thread-safe for
+ * distinct indexes. */
+typedef struct open_batch {
+    const pq_scan_opts *opts;
+    pq_scan_file *files;       /* the batch's first file, index `at` */
+    int at;
+    int end;
+    int next;                  /* next index to open, from 0 (under mu) */
+    int *rc;                   /* per index */
+    pq_error *errs;            /* per index */
+    pthread_mutex_t mu;
+} open_batch;
+
+static void *open_batch_run(void *arg)
+{
+    open_batch *b = arg;
+    for (;;) {
+        pthread_mutex_lock(&b->mu);
+        int f = b->next < b->end ? b->next++ : -1;
+        pthread_mutex_unlock(&b->mu);
+        if (f < 0) return NULL;
+        if (!b->files[f].footer)
+            b->rc[f] = b->opts->open_file(b->opts->open_ctx, b->at + f, &b->files[f], &b->errs[f]);
+    }
+}
+
+/* Opens files [at, at + m) that have no footer yet; on failure, the error
+ * of the first failing file (as if they were opened in order). */
+static int open_files_parallel(const pq_scan_opts *opts, pq_scan_file *files, int at, int m, pq_error *err)
+{
+    int threads = opts->threads > 0 ? opts->threads : pq_default_threads();
+    if (threads > m) threads = m;
+    int *rc = calloc((size_t)m, sizeof *rc);
+    pq_error *errs = calloc((size_t)m, sizeof *errs);
+    pthread_t *tids = calloc((size_t)(threads > 1 ? threads - 1 : 1), sizeof *tids);
+    if (threads < 2 || !rc || !errs || !tids) {
+        free(rc);
+        free(errs);
+        free(tids);
+        for (int f = at; f < at + m; f++)
+            if (!files[f].footer) PQ_TRY(opts->open_file(opts->open_ctx, f, &files[f], err));
+        return PQ_OK;
+    }
+    /* Indexes relative to `at` so that rc and errs hold m entries. */
+    open_batch b = {.opts = opts, .files = files + at, .at = at, .end = m, .rc = rc, .errs = errs};
+    pthread_mutex_init(&b.mu, NULL);
+    int started = 0;
+    for (int i = 0; i < threads - 1; i++) {
+        if (pthread_create(&tids[i], NULL, open_batch_run, &b) != 0) break;
+        started++;
+    }
+    open_batch_run(&b);
+    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&b.mu);
+    int out = PQ_OK;
+    for (int f = 0; f < m && out == PQ_OK; f++)
+        if (rc[f] != PQ_OK) {
+            *err = errs[f];
+            out = PQ_ERR;
+        }
+    free(rc);
+    free(errs);
+    free(tids);
+    return out;
+}
+
 int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
                 const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
 {
@@ -1273,8 +1341,7 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
          * rows come first) one batch, since each batch ends in a barrier
          * that idles the workers. */
         if (left < 0 && at > 0) m = n_files - at;
-        for (int f = at; f < at + m && rc == PQ_OK; f++)
-            if (!own[f].footer) rc = opts->open_file(opts->open_ctx, f, &own[f], err);
+        rc = open_files_parallel(opts, own, at, m, err);
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
         if (rc == PQ_OK) rc = scan_files(q, own + at, m, opts, sink, left, header, &st, err);
