@@ -408,9 +408,9 @@ static bool prefix_holds(pq_col_reader *r, const pq_data_page_header *dp, const 
 /* Sets up only the first `need` of the page's entries, for a flat column whose
  * later rows the reader will never be asked for: a streaming decoder stops
  * after the bytes that hold their levels and values (a proportional guess
- * first, grown while short: the decoder resumes, nothing is decoded twice).  *done false: not possible here (codec,
- * encoding, or anything unexpected); the caller decodes the whole page, which
- * also reports real corruption. */
+ * first, grown while short: the decoder resumes, nothing is decoded twice).
+ * *done false: not possible here (codec, encoding, or anything unexpected);
+ * the caller decodes the whole page, which also reports real corruption. */
 static int setup_page_v1_prefix(pq_col_reader *r, const pq_page_header *h, uint64_t data_off, int32_t need,
                                 bool *done, pq_error *err)
 {

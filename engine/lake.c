@@ -1222,18 +1222,6 @@ int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, pq_err
     return PQ_OK;
 }
 
-int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),
-                 void *stop_ctx, pq_error *err)
-{
-    *n = 0;
-    if (h->res) return pq_result_read(h->res, buf, len, off, n, stop, stop_ctx, err);
-    if (off >= h->text.len) return PQ_OK;
-    size_t take = h->text.len - off < len ? (size_t)(h->text.len - off) : len;
-    memcpy(buf, h->text.data + off, take);
-    *n = take;
-    return PQ_OK;
-}
-
 int pq_lake_peek(pq_lake_handle *h, uint64_t off, size_t len, const char **data, size_t *n, bool (*stop)(void *),
                  void *stop_ctx, pq_error *err)
 {
@@ -1243,6 +1231,16 @@ int pq_lake_peek(pq_lake_handle *h, uint64_t off, size_t len, const char **data,
     if (off >= h->text.len) return PQ_OK;
     *n = h->text.len - off < len ? (size_t)(h->text.len - off) : len;
     *data = h->text.data + off;
+    return PQ_OK;
+}
+
+int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),
+                 void *stop_ctx, pq_error *err)
+{
+    if (h->res) return pq_result_read(h->res, buf, len, off, n, stop, stop_ctx, err);
+    const char *data;
+    PQ_TRY(pq_lake_peek(h, off, len, &data, n, stop, stop_ctx, err));
+    if (*n) memcpy(buf, data, *n);
     return PQ_OK;
 }
 

@@ -198,14 +198,15 @@ void pq_result_unref(pq_result *r)
     free(r);
 }
 
-/* Under mu: waits until size >= need (or the job ends), announcing the
- * reader's position to the producer.  Returns PQ_ERR when stop() says the
- * caller gave up, or when nothing is left at off because the job failed. */
-static int wait_for_bytes(pq_result *r, uint64_t off, uint64_t need, bool (*stop)(void *), void *stop_ctx,
-                          pq_error *err)
+/* Under mu: announces that a reader reaches `reach` (the producer may run
+ * ahead of it), then waits until size >= need (or the job ends).  Returns
+ * PQ_ERR when stop() says the caller gave up, or when nothing is left at off
+ * because the job failed. */
+static int wait_for_bytes(pq_result *r, uint64_t off, uint64_t need, uint64_t reach, bool (*stop)(void *),
+                          void *stop_ctx, pq_error *err)
 {
-    if (need > r->read_hwm) {
-        r->read_hwm = need;
+    if (reach > r->read_hwm) {
+        r->read_hwm = reach;
         pthread_cond_broadcast(&r->cv);
     }
     while (r->size < need && !r->done) {
@@ -258,7 +259,7 @@ int pq_result_peek(pq_result *r, uint64_t off, size_t len, const char **data, si
     *data = NULL;
     *n = 0;
     pthread_mutex_lock(&r->mu);
-    int rc = wait_for_bytes(r, off, off + len, stop, stop_ctx, err);
+    int rc = wait_for_bytes(r, off, off + len, off + len, stop, stop_ctx, err);
     if (rc == PQ_OK && off < r->size) {
         *n = r->size - off < len ? (size_t)(r->size - off) : len;
         *data = mapped_locked(r, off, *n);
@@ -272,13 +273,9 @@ int pq_result_read(pq_result *r, void *buf, size_t len, uint64_t off, size_t *n,
 {
     *n = 0;
     pthread_mutex_lock(&r->mu);
-    if (wait_for_bytes(r, off, off + 1, stop, stop_ctx, err) != PQ_OK) {
+    if (wait_for_bytes(r, off, off + 1, off + len, stop, stop_ctx, err) != PQ_OK) {
         pthread_mutex_unlock(&r->mu);
         return PQ_ERR;
-    }
-    if (off + len > r->read_hwm) {
-        r->read_hwm = off + len;
-        pthread_cond_broadcast(&r->cv);
     }
     if (off >= r->size) {
         pthread_mutex_unlock(&r->mu);

@@ -106,6 +106,12 @@ int pq_default_threads(void)
     return n > 0 ? (int)n : 1;
 }
 
+/* Workers a scan (or a batch of footer reads) runs on. */
+static int scan_threads(const pq_scan_opts *opts)
+{
+    return opts->threads > 0 ? opts->threads : pq_default_threads();
+}
+
 static const char *file_name(const pq_scan_file *f)
 {
     return f->name ? f->name : f->file->name;
@@ -1173,7 +1179,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
         return rc;
     }
 
-    int threads = opts->threads > 0 ? opts->threads : pq_default_threads();
+    int threads = scan_threads(opts);
     if (threads > s.n_units) threads = s.n_units;
     s.window = threads + 1;
     s.threads = threads;
@@ -1284,7 +1290,7 @@ static void *open_batch_run(void *arg)
  * of the first failing file (as if they were opened in order). */
 static int open_files_parallel(const pq_scan_opts *opts, pq_scan_file *files, int at, int m, pq_error *err)
 {
-    int threads = opts->threads > 0 ? opts->threads : pq_default_threads();
+    int threads = scan_threads(opts);
     if (threads > m) threads = m;
     int *rc = calloc((size_t)m, sizeof *rc);
     pq_error *errs = calloc((size_t)m, sizeof *errs);

@@ -483,20 +483,15 @@ static void read_reply(fuse_req_t req, pqfs_fs *fs, pq_lake_handle *h, size_t si
         fuse_reply_buf(req, data, avail);
         return;
     }
+    /* Not addressable (the cache file could not be mapped): copy the bytes
+     * peek found, which are there, so this read does not wait. */
     char *buf = malloc(avail);
     if (!buf) {
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    size_t got = 0;
-    int rc = PQ_OK;
-    while (got < avail) {
-        size_t n;
-        rc = pq_lake_read(h, buf + got, avail - got, (uint64_t)off + got, &n, read_should_stop, &sc, &err);
-        if (rc != PQ_OK || n == 0) break;
-        got += n;
-    }
-    if (rc != PQ_OK && got == 0) reply_error(req, &err);
+    size_t got;
+    if (pq_lake_read(h, buf, avail, (uint64_t)off, &got, read_should_stop, &sc, &err) != PQ_OK) reply_error(req, &err);
     else fuse_reply_buf(req, buf, got);
     free(buf);
 }

@@ -587,6 +587,23 @@ groups.limit = async () => {
     expect(shared > 0, `limit: ${w} with 2 threads: no column read shared in 40 runs`, cmd);
     log(`limit: shared column reads in ${sharing} of 40 two-thread runs (${shared} reads), all equal to one thread's output`);
   }
+  // A table's footers are read by several threads at once; of two broken
+  // files the error names the first in table order, as a read in order would.
+  {
+    const dir = path.join(WORK, 'broken-table');
+    fs.mkdirSync(dir, { recursive: true });
+    const good = fs.readFileSync(gen('dict.parquet'));
+    fs.writeFileSync(path.join(dir, 'a.parquet'), good);
+    fs.writeFileSync(path.join(dir, 'b.parquet'), good.subarray(0, 3000));
+    fs.writeFileSync(path.join(dir, 'c.parquet'), good.subarray(0, 5000));
+    let named = 0;
+    for (let i = 0; i < 10; i++) {
+      const r = await pqtool(['cat', dir, '--threads', '2']);
+      if (r.code !== 0 && r.stderr.includes('b.parquet') && !r.stderr.includes('c.parquet')) named++;
+    }
+    expect(named === 10, `limit: a table with broken b.parquet and c.parquet: ${10 - named} of 10 runs did not fail naming b.parquet alone`,
+      cmdline(['cat', dir, '--threads', '2']));
+  }
   log(`limit: ${names.length} files, first rows equal the full output's; on DuckDB's zstd, gzip, lz4_raw files a small limit reads under a third of the bytes`);
 };
 

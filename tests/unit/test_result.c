@@ -86,6 +86,22 @@ static size_t peek_ok(pq_result *r, uint64_t off, size_t len, const char **data)
     return n;
 }
 
+/* pq_result_read of len bytes at off must succeed and copy exactly the
+ * pattern's bytes there. */
+static void check_read(pq_result *r, uint64_t off, size_t len)
+{
+    char *buf = malloc(len);
+    size_t n = 0;
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK(buf != NULL);
+    if (!buf) return;
+    CHECK_EQ_INT(pq_result_read(r, buf, len, off, &n, NULL, NULL, &err), PQ_OK);
+    CHECK_EQ_INT(n, len);
+    CHECK(matches(buf, off, n));
+    free(buf);
+}
+
 static void test_peek_file(const char *dir)
 {
     paced_job j = {.piece = 1000, .pieces = 3, .pause_us = 20000};
@@ -103,12 +119,7 @@ static void test_peek_file(const char *dir)
     CHECK(data && matches(data, 2500, n));
     CHECK_EQ_INT(peek_ok(r, 3000, 10, &data), 0);
     /* pq_result_read copies the same bytes. */
-    char buf[700];
-    pq_error err;
-    pq_error_clear(&err);
-    CHECK_EQ_INT(pq_result_read(r, buf, sizeof buf, 1200, &n, NULL, NULL, &err), PQ_OK);
-    CHECK_EQ_INT(n, sizeof buf);
-    CHECK(matches(buf, 1200, n));
+    check_read(r, 1200, 700);
     pq_result_unref(r);
 }
 
@@ -122,14 +133,7 @@ static void test_peek_memory(void)
     size_t n = peek_ok(r, 100, 10000, &data);
     CHECK_EQ_INT(n, 10000);
     CHECK(data == NULL);
-    char *buf = malloc(n);
-    size_t got = 0;
-    pq_error err;
-    pq_error_clear(&err);
-    CHECK_EQ_INT(pq_result_read(r, buf, n, 100, &got, NULL, NULL, &err), PQ_OK);
-    CHECK_EQ_INT(got, 10000);
-    CHECK(matches(buf, 100, got));
-    free(buf);
+    check_read(r, 100, n);
     pq_result_unref(r);
 }
 
