@@ -64,6 +64,13 @@ int pq_levels_v1_read(pq_encoding enc, const uint8_t *p, size_t len, int max_lev
 /* Bit width needed to store max_value (0 for 0). */
 int pq_bit_width(uint32_t max_value);
 
+/* Appends v[0..n) RLE / bit-packed hybrid encoded (no length prefix): runs of
+ * 8 or more equal values as RLE runs, the rest bit-packed, the last group
+ * zero-padded.  Returns 0, or -1 when out of memory or bit_width > 32. */
+int pq_rle_encode(const uint32_t *v, size_t n, int bit_width, pq_buf *out);
+/* Upper bound of the bytes pq_rle_encode appends for n values. */
+size_t pq_rle_encode_bound(size_t n, int bit_width);
+
 /* ------------------------------------------------------------------ dictionary */
 typedef struct pq_dict {
     pq_phys type;

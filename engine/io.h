@@ -14,6 +14,12 @@
 
 #include "status.h"
 
+/* Where a producer's bytes go, in order (a scan's CSV, a written file). */
+typedef struct pq_sink {
+    int (*write)(void *ctx, const char *data, size_t len, pq_error *err);
+    void *ctx;
+} pq_sink;
+
 typedef struct pq_io_counters {
     _Atomic uint64_t read_requests;
     _Atomic uint64_t read_bytes;

@@ -427,3 +427,80 @@ int pq_levels_v1_read(pq_encoding enc, const uint8_t *p, size_t len, int max_lev
     }
     return PQ_OK;
 }
+
+/* ------------------------------------------------------------------ encoder */
+
+static void put_varint(uint8_t **p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *(*p)++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *(*p)++ = (uint8_t)v;
+}
+
+/* Whether v[i..i+8) are one value (a run worth an RLE header). */
+static inline bool run_of_8(const uint32_t *v, size_t n, size_t i)
+{
+    if (n - i < 8) return false;
+    for (size_t k = 1; k < 8; k++)
+        if (v[i + k] != v[i]) return false;
+    return true;
+}
+
+/* Appends the packed group(s) v[from..from+8*groups) (values past n are 0). */
+static void pack_groups(uint8_t **p, const uint32_t *v, size_t n, size_t from, size_t groups, int bw)
+{
+    size_t bytes = groups * (size_t)bw;
+    memset(*p, 0, bytes);
+    uint8_t *out = *p;
+    size_t bit = 0;
+    for (size_t i = from; i < from + groups * 8; i++, bit += (size_t)bw) {
+        uint64_t x = i < n ? v[i] : 0;
+        size_t byte = bit / 8, sh = bit % 8;
+        x <<= sh;
+        for (size_t k = 0; x && k < 8; k++, x >>= 8) out[byte + k] |= (uint8_t)x;
+    }
+    *p += bytes;
+}
+
+size_t pq_rle_encode_bound(size_t n, int bit_width)
+{
+    /* Each 8 values are a bit-packed group (bit_width bytes, a header byte
+     * at most) or part of an RLE run (a header and a value per 8 or more). */
+    size_t groups = n / 8 + 1;
+    size_t value_bytes = (size_t)(bit_width + 7) / 8;
+    return groups * (1 + (size_t)bit_width) + groups * (10 + value_bytes) + 16;
+}
+
+int pq_rle_encode(const uint32_t *v, size_t n, int bit_width, pq_buf *out)
+{
+    if (bit_width < 0 || bit_width > 32) return -1;
+    if (pq_buf_reserve(out, pq_rle_encode_bound(n, bit_width))) return -1;
+    uint8_t *p = (uint8_t *)out->data + out->len;
+    const size_t value_bytes = (size_t)(bit_width + 7) / 8;
+    size_t i = 0;
+    while (i < n) {
+        if (run_of_8(v, n, i)) {
+            size_t j = i + 8;
+            while (j < n && v[j] == v[i]) j++;
+            put_varint(&p, (uint64_t)(j - i) << 1);
+            uint32_t x = v[i];
+            for (size_t k = 0; k < value_bytes; k++, x >>= 8) *p++ = (uint8_t)x;
+            i = j;
+            continue;
+        }
+        /* Bit-packed groups until a run of 8 starts at a group boundary
+         * (at most 63 groups: a one-byte header). */
+        size_t from = i, groups = 0;
+        while (i < n && groups < 63 && (groups == 0 || !run_of_8(v, n, i))) {
+            i += 8;
+            groups++;
+        }
+        if (i > n) i = n;
+        put_varint(&p, (uint64_t)groups << 1 | 1);
+        pack_groups(&p, v, n, from, groups, bit_width);
+    }
+    out->len = (size_t)((char *)p - out->data);
+    return 0;
+}

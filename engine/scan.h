@@ -37,11 +37,6 @@ typedef struct pq_scan_opts {
 
 void pq_scan_opts_init(pq_scan_opts *o);
 
-typedef struct pq_sink {
-    int (*write)(void *ctx, const char *data, size_t len, pq_error *err);
-    void *ctx;
-} pq_sink;
-
 typedef struct pq_scan_stats {
     pq_plan_totals plan;         /* what the ladder pruned */
     uint64_t row_groups_read;

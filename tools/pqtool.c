@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "filewrite.h"
 #include "footer.h"
 #include "io.h"
 #include "numfmt.h"
@@ -29,6 +30,8 @@ static void die_usage(void)
             "usage: pqtool cat PATH... [--where EXPR] [--select C1,C2] [--limit N] [--threads N] [-o OUT]\n"
             "       pqtool plan PATH... [--where EXPR] [--select C1,C2]\n"
             "       pqtool meta FILE\n"
+            "       pqtool rewrite FILE -o OUT [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
+            "                                  [--no-statistics] [--batch-rows N]\n"
             "PATH is a Parquet file or a table directory (Hive partitions).\n");
     exit(2);
 }
@@ -458,6 +461,86 @@ static int cmd_meta(int argc, char **argv)
     return 0;
 }
 
+/* "zstd", "zstd:9", "snappy", "gzip", "brotli", "lz4_raw", "none". */
+static int parse_codec(const char *s, pq_write_opts *o)
+{
+    static const struct { const char *name; pq_codec codec; } names[] = {
+        {"none", PQ_CODEC_UNCOMPRESSED}, {"uncompressed", PQ_CODEC_UNCOMPRESSED}, {"snappy", PQ_CODEC_SNAPPY},
+        {"gzip", PQ_CODEC_GZIP}, {"brotli", PQ_CODEC_BROTLI}, {"zstd", PQ_CODEC_ZSTD},
+        {"lz4_raw", PQ_CODEC_LZ4_RAW},
+    };
+    const char *colon = strchr(s, ':');
+    size_t len = colon ? (size_t)(colon - s) : strlen(s);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strlen(names[i].name) != len || strncmp(names[i].name, s, len)) continue;
+        o->codec = names[i].codec;
+        o->level = 0;
+        if (colon) {
+            char *end;
+            long level = strtol(colon + 1, &end, 10);
+            if (*end || end == colon + 1 || level < -100 || level > 22) return -1;
+            o->level = (int)level;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* Re-encodes a file with pqfs's writer (the same rows, schema and row
+ * groups): a check of the writer against other readers. */
+static int cmd_rewrite(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    pq_write_opts o;
+    pq_write_opts_init(&o);
+    long batch_rows = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_val = i + 1 < argc;
+        if (!strcmp(a, "-o") && has_val) out = argv[++i];
+        else if (!strcmp(a, "--codec") && has_val) {
+            if (parse_codec(argv[++i], &o)) die_usage();
+        } else if (!strcmp(a, "--page-size") && has_val) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v <= 0) die_usage();
+            o.page_size = (size_t)v;
+        } else if (!strcmp(a, "--batch-rows") && has_val) {
+            char *end;
+            batch_rows = strtol(argv[++i], &end, 10);
+            if (*end || batch_rows <= 0 || batch_rows > 1 << 20) die_usage();
+        } else if (!strcmp(a, "--no-dictionary")) o.no_dictionary = true;
+        else if (!strcmp(a, "--no-statistics")) o.no_statistics = true;
+        else if (a[0] == '-' || in) die_usage();
+        else in = a;
+    }
+    if (!in || !out) die_usage();
+    pq_error err;
+    pq_error_clear(&err);
+    pq_file *f;
+    if (pq_file_open_local(in, NULL, &f, &err) != PQ_OK) return report(&err);
+    pq_footer *ft;
+    if (pq_footer_read(f, &ft, &err) != PQ_OK) {
+        pq_error_prefix(&err, "%s: ", in);
+        pq_file_close(f);
+        return report(&err);
+    }
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc;
+    if (fd < 0) {
+        rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
+    } else {
+        fd_sink fs = {fd, out, false};
+        pq_sink sink = {fd_write, &fs};
+        rc = pq_file_rewrite(f, ft, in, &o, (int32_t)batch_rows, &sink, &err);
+        if (close(fd) != 0 && rc == PQ_OK) rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
+        if (rc != PQ_OK) unlink(out);
+    }
+    pq_footer_free(ft);
+    pq_file_close(f);
+    return rc == PQ_OK ? 0 : report(&err);
+}
+
 int main(int argc, char **argv)
 {
     /* Page and output buffers are megabytes, freed and taken again for every
@@ -470,6 +553,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "cat")) return cmd_cat(argc - 2, argv + 2);
     if (!strcmp(argv[1], "meta")) return cmd_meta(argc - 2, argv + 2);
     if (!strcmp(argv[1], "plan")) return cmd_plan(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "rewrite")) return cmd_rewrite(argc - 2, argv + 2);
     die_usage();
     return 2;
 }

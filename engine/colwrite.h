@@ -1,0 +1,66 @@
+/* Column chunk writer: the values of one leaf column in one row group, given
+ * as column batches (levels and typed values, as the reader produces them),
+ * become a sealed column chunk: its bytes (a dictionary page, then data pages
+ * v1), its ColumnMetaData, and its page index (column index and page
+ * locations).  Chunks are independent of each other, so a row group's columns
+ * can be encoded as parallel tasks; the file writer (filewrite.h) places them.
+ *
+ * Encoding choices, made as the values arrive:
+ *   - dictionary (RLE_DICTIONARY data pages, a PLAIN dictionary page) until
+ *     the dictionary passes dict_limit bytes; the pages after that are PLAIN.
+ *     Booleans are always PLAIN.
+ *   - levels: RLE / bit-packed hybrid with the v1 length prefix.
+ *   - a page ends at a row boundary once its encoded bytes reach page_size.
+ *   - statistics per page and per chunk (min/max in the type's sort order,
+ *     null count) where the type has an order this writer knows: signed and
+ *     unsigned integers, floats (NaN left out), booleans, and byte arrays
+ *     compared as unsigned bytes (decimals, INT96, FLOAT16 and intervals get
+ *     a null count only).  Byte-array bounds longer than 64 bytes are
+ *     truncated: the min to a prefix, the max to a prefix incremented, marked
+ *     inexact; the column index is left out when a page has no bounds. */
+#ifndef PQ_COLWRITE_H
+#define PQ_COLWRITE_H
+
+#include "column.h"
+#include "meta.h"
+#include "schema.h"
+
+typedef struct pq_write_opts {
+    pq_codec codec;
+    int level;                 /* codec level; 0: the codec's default */
+    size_t page_size;          /* encoded bytes per data page; 0: 1 MiB */
+    size_t dict_limit;         /* dictionary bytes before PLAIN takes over; 0: 1 MiB */
+    bool no_dictionary;
+    bool no_statistics;        /* neither page nor chunk statistics, no column index */
+} pq_write_opts;
+
+void pq_write_opts_init(pq_write_opts *o);
+
+/* A sealed chunk.  Offsets (meta.data_page_offset, dictionary_page_offset,
+ * page_locations[].offset) are relative to the chunk's first byte: the file
+ * writer adds where the chunk lands. */
+typedef struct pq_chunk_out {
+    pq_buf bytes;
+    pq_column_meta meta;
+    int64_t num_rows;
+    pq_buf column_index;       /* thrift ColumnIndex; len 0: none */
+    pq_page_location *pages;   /* the offset index */
+    int32_t n_pages;
+    pq_arena arena;            /* meta's arrays and bounds, pages */
+} pq_chunk_out;
+
+void pq_chunk_out_free(pq_chunk_out *c);
+
+typedef struct pq_colwriter pq_colwriter;
+
+/* A writer for `leaf` (its node must stay valid until finish). */
+int pq_colwriter_new(const pq_leaf *leaf, const pq_write_opts *opts, pq_colwriter **out, pq_error *err);
+/* Appends a batch of whole rows; its values are copied or encoded before
+ * this returns. */
+int pq_colwriter_add(pq_colwriter *w, const pq_col_batch *b, pq_error *err);
+/* Seals the chunk into *out (initialised here) and frees nothing: the writer
+ * is freed with pq_colwriter_free. */
+int pq_colwriter_finish(pq_colwriter *w, pq_chunk_out *out, pq_error *err);
+void pq_colwriter_free(pq_colwriter *w);
+
+#endif

@@ -1,0 +1,229 @@
+#include "filewrite.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rowgroup.h"
+
+#define CREATED_BY "pqfs version 0.1"
+
+struct pq_filewriter {
+    pq_sink sink;
+    uint64_t off;
+    const pq_schema_element *schema;
+    int32_t n_schema, n_leaves;
+    pq_chunk_out *chunks;      /* n_rgs * n_leaves, bytes already written */
+    pq_row_group *rgs;
+    int32_t n_rgs, alloc;
+    int64_t rows;
+    pq_buf scratch;
+    bool finished;
+};
+
+static int put(pq_filewriter *w, const void *p, size_t n, pq_error *err)
+{
+    if (n == 0) return PQ_OK;
+    PQ_TRY(w->sink.write(w->sink.ctx, p, n, err));
+    w->off += n;
+    return PQ_OK;
+}
+
+int pq_filewriter_new(const pq_sink *sink, const pq_schema_element *schema, int32_t n_schema, int32_t n_leaves,
+                      pq_filewriter **out, pq_error *err)
+{
+    *out = NULL;
+    if (n_schema < 1 || n_leaves < 1) return pq_fail(err, PQ_E_USAGE, "a file needs at least one column");
+    pq_filewriter *w = calloc(1, sizeof *w);
+    if (!w) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    w->sink = *sink;
+    w->schema = schema;
+    w->n_schema = n_schema;
+    w->n_leaves = n_leaves;
+    if (put(w, "PAR1", 4, err) != PQ_OK) {
+        free(w);
+        return PQ_ERR;
+    }
+    *out = w;
+    return PQ_OK;
+}
+
+uint64_t pq_filewriter_offset(const pq_filewriter *w)
+{
+    return w->off;
+}
+
+void pq_filewriter_free(pq_filewriter *w)
+{
+    if (!w) return;
+    for (int64_t i = 0; i < (int64_t)w->n_rgs * w->n_leaves; i++) pq_chunk_out_free(&w->chunks[i]);
+    for (int32_t g = 0; g < w->n_rgs; g++) free(w->rgs[g].columns);
+    free(w->chunks);
+    free(w->rgs);
+    pq_buf_free(&w->scratch);
+    free(w);
+}
+
+int pq_filewriter_add_row_group(pq_filewriter *w, pq_chunk_out *chunks, pq_error *err)
+{
+    if (w->finished) return pq_fail(err, PQ_E_USAGE, "the file is finished");
+    for (int32_t c = 1; c < w->n_leaves; c++)
+        if (chunks[c].num_rows != chunks[0].num_rows)
+            return pq_fail(err, PQ_E_USAGE, "column %d has %lld rows, column 0 %lld", c,
+                           (long long)chunks[c].num_rows, (long long)chunks[0].num_rows);
+    if (w->n_rgs == INT16_MAX) return pq_fail(err, PQ_E_USAGE, "too many row groups");
+    if (w->n_rgs == w->alloc) {
+        int32_t a = w->alloc ? w->alloc * 2 : 8;
+        pq_row_group *rgs = realloc(w->rgs, (size_t)a * sizeof *rgs);
+        if (!rgs) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        w->rgs = rgs;
+        pq_chunk_out *ch = realloc(w->chunks, (size_t)a * (size_t)w->n_leaves * sizeof *ch);
+        if (!ch) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        w->chunks = ch;
+        w->alloc = a;
+    }
+    pq_row_group *rg = &w->rgs[w->n_rgs];
+    memset(rg, 0, sizeof *rg);
+    rg->columns = calloc((size_t)w->n_leaves, sizeof *rg->columns);
+    if (!rg->columns) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    rg->n_columns = w->n_leaves;
+    rg->num_rows = chunks[0].num_rows;
+    rg->n_sorting = -1;
+    rg->has_file_offset = rg->has_total_compressed_size = rg->has_ordinal = true;
+    rg->file_offset = (int64_t)w->off;
+    rg->ordinal = (int16_t)w->n_rgs;
+    pq_chunk_out *kept = &w->chunks[(size_t)w->n_rgs * (size_t)w->n_leaves];
+    w->n_rgs++; /* from here on the row group is the writer's to free */
+    for (int32_t c = 0; c < w->n_leaves; c++) {
+        kept[c] = chunks[c];
+        memset(&chunks[c], 0, sizeof chunks[c]);
+    }
+    for (int32_t c = 0; c < w->n_leaves; c++) {
+        pq_chunk_out *ch = &kept[c];
+        int64_t base = (int64_t)w->off;
+        pq_column_chunk *cc = &rg->columns[c];
+        cc->file_offset = base;
+        cc->has_meta = true;
+        cc->meta = ch->meta;
+        cc->meta.data_page_offset += base;
+        if (cc->meta.has_dictionary_page_offset) cc->meta.dictionary_page_offset += base;
+        for (int32_t p = 0; p < ch->n_pages; p++) ch->pages[p].offset += base;
+        rg->total_byte_size += ch->meta.total_uncompressed_size;
+        rg->total_compressed_size += ch->meta.total_compressed_size;
+        PQ_TRY(put(w, ch->bytes.data, ch->bytes.len, err));
+        pq_buf_free(&ch->bytes);
+    }
+    w->rows += rg->num_rows;
+    return PQ_OK;
+}
+
+int pq_filewriter_finish(pq_filewriter *w, pq_error *err)
+{
+    if (w->finished) return pq_fail(err, PQ_E_USAGE, "the file is finished");
+    w->finished = true;
+    /* Column indexes, then offset indexes, all row groups together: a
+     * reader fetches a column's across row groups in few reads. */
+    for (int32_t g = 0; g < w->n_rgs; g++)
+        for (int32_t c = 0; c < w->n_leaves; c++) {
+            pq_chunk_out *ch = &w->chunks[(size_t)g * (size_t)w->n_leaves + (size_t)c];
+            if (!ch->column_index.len) continue;
+            pq_column_chunk *cc = &w->rgs[g].columns[c];
+            cc->has_column_index = true;
+            cc->column_index_offset = (int64_t)w->off;
+            cc->column_index_length = (int32_t)ch->column_index.len;
+            PQ_TRY(put(w, ch->column_index.data, ch->column_index.len, err));
+        }
+    for (int32_t g = 0; g < w->n_rgs; g++)
+        for (int32_t c = 0; c < w->n_leaves; c++) {
+            pq_chunk_out *ch = &w->chunks[(size_t)g * (size_t)w->n_leaves + (size_t)c];
+            pq_offset_index oi = {ch->n_pages, ch->pages};
+            pq_buf_clear(&w->scratch);
+            PQ_TRY(pq_encode_offset_index(&oi, &w->scratch, err));
+            pq_column_chunk *cc = &w->rgs[g].columns[c];
+            cc->has_offset_index = true;
+            cc->offset_index_offset = (int64_t)w->off;
+            cc->offset_index_length = (int32_t)w->scratch.len;
+            PQ_TRY(put(w, w->scratch.data, w->scratch.len, err));
+        }
+    int32_t *orders = calloc((size_t)(uint32_t)w->n_leaves, sizeof *orders);
+    if (!orders) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (int32_t c = 0; c < w->n_leaves; c++) orders[c] = PQ_ORDER_TYPE_DEFINED;
+    pq_file_meta m = {
+        .version = 2,
+        .schema = (pq_schema_element *)w->schema,
+        .n_schema = w->n_schema,
+        .num_rows = w->rows,
+        .row_groups = w->rgs,
+        .n_row_groups = w->n_rgs,
+        .created_by = CREATED_BY,
+        .column_orders = orders,
+        .n_column_orders = w->n_leaves,
+    };
+    pq_buf_clear(&w->scratch);
+    int rc = pq_encode_file_meta(&m, &w->scratch, err);
+    free(orders);
+    PQ_TRY(rc);
+    if (w->scratch.len > UINT32_MAX) return pq_fail(err, PQ_E_USAGE, "the footer is too large");
+    uint32_t len = (uint32_t)w->scratch.len;
+    uint8_t tail[8];
+    for (int i = 0; i < 4; i++) tail[i] = (uint8_t)(len >> (8 * i));
+    memcpy(tail + 4, "PAR1", 4);
+    PQ_TRY(put(w, w->scratch.data, w->scratch.len, err));
+    return put(w, tail, sizeof tail, err);
+}
+
+/* One row group of f re-encoded into chunks[0..n_leaves). */
+static int rewrite_row_group(pq_file *f, const pq_footer *ft, int32_t g, const pq_write_opts *opts,
+                             int32_t batch_rows, pq_chunk_out *chunks, pq_error *err)
+{
+    const int32_t n = ft->schema.n_leaves;
+    int32_t *leaves = malloc((size_t)(uint32_t)n * sizeof *leaves);
+    if (!leaves) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (int32_t c = 0; c < n; c++) leaves[c] = c;
+    pq_rg_reader *rg = NULL;
+    int rc = pq_rg_open(f, ft, g, leaves, n, &rg, err);
+    free(leaves);
+    if (rc != PQ_OK) return rc;
+    for (int32_t c = 0; c < n && rc == PQ_OK; c++) {
+        pq_colwriter *cw = NULL;
+        rc = pq_colwriter_new(&ft->schema.leaves[c], opts, &cw, err);
+        pq_col_reader *cr = pq_rg_column(rg, c);
+        while (rc == PQ_OK && pq_col_position(cr) < rg->num_rows) {
+            pq_col_batch b;
+            rc = pq_col_read(cr, batch_rows, &b, err);
+            if (rc == PQ_OK && b.n_rows == 0)
+                rc = pq_fail(err, PQ_E_CORRUPT, "column %s ends before the row group's %lld rows",
+                             ft->schema.leaves[c].path, (long long)rg->num_rows);
+            if (rc == PQ_OK) rc = pq_colwriter_add(cw, &b, err);
+        }
+        if (rc == PQ_OK) rc = pq_colwriter_finish(cw, &chunks[c], err);
+        pq_colwriter_free(cw);
+    }
+    pq_rg_close(rg);
+    return rc;
+}
+
+int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_write_opts *opts,
+                    int32_t batch_rows, const pq_sink *sink, pq_error *err)
+{
+    const pq_file_meta *m = &ft->meta;
+    if (batch_rows <= 0) batch_rows = 8192;
+    pq_filewriter *w = NULL;
+    if (pq_filewriter_new(sink, m->schema, m->n_schema, ft->schema.n_leaves, &w, err) != PQ_OK) {
+        pq_error_prefix(err, "%s: ", name);
+        return PQ_ERR;
+    }
+    pq_chunk_out *chunks = calloc((size_t)(uint32_t)ft->schema.n_leaves, sizeof *chunks);
+    int rc = chunks ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (int32_t g = 0; rc == PQ_OK && g < m->n_row_groups; g++) {
+        if (m->row_groups[g].num_rows == 0) continue; /* nothing to write */
+        rc = rewrite_row_group(f, ft, g, opts, batch_rows, chunks, err);
+        if (rc == PQ_OK) rc = pq_filewriter_add_row_group(w, chunks, err);
+        for (int32_t c = 0; c < ft->schema.n_leaves; c++) pq_chunk_out_free(&chunks[c]);
+        if (rc != PQ_OK) pq_error_prefix(err, "row group %d: ", g);
+    }
+    if (rc == PQ_OK) rc = pq_filewriter_finish(w, err);
+    if (rc != PQ_OK) pq_error_prefix(err, "%s: ", name);
+    free(chunks);
+    pq_filewriter_free(w);
+    return rc;
+}

@@ -1,0 +1,292 @@
+/* The writer's pieces: the RLE / bit-packed encoder against the decoder, and
+ * the column chunk writer's statistics, page index and dictionary fallback. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "colwrite.h"
+#include "encoding.h"
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)rng;
+}
+
+/* Runs and noise, every bit width, lengths around the group size. */
+static void test_rle_round_trip(void)
+{
+    static uint32_t v[5000], back[5000];
+    const size_t lens[] = {0, 1, 7, 8, 9, 63, 64, 65, 1000, 5000};
+    int bad = 0;
+    for (int bw = 0; bw <= 32; bw++) {
+        uint32_t mask = bw == 32 ? UINT32_MAX : (uint32_t)((1ull << bw) - 1);
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            size_t n = lens[li];
+            for (size_t i = 0; i < n;) {
+                size_t run = next_rand() % 3 == 0 ? 1 + next_rand() % 40 : 1;
+                uint32_t x = next_rand() & mask;
+                for (size_t k = 0; k < run && i < n; k++) v[i++] = x;
+            }
+            pq_buf b;
+            pq_buf_init(&b);
+            CHECK(pq_rle_encode(v, n, bw, &b) == 0);
+            CHECK(b.len <= pq_rle_encode_bound(n, bw));
+            pq_rle_dec d;
+            pq_error err;
+            pq_error_clear(&err);
+            if (pq_rle_init(&d, (const uint8_t *)b.data, b.len, bw, &err) != PQ_OK ||
+                pq_rle_read_u32(&d, back, n, &err) != PQ_OK || (n && memcmp(v, back, n * 4) != 0))
+                bad++;
+            pq_buf_free(&b);
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    /* A long run is one RLE run: header and value, a few bytes. */
+    for (size_t i = 0; i < 5000; i++) v[i] = 3;
+    pq_buf b;
+    pq_buf_init(&b);
+    CHECK(pq_rle_encode(v, 5000, 2, &b) == 0);
+    CHECK(b.len <= 4);
+    pq_buf_free(&b);
+}
+
+/* A one-column schema: `name` of type phys (optional). */
+typedef struct one_col {
+    pq_node root, col;
+    pq_node *children[1];
+    pq_leaf leaf;
+} one_col;
+
+static void one_col_init(one_col *s, pq_phys phys)
+{
+    memset(s, 0, sizeof *s);
+    s->root.kind = PQ_NODE_STRUCT;
+    s->root.name = "schema";
+    s->children[0] = &s->col;
+    s->root.children = s->children;
+    s->root.n_children = 1;
+    s->col.kind = PQ_NODE_PRIMITIVE;
+    s->col.name = "x";
+    s->col.parent = &s->root;
+    s->col.phys = phys;
+    s->col.converted = PQ_CT_NONE;
+    s->col.nullable = true;
+    s->col.def_level = 1;
+    s->leaf.node = &s->col;
+    s->leaf.max_def = 1;
+    s->leaf.path = "x";
+    s->leaf.column_order = PQ_ORDER_TYPE_DEFINED;
+}
+
+/* Writes n entries (values where def[i] == 1) and seals the chunk. */
+static int write_chunk(one_col *s, const pq_write_opts *o, const uint16_t *def, int32_t n, const void *values,
+                       int32_t n_values, pq_chunk_out *out)
+{
+    pq_error err;
+    pq_error_clear(&err);
+    pq_colwriter *w;
+    if (pq_colwriter_new(&s->leaf, o, &w, &err) != PQ_OK) return -1;
+    pq_col_batch b = {.n_rows = n, .n_levels = n, .def = def, .n_values = n_values, .values = values};
+    int rc = pq_colwriter_add(w, &b, &err);
+    if (rc == PQ_OK) rc = pq_colwriter_finish(w, out, &err);
+    if (rc != PQ_OK) fprintf(stderr, "write_chunk: %s\n", err.msg);
+    pq_colwriter_free(w);
+    return rc == PQ_OK ? 0 : -1;
+}
+
+static int64_t i64_of(pq_bytes b)
+{
+    int64_t x = 0;
+    if (b.len == 8) memcpy(&x, b.ptr, 8);
+    return x;
+}
+
+/* INT64 with nulls, small pages: chunk and page bounds are the true extremes
+ * of exactly the values each page holds; null counts add up. */
+static void test_int64_stats_and_page_index(void)
+{
+    enum { N = 20000 };
+    static uint16_t def[N];
+    static int64_t vals[N];
+    int32_t nv = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int32_t i = 0; i < N; i++) {
+        def[i] = i % 7 != 3;
+        if (def[i]) {
+            int64_t x = (int64_t)(next_rand() % 1000000) - 500000 + i * 10; /* drifting up */
+            vals[nv++] = x;
+            if (x < lo) lo = x;
+            if (x > hi) hi = x;
+        }
+    }
+    one_col s;
+    one_col_init(&s, PQ_INT64);
+    pq_write_opts o;
+    pq_write_opts_init(&o);
+    o.page_size = 4096;
+    o.no_dictionary = true;
+    pq_chunk_out c;
+    CHECK(write_chunk(&s, &o, def, N, vals, nv, &c) == 0);
+    CHECK_EQ_INT(c.num_rows, N);
+    CHECK_EQ_INT(c.meta.num_values, N);
+    CHECK(c.meta.has_stats && c.meta.stats.has_min_value && c.meta.stats.has_max_value);
+    CHECK_EQ_INT(i64_of(c.meta.stats.min_value), lo);
+    CHECK_EQ_INT(i64_of(c.meta.stats.max_value), hi);
+    CHECK_EQ_INT(c.meta.stats.null_count, N - nv);
+    CHECK(c.n_pages > 5);
+    CHECK(c.column_index.len > 0);
+    pq_arena a;
+    pq_arena_init(&a, 4096);
+    pq_column_index ci;
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK(pq_decode_column_index((const uint8_t *)c.column_index.data, c.column_index.len, &a, &ci, &err) == PQ_OK);
+    CHECK_EQ_INT(ci.n_pages, c.n_pages);
+    int bad = 0;
+    int64_t nulls = 0;
+    int32_t v = 0;
+    for (int32_t p = 0; p < c.n_pages && ci.n_pages == c.n_pages; p++) {
+        int64_t r0 = c.pages[p].first_row_index, r1 = p + 1 < c.n_pages ? c.pages[p + 1].first_row_index : N;
+        int64_t plo = INT64_MAX, phi = INT64_MIN, pn = 0;
+        for (int64_t r = r0; r < r1; r++) {
+            if (!def[r]) {
+                pn++;
+                continue;
+            }
+            if (vals[v] < plo) plo = vals[v];
+            if (vals[v] > phi) phi = vals[v];
+            v++;
+        }
+        if (i64_of(ci.min_values[p]) != plo || i64_of(ci.max_values[p]) != phi || ci.null_counts[p] != pn) bad++;
+        nulls += pn;
+        if (p > 0 && c.pages[p].offset <= c.pages[p - 1].offset) bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(v, nv);
+    CHECK_EQ_INT(nulls, N - nv);
+    pq_arena_free(&a);
+    pq_chunk_out_free(&c);
+}
+
+static double f64_of(pq_bytes b)
+{
+    double x = 0;
+    if (b.len == 8) memcpy(&x, b.ptr, 8);
+    return x;
+}
+
+/* NaN is left out of the bounds; a zero bound is -0.0 as the min and +0.0 as
+ * the max; NaN alone gives no bounds and no column index. */
+static void test_double_bounds(void)
+{
+    one_col s;
+    one_col_init(&s, PQ_DOUBLE);
+    pq_write_opts o;
+    pq_write_opts_init(&o);
+    const uint16_t def[5] = {1, 1, 1, 1, 1};
+    const double v1[5] = {NAN, 0.0, -1.5, 2.5, -0.0};
+    pq_chunk_out c;
+    CHECK(write_chunk(&s, &o, def, 5, v1, 5, &c) == 0);
+    CHECK(f64_of(c.meta.stats.min_value) == -1.5 && f64_of(c.meta.stats.max_value) == 2.5);
+    CHECK(c.column_index.len > 0);
+    pq_chunk_out_free(&c);
+    const double v2[2] = {0.0, NAN};
+    CHECK(write_chunk(&s, &o, def, 2, v2, 2, &c) == 0);
+    CHECK(f64_of(c.meta.stats.min_value) == 0.0 && signbit(f64_of(c.meta.stats.min_value)));
+    CHECK(f64_of(c.meta.stats.max_value) == 0.0 && !signbit(f64_of(c.meta.stats.max_value)));
+    pq_chunk_out_free(&c);
+    const double v3[2] = {NAN, NAN};
+    CHECK(write_chunk(&s, &o, def, 2, v3, 2, &c) == 0);
+    CHECK(c.meta.has_stats && !c.meta.stats.has_min_value && c.meta.stats.null_count == 0);
+    CHECK_EQ_INT(c.column_index.len, 0);
+    pq_chunk_out_free(&c);
+}
+
+/* Byte-array bounds past 64 bytes: the min cut to a prefix, the max cut and
+ * incremented, both marked inexact; a max of 0xff bytes cannot be cut. */
+static void test_long_string_bounds(void)
+{
+    one_col s;
+    one_col_init(&s, PQ_BYTE_ARRAY);
+    pq_write_opts o;
+    pq_write_opts_init(&o);
+    static uint8_t a[100], b[100], ff[100];
+    memset(a, 'a', sizeof a);
+    memset(b, 'b', sizeof b);
+    memset(ff, 0xff, sizeof ff);
+    const uint16_t def[3] = {1, 0, 1};
+    pq_bytes v[2] = {{b, 100}, {a, 100}};
+    pq_chunk_out c;
+    CHECK(write_chunk(&s, &o, def, 3, v, 2, &c) == 0);
+    const pq_stats *st = &c.meta.stats;
+    CHECK(st->has_min_value && st->min_value.len == 64 && memcmp(st->min_value.ptr, a, 64) == 0);
+    CHECK(st->has_max_value && st->max_value.len == 64 && memcmp(st->max_value.ptr, b, 63) == 0 &&
+          st->max_value.ptr[63] == 'c');
+    CHECK(st->has_min_exact && !st->min_exact && st->has_max_exact && !st->max_exact);
+    CHECK_EQ_INT(st->null_count, 1);
+    pq_chunk_out_free(&c);
+    pq_bytes w[2] = {{a, 100}, {ff, 100}};
+    CHECK(write_chunk(&s, &o, def, 3, w, 2, &c) == 0);
+    CHECK(!c.meta.stats.has_max_value);
+    CHECK_EQ_INT(c.column_index.len, 0);
+    pq_chunk_out_free(&c);
+}
+
+/* A dictionary past its limit: the first pages keep it, the rest are PLAIN,
+ * and the encoding stats say so. */
+static void test_dictionary_fallback(void)
+{
+    enum { N = 50000 };
+    static int64_t vals[N];
+    static uint16_t def[N];
+    for (int32_t i = 0; i < N; i++) {
+        vals[i] = i; /* all distinct: 8 bytes of dictionary each */
+        def[i] = 1;
+    }
+    one_col s;
+    one_col_init(&s, PQ_INT64);
+    pq_write_opts o;
+    pq_write_opts_init(&o);
+    o.dict_limit = 64 * 1024;
+    o.page_size = 16 * 1024;
+    pq_error err;
+    pq_error_clear(&err);
+    pq_colwriter *w;
+    CHECK(pq_colwriter_new(&s.leaf, &o, &w, &err) == PQ_OK);
+    for (int32_t i = 0; i < N; i += 1000) {
+        pq_col_batch b = {.n_rows = 1000, .n_levels = 1000, .def = def + i, .n_values = 1000, .values = vals + i};
+        CHECK(pq_colwriter_add(w, &b, &err) == PQ_OK);
+    }
+    pq_chunk_out c;
+    CHECK(pq_colwriter_finish(w, &c, &err) == PQ_OK);
+    pq_colwriter_free(w);
+    int dict_pages = 0, dict_data = 0, plain_data = 0;
+    for (int32_t i = 0; i < c.meta.n_encoding_stats; i++) {
+        const pq_page_enc_stats *e = &c.meta.encoding_stats[i];
+        if (e->page_type == PQ_PAGE_DICTIONARY) dict_pages += e->count;
+        else if (e->encoding == PQ_ENC_RLE_DICTIONARY) dict_data += e->count;
+        else if (e->encoding == PQ_ENC_PLAIN) plain_data += e->count;
+    }
+    CHECK_EQ_INT(dict_pages, 1);
+    CHECK(dict_data > 0 && plain_data > 0);
+    CHECK(c.meta.has_dictionary_page_offset && c.meta.dictionary_page_offset == 0);
+    CHECK(c.meta.data_page_offset > 0);
+    CHECK_EQ_INT(i64_of(c.meta.stats.min_value), 0);
+    CHECK_EQ_INT(i64_of(c.meta.stats.max_value), N - 1);
+    pq_chunk_out_free(&c);
+}
+
+int main(void)
+{
+    test_rle_round_trip();
+    test_int64_stats_and_page_index();
+    test_double_bounds();
+    test_long_string_bounds();
+    test_dictionary_fallback();
+    return check_report();
+}

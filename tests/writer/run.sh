@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The writer against the parquet-testing corpus: `pqtool rewrite` re-encodes
+# every file that pqtool reads (the same schema, rows and row groups), with
+# several writer settings, and then
+#   - pqtool reads the rewrite to exactly the CSV it reads from the original;
+#   - DuckDB reads the same rows from the rewrite as from the original
+#     (tests/writer/duck_same.mjs; with the default settings and with small
+#     pages, when node and tools/js/node_modules are there).
+# A schema the writer cannot describe (an unknown logical type) must be refused
+# with one "pqtool: ..." line.
+#   tests/writer/run.sh PQTOOL WORKDIR
+set -u
+pqtool=$1 work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+shared=${PQFS_SHARED_DIR:-$root/../shared}
+data=$shared/testdata/parquet-testing/data
+[ -d "$data" ] || { echo "skipped: no corpus at $data"; exit 77; }
+duck=1
+if ! command -v node >/dev/null || [ ! -d "$root/tools/js/node_modules/@duckdb" ]; then
+    duck=0
+    echo "note: node or tools/js/node_modules missing: DuckDB comparisons skipped"
+fi
+rm -rf "$work"
+mkdir -p "$work"
+
+# name|pqtool rewrite options|compare with DuckDB
+variants=(
+    "default||1"
+    "small-pages|--codec snappy --page-size 2048 --batch-rows 100|1"
+    "plain|--codec none --no-dictionary --page-size 700|0"
+    "gzip-nostats|--codec gzip:9 --no-statistics|0"
+)
+
+pass=0 fail=0 refused=0
+failed() { echo "FAIL: $*"; fail=$((fail + 1)); }
+for f in "$data"/*.parquet; do
+    name=$(basename "$f" .parquet)
+    # Only files pqtool reads: the others are the corpus tests' business.
+    "$pqtool" cat "$f" -o "$work/$name.orig.csv" 2>/dev/null || continue
+    for v in "${variants[@]}"; do
+        IFS='|' read -r vname opts with_duck <<<"$v"
+        out=$work/$name.$vname.parquet
+        # shellcheck disable=SC2086
+        if ! "$pqtool" rewrite "$f" -o "$out" $opts 2>"$work/err"; then
+            if [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q '^pqtool: .*cannot be encoded' "$work/err"; then
+                refused=$((refused + 1))
+            else
+                failed "$name ($vname): rewrite failed: $(head -c 300 "$work/err")"
+            fi
+            continue
+        fi
+        [ -e "$out" ] || { failed "$name ($vname): no output"; continue; }
+        if ! "$pqtool" cat "$out" -o "$work/$name.$vname.csv" 2>"$work/err"; then
+            failed "$name ($vname): pqtool cannot read the rewrite: $(head -c 300 "$work/err")"
+            continue
+        fi
+        if ! cmp -s "$work/$name.orig.csv" "$work/$name.$vname.csv"; then
+            failed "$name ($vname): pqtool reads other rows from the rewrite"
+            diff "$work/$name.orig.csv" "$work/$name.$vname.csv" | head -5
+            continue
+        fi
+        if [ "$duck" = 1 ] && [ "$with_duck" = 1 ]; then
+            if ! r=$(node "$here/duck_same.mjs" "$f" "$out" 2>&1); then
+                failed "$name ($vname): DuckDB: $(echo "$r" | tail -1)"
+                continue
+            fi
+        fi
+        pass=$((pass + 1))
+        rm -f "$work/$name.$vname.csv"
+    done
+done
+echo "writer: $pass rewrites agree, $refused refused (schema not encodable), $fail failed"
+[ "$pass" -gt 100 ] || { echo "FAIL: too few files rewritten ($pass)"; exit 1; }
+[ "$fail" -eq 0 ]
