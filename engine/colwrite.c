@@ -535,11 +535,15 @@ static int add_slice(pq_colwriter *w, const pq_col_batch *b, int32_t l0, int32_t
         for (int32_t i = 0; i < nl; i++) r[i] = b->rep ? b->rep[l0 + i] : 0;
         w->rep.len += (size_t)nl * 4;
     }
+    w->page_levels += nl;
+    w->page_rows += rows;
+    if (nv == 0) return PQ_OK; /* nulls only: a batch's values may be NULL */
+    w->page_values += nv;
     const pq_phys phys = w->leaf->node->phys;
     const bool byte_array = phys == PQ_BYTE_ARRAY;
     const size_t vsize = pq_value_size(phys);
     const uint8_t *vals = (const uint8_t *)b->values + (size_t)v0 * vsize;
-    if (w->ord != ORD_NONE && nv > 0 && bounds_add(&w->page_bounds, w->ord, vals, nv)) return nomem(err);
+    if (w->ord != ORD_NONE && bounds_add(&w->page_bounds, w->ord, vals, nv)) return nomem(err);
     if (w->use_dict) {
         if (pq_buf_reserve(&w->idx, (size_t)nv * 4)) return nomem(err);
         uint32_t *ix = (uint32_t *)(w->idx.data + w->idx.len);
@@ -569,9 +573,6 @@ static int add_slice(pq_colwriter *w, const pq_col_batch *b, int32_t l0, int32_t
     } else if (pq_buf_append(&w->plain, vals, (size_t)nv * vsize)) {
         return nomem(err);
     }
-    w->page_levels += nl;
-    w->page_values += nv;
-    w->page_rows += rows;
     return PQ_OK;
 }
 
