@@ -13,6 +13,8 @@
 /* Levels taken per step: a page ends at the first row boundary after it
  * reaches page_size, so this is how far past page_size it may run. */
 #define SLICE_LEVELS 1024
+/* Values of the first page after which a dictionary must already pay off. */
+#define DICT_PROBE_VALUES 16384
 /* Byte-array bounds longer than this are truncated (pq_write_opts docs). */
 #define MAX_BOUND_LEN 64
 
@@ -207,27 +209,44 @@ static void dict_free(dict *d)
     pq_buf_free(&d->plain);
 }
 
-static int dict_grow_slots(dict *d)
+static inline uint64_t load_small(const uint8_t *p, size_t n)
+{
+    uint64_t x = 0;
+    memcpy(&x, p, n);
+    return x;
+}
+
+/* Values of up to 8 bytes (most columns) hash with one multiplication. */
+static inline uint32_t dict_hash(const uint8_t *p, size_t n, uint32_t mask)
+{
+    uint64_t h = n <= 8 ? load_small(p, n) * 0x9E3779B97F4A7C15ull : XXH3_64bits(p, n);
+    return (uint32_t)(h >> 32) & mask;
+}
+
+static inline void dict_entry(const dict *d, bool byte_array, size_t width, uint32_t e, const uint8_t **p,
+                              size_t *n)
+{
+    if (byte_array) {
+        *p = (const uint8_t *)d->plain.data + d->start[e];
+        *n = d->len[e];
+    } else {
+        *p = (const uint8_t *)d->plain.data + (size_t)e * width;
+        *n = width;
+    }
+}
+
+static int dict_grow_slots(dict *d, bool byte_array, size_t width)
 {
     uint32_t cap = d->cap ? d->cap * 2 : 1024;
     uint32_t *slots = calloc(cap, sizeof *slots);
     if (!slots) return -1;
-    for (uint32_t i = 0; i < d->cap; i++) {
-        uint32_t e = d->slots[i];
-        if (!e) continue;
-        /* Rehash from the stored bytes. */
+    for (uint32_t e = 0; e < d->n; e++) {
         const uint8_t *p;
         size_t n;
-        if (d->start) {
-            p = (const uint8_t *)d->plain.data + d->start[e - 1];
-            n = d->len[e - 1];
-        } else {
-            n = d->plain.len / d->n;
-            p = (const uint8_t *)d->plain.data + (size_t)(e - 1) * n;
-        }
-        uint32_t h = (uint32_t)XXH3_64bits(p, n) & (cap - 1);
+        dict_entry(d, byte_array, width, e, &p, &n);
+        uint32_t h = dict_hash(p, n, cap - 1);
         while (slots[h]) h = (h + 1) & (cap - 1);
-        slots[h] = e;
+        slots[h] = e + 1;
     }
     free(d->slots);
     d->slots = slots;
@@ -235,33 +254,29 @@ static int dict_grow_slots(dict *d)
     return 0;
 }
 
-/* The index of the value (bytes p[0..n), with its PLAIN prefix for byte
- * arrays added here), inserting it when new.  -1: out of memory. */
+/* The index of the value (bytes p[0..n); fixed-width values are `n` wide),
+ * inserting it when new.  -1: out of memory or a dictionary past 4 GiB. */
 static int64_t dict_index(dict *d, bool byte_array, const uint8_t *p, size_t n)
 {
-    if ((uint64_t)(d->n + 1) * 2 > d->cap && dict_grow_slots(d)) return -1;
-    uint32_t h = (uint32_t)XXH3_64bits(p, n) & (d->cap - 1);
+    if ((uint64_t)(d->n + 1) * 2 > d->cap && dict_grow_slots(d, byte_array, n)) return -1;
+    const bool small = !byte_array && n <= 8;
+    const uint64_t key = small ? load_small(p, n) : 0;
+    uint32_t h = dict_hash(p, n, d->cap - 1);
     for (;;) {
         uint32_t e = d->slots[h];
         if (!e) break;
         const uint8_t *q;
         size_t qn;
-        if (byte_array) {
-            q = (const uint8_t *)d->plain.data + d->start[e - 1];
-            qn = d->len[e - 1];
-        } else {
-            q = (const uint8_t *)d->plain.data + (size_t)(e - 1) * n;
-            qn = n;
-        }
-        if (qn == n && (n == 0 || memcmp(p, q, n) == 0)) return e - 1;
+        dict_entry(d, byte_array, n, e - 1, &q, &qn);
+        if (small ? load_small(q, n) == key : qn == n && (n == 0 || memcmp(p, q, n) == 0)) return e - 1;
         h = (h + 1) & (d->cap - 1);
     }
     if (byte_array) {
         if (d->n == d->alloc) {
             uint32_t a = d->alloc ? d->alloc * 2 : 1024;
-            uint32_t *s = realloc(d->start, a * sizeof *s);
-            if (!s) return -1;
-            d->start = s;
+            uint32_t *st = realloc(d->start, a * sizeof *st);
+            if (!st) return -1;
+            d->start = st;
             uint32_t *l = realloc(d->len, a * sizeof *l);
             if (!l) return -1;
             d->len = l;
@@ -294,6 +309,7 @@ struct pq_colwriter {
     pq_buf idx;                /* uint32_t dictionary indices */
     pq_buf plain;              /* PLAIN values (booleans: one byte each until encoded) */
     int32_t page_levels, page_values, page_rows;
+    size_t page_plain_bytes;   /* the page's values as PLAIN would take */
     bounds page_bounds;
 
     /* the chunk so far */
@@ -424,6 +440,40 @@ static int grow_page_index(pq_colwriter *w)
     return 0;
 }
 
+/* Whether the first page's values take fewer bytes as dictionary and
+ * indices than PLAIN (high-cardinality columns do not). */
+static bool dictionary_pays(const pq_colwriter *w)
+{
+    size_t n_idx = w->idx.len / 4;
+    size_t idx_bytes = n_idx * (size_t)pq_bit_width(w->dict.n ? w->dict.n - 1 : 0) / 8;
+    return w->dict.plain.len + idx_bytes < w->page_plain_bytes;
+}
+
+/* Turns the page's dictionary indices back into PLAIN values and drops the
+ * dictionary: the column is written PLAIN from here on. */
+static int page_to_plain(pq_colwriter *w, pq_error *err)
+{
+    const bool byte_array = w->leaf->node->phys == PQ_BYTE_ARRAY;
+    const size_t width = byte_array ? 0 : w->leaf->node->phys == PQ_FIXED_LEN_BYTE_ARRAY
+                                               ? (size_t)w->leaf->node->type_length
+                                               : pq_value_size(w->leaf->node->phys);
+    const uint32_t *ix = (const uint32_t *)w->idx.data;
+    pq_buf_clear(&w->plain);
+    if (pq_buf_reserve(&w->plain, w->page_plain_bytes)) return nomem(err);
+    for (size_t i = 0; i < w->idx.len / 4; i++) {
+        const uint8_t *p;
+        size_t n;
+        dict_entry(&w->dict, byte_array, width, ix[i], &p, &n);
+        uint32_t len = (uint32_t)n;
+        if ((byte_array && pq_buf_append(&w->plain, &len, 4)) || pq_buf_append(&w->plain, p, n)) return nomem(err);
+    }
+    pq_buf_clear(&w->idx);
+    dict_free(&w->dict);
+    memset(&w->dict, 0, sizeof w->dict);
+    w->use_dict = false;
+    return PQ_OK;
+}
+
 /* Encodes the page being filled (even an empty one when `force`). */
 static int flush_page(pq_colwriter *w, bool force, pq_error *err)
 {
@@ -431,6 +481,7 @@ static int flush_page(pq_colwriter *w, bool force, pq_error *err)
     pq_buf_clear(&w->body);
     if (w->leaf->max_rep > 0 && put_levels(&w->body, &w->rep, w->page_levels, w->rep_bw)) return nomem(err);
     if (w->leaf->max_def > 0 && put_levels(&w->body, &w->def, w->page_levels, w->def_bw)) return nomem(err);
+    if (w->use_dict && w->n_dict_pages == 0 && !dictionary_pays(w)) PQ_TRY(page_to_plain(w, err));
     bool dict_page = w->use_dict;
     if (dict_page) {
         uint8_t bw = (uint8_t)pq_bit_width(w->dict.n ? w->dict.n - 1 : 0);
@@ -502,6 +553,7 @@ static int flush_page(pq_colwriter *w, bool force, pq_error *err)
     w->levels += w->page_levels;
     w->nulls += page_nulls;
     w->page_levels = w->page_values = w->page_rows = 0;
+    w->page_plain_bytes = 0;
     w->page_bounds.any = false;
     pq_buf_clear(&w->def);
     pq_buf_clear(&w->rep);
@@ -561,6 +613,7 @@ static int add_slice(pq_colwriter *w, const pq_col_batch *b, int32_t l0, int32_t
             int64_t e = dict_index(&w->dict, byte_array, p, n);
             if (e < 0) return nomem(err);
             ix[i] = (uint32_t)e;
+            w->page_plain_bytes += n + (byte_array ? 4 : 0);
         }
         w->idx.len += (size_t)nv * 4;
     } else if (byte_array || phys == PQ_FIXED_LEN_BYTE_ARRAY) {
@@ -607,6 +660,10 @@ int pq_colwriter_add(pq_colwriter *w, const pq_col_batch *b, pq_error *err)
         v += nv;
         if (page_estimate(w) >= w->o.page_size) PQ_TRY(flush_page(w, false, err));
     }
+    /* A column that a dictionary does not shrink (high cardinality) is found
+     * out early, before hashing every value of the page. */
+    if (w->use_dict && w->n_dict_pages == 0 && w->idx.len / 4 >= DICT_PROBE_VALUES && !dictionary_pays(w))
+        PQ_TRY(page_to_plain(w, err));
     /* Past the limit the dictionary stops growing: the pages after this
      * batch are PLAIN (the ones before keep their dictionary). */
     if (w->use_dict && w->dict.plain.len > w->o.dict_limit) {

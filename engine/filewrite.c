@@ -1,9 +1,11 @@
 #include "filewrite.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rowgroup.h"
+#include "scan.h"
 
 #define CREATED_BY "pqfs version 0.1"
 
@@ -171,59 +173,138 @@ int pq_filewriter_finish(pq_filewriter *w, pq_error *err)
     return put(w, tail, sizeof tail, err);
 }
 
-/* One row group of f re-encoded into chunks[0..n_leaves). */
-static int rewrite_row_group(pq_file *f, const pq_footer *ft, int32_t g, const pq_write_opts *opts,
-                             int32_t batch_rows, pq_chunk_out *chunks, pq_error *err)
+/* A rewrite runs (row group, column) tasks on several threads: each reads
+ * one column chunk and encodes it.  Row groups are appended in order by the
+ * calling thread as soon as all their columns are sealed; at most `window`
+ * row groups are in flight, which bounds the memory held. */
+typedef struct rewrite_job {
+    pq_file *f;
+    const pq_footer *ft;
+    const pq_write_opts *opts;
+    int32_t batch_rows;
+    int32_t n_leaves, n_tasks;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int32_t next_task;         /* task t: row group t / n_leaves, column t % n_leaves */
+    int32_t emit_rg;           /* the first row group not appended yet */
+    int32_t window;
+    bool cancel;
+    pq_chunk_out *chunks;      /* per task */
+    uint8_t *state;            /* per task: 0 to do, 1 sealed, 2 failed */
+    pq_error *errs;            /* per task, when failed */
+} rewrite_job;
+
+/* Reads column c of row group g and encodes it into *out. */
+static int rewrite_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_out *out, pq_error *err)
 {
-    const int32_t n = ft->schema.n_leaves;
-    int32_t *leaves = malloc((size_t)(uint32_t)n * sizeof *leaves);
-    if (!leaves) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    for (int32_t c = 0; c < n; c++) leaves[c] = c;
+    const pq_footer *ft = j->ft;
     pq_rg_reader *rg = NULL;
-    int rc = pq_rg_open(f, ft, g, leaves, n, &rg, err);
-    free(leaves);
-    if (rc != PQ_OK) return rc;
-    for (int32_t c = 0; c < n && rc == PQ_OK; c++) {
-        pq_colwriter *cw = NULL;
-        rc = pq_colwriter_new(&ft->schema.leaves[c], opts, &cw, err);
-        pq_col_reader *cr = pq_rg_column(rg, c);
-        while (rc == PQ_OK && pq_col_position(cr) < rg->num_rows) {
-            pq_col_batch b;
-            rc = pq_col_read(cr, batch_rows, &b, err);
-            if (rc == PQ_OK && b.n_rows == 0)
-                rc = pq_fail(err, PQ_E_CORRUPT, "column %s ends before the row group's %lld rows",
-                             ft->schema.leaves[c].path, (long long)rg->num_rows);
-            if (rc == PQ_OK) rc = pq_colwriter_add(cw, &b, err);
-        }
-        if (rc == PQ_OK) rc = pq_colwriter_finish(cw, &chunks[c], err);
-        pq_colwriter_free(cw);
+    PQ_TRY(pq_rg_open(j->f, ft, g, &c, 1, &rg, err));
+    pq_colwriter *cw = NULL;
+    int rc = pq_colwriter_new(&ft->schema.leaves[c], j->opts, &cw, err);
+    pq_col_reader *cr = pq_rg_column(rg, c);
+    while (rc == PQ_OK && pq_col_position(cr) < rg->num_rows) {
+        pq_col_batch b;
+        rc = pq_col_read(cr, j->batch_rows, &b, err);
+        if (rc == PQ_OK && b.n_rows == 0)
+            rc = pq_fail(err, PQ_E_CORRUPT, "column %s ends before the row group's %lld rows",
+                         ft->schema.leaves[c].path, (long long)rg->num_rows);
+        if (rc == PQ_OK) rc = pq_colwriter_add(cw, &b, err);
     }
+    if (rc == PQ_OK) rc = pq_colwriter_finish(cw, out, err);
+    pq_colwriter_free(cw);
     pq_rg_close(rg);
     return rc;
 }
 
+static void *rewrite_worker(void *arg)
+{
+    rewrite_job *j = arg;
+    pthread_mutex_lock(&j->mu);
+    for (;;) {
+        while (!j->cancel && j->next_task < j->n_tasks && j->next_task / j->n_leaves >= j->emit_rg + j->window)
+            pthread_cond_wait(&j->cv, &j->mu);
+        if (j->cancel || j->next_task >= j->n_tasks) break;
+        int32_t t = j->next_task++;
+        pthread_mutex_unlock(&j->mu);
+        pq_error err;
+        pq_error_clear(&err);
+        int rc = rewrite_chunk(j, t / j->n_leaves, t % j->n_leaves, &j->chunks[t], &err);
+        pthread_mutex_lock(&j->mu);
+        j->state[t] = rc == PQ_OK ? 1 : 2;
+        if (rc != PQ_OK) j->errs[t] = err;
+        pthread_cond_broadcast(&j->cv);
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
 int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_write_opts *opts,
-                    int32_t batch_rows, const pq_sink *sink, pq_error *err)
+                    int32_t batch_rows, int threads, const pq_sink *sink, pq_error *err)
 {
     const pq_file_meta *m = &ft->meta;
-    if (batch_rows <= 0) batch_rows = 8192;
+    rewrite_job j = {
+        .f = f, .ft = ft, .opts = opts, .batch_rows = batch_rows > 0 ? batch_rows : 8192,
+        .n_leaves = ft->schema.n_leaves,
+    };
     pq_filewriter *w = NULL;
-    if (pq_filewriter_new(sink, m->schema, m->n_schema, ft->schema.n_leaves, &w, err) != PQ_OK) {
+    if (pq_filewriter_new(sink, m->schema, m->n_schema, j.n_leaves, &w, err) != PQ_OK) {
         pq_error_prefix(err, "%s: ", name);
         return PQ_ERR;
     }
-    pq_chunk_out *chunks = calloc((size_t)(uint32_t)ft->schema.n_leaves, sizeof *chunks);
-    int rc = chunks ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
-    for (int32_t g = 0; rc == PQ_OK && g < m->n_row_groups; g++) {
-        if (m->row_groups[g].num_rows == 0) continue; /* nothing to write */
-        rc = rewrite_row_group(f, ft, g, opts, batch_rows, chunks, err);
-        if (rc == PQ_OK) rc = pq_filewriter_add_row_group(w, chunks, err);
-        for (int32_t c = 0; c < ft->schema.n_leaves; c++) pq_chunk_out_free(&chunks[c]);
-        if (rc != PQ_OK) pq_error_prefix(err, "row group %d: ", g);
+    if (threads <= 0) threads = pq_default_threads();
+    j.window = threads + 1;
+    j.n_tasks = m->n_row_groups * j.n_leaves; /* n_leaves * n_row_groups fit: footers are bounded */
+    size_t n = (size_t)(uint32_t)(j.n_tasks ? j.n_tasks : 1);
+    j.chunks = calloc(n, sizeof *j.chunks);
+    j.state = calloc(n, 1);
+    j.errs = calloc(n, sizeof *j.errs);
+    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
+    int rc = j.chunks && j.state && j.errs && tids ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    pthread_mutex_init(&j.mu, NULL);
+    pthread_cond_init(&j.cv, NULL);
+    int started = 0;
+    for (int i = 0; rc == PQ_OK && i < threads; i++) {
+        if (pthread_create(&tids[i], NULL, rewrite_worker, &j) != 0) break;
+        started++;
     }
+    if (rc == PQ_OK && started == 0) rc = pq_fail(err, PQ_E_NOMEM, "cannot start writer threads");
+    for (int32_t g = 0; rc == PQ_OK && g < m->n_row_groups; g++) {
+        pq_chunk_out *chunks = &j.chunks[(size_t)g * (size_t)j.n_leaves];
+        pthread_mutex_lock(&j.mu);
+        for (int32_t c = 0; rc == PQ_OK && c < j.n_leaves; c++) {
+            int32_t t = g * j.n_leaves + c;
+            while (!j.state[t]) pthread_cond_wait(&j.cv, &j.mu);
+            if (j.state[t] == 2) {
+                *err = j.errs[t];
+                rc = PQ_ERR;
+            }
+        }
+        pthread_mutex_unlock(&j.mu);
+        /* A row group without rows has nothing to write. */
+        if (rc == PQ_OK && m->row_groups[g].num_rows > 0) rc = pq_filewriter_add_row_group(w, chunks, err);
+        for (int32_t c = 0; c < j.n_leaves; c++) pq_chunk_out_free(&chunks[c]);
+        if (rc != PQ_OK) pq_error_prefix(err, "row group %d: ", g);
+        pthread_mutex_lock(&j.mu);
+        j.emit_rg = g + 1;
+        if (rc != PQ_OK) j.cancel = true;
+        pthread_cond_broadcast(&j.cv);
+        pthread_mutex_unlock(&j.mu);
+    }
+    pthread_mutex_lock(&j.mu);
+    j.cancel = true;
+    pthread_cond_broadcast(&j.cv);
+    pthread_mutex_unlock(&j.mu);
+    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
     if (rc == PQ_OK) rc = pq_filewriter_finish(w, err);
     if (rc != PQ_OK) pq_error_prefix(err, "%s: ", name);
-    free(chunks);
+    for (size_t t = 0; j.chunks && t < (size_t)j.n_tasks; t++) pq_chunk_out_free(&j.chunks[t]);
+    pthread_mutex_destroy(&j.mu);
+    pthread_cond_destroy(&j.cv);
+    free(tids);
+    free(j.chunks);
+    free(j.state);
+    free(j.errs);
     pq_filewriter_free(w);
     return rc;
 }

@@ -28,9 +28,10 @@ void pq_filewriter_free(pq_filewriter *w);
 
 /* Re-encodes every row group of `f` (footer `ft`) with these options into a
  * new file on `sink`: the same schema, rows and row groups; decoded with the
- * reader, `batch_rows` rows at a time (0: 8192), and written by this writer.
- * Errors name `name`. */
+ * reader, `batch_rows` rows at a time (0: 8192), and written by this writer,
+ * each column chunk a task on one of `threads` threads (0: one per core).
+ * The error reported is the first in file order; it names `name`. */
 int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_write_opts *opts,
-                    int32_t batch_rows, const pq_sink *sink, pq_error *err);
+                    int32_t batch_rows, int threads, const pq_sink *sink, pq_error *err);
 
 #endif

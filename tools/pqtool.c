@@ -31,7 +31,7 @@ static void die_usage(void)
             "       pqtool plan PATH... [--where EXPR] [--select C1,C2]\n"
             "       pqtool meta FILE\n"
             "       pqtool rewrite FILE -o OUT [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
-            "                                  [--no-statistics] [--batch-rows N]\n"
+            "                                  [--no-statistics] [--batch-rows N] [--threads N]\n"
             "PATH is a Parquet file or a table directory (Hive partitions).\n");
     exit(2);
 }
@@ -494,6 +494,7 @@ static int cmd_rewrite(int argc, char **argv)
     pq_write_opts o;
     pq_write_opts_init(&o);
     long batch_rows = 0;
+    int threads = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
@@ -509,6 +510,11 @@ static int cmd_rewrite(int argc, char **argv)
             char *end;
             batch_rows = strtol(argv[++i], &end, 10);
             if (*end || batch_rows <= 0 || batch_rows > 1 << 20) die_usage();
+        } else if (!strcmp(a, "--threads") && has_val) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 256) die_usage();
+            threads = (int)v;
         } else if (!strcmp(a, "--no-dictionary")) o.no_dictionary = true;
         else if (!strcmp(a, "--no-statistics")) o.no_statistics = true;
         else if (a[0] == '-' || in) die_usage();
@@ -532,7 +538,7 @@ static int cmd_rewrite(int argc, char **argv)
     } else {
         fd_sink fs = {fd, out, false};
         pq_sink sink = {fd_write, &fs};
-        rc = pq_file_rewrite(f, ft, in, &o, (int32_t)batch_rows, &sink, &err);
+        rc = pq_file_rewrite(f, ft, in, &o, (int32_t)batch_rows, threads, &sink, &err);
         if (close(fd) != 0 && rc == PQ_OK) rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
         if (rc != PQ_OK) unlink(out);
     }

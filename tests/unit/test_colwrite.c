@@ -237,15 +237,29 @@ static void test_long_string_bounds(void)
     pq_chunk_out_free(&c);
 }
 
+/* Encoding stats of a chunk: dictionary pages, dictionary-encoded and PLAIN
+ * data pages. */
+static void page_kinds(const pq_chunk_out *c, int *dict_pages, int *dict_data, int *plain_data)
+{
+    *dict_pages = *dict_data = *plain_data = 0;
+    for (int32_t i = 0; i < c->meta.n_encoding_stats; i++) {
+        const pq_page_enc_stats *e = &c->meta.encoding_stats[i];
+        if (e->page_type == PQ_PAGE_DICTIONARY) *dict_pages += e->count;
+        else if (e->encoding == PQ_ENC_RLE_DICTIONARY) *dict_data += e->count;
+        else if (e->encoding == PQ_ENC_PLAIN) *plain_data += e->count;
+    }
+}
+
 /* A dictionary past its limit: the first pages keep it, the rest are PLAIN,
- * and the encoding stats say so. */
+ * and the encoding stats say so.  A column whose first page would not shrink
+ * with a dictionary (all distinct) has none at all. */
 static void test_dictionary_fallback(void)
 {
     enum { N = 50000 };
     static int64_t vals[N];
     static uint16_t def[N];
     for (int32_t i = 0; i < N; i++) {
-        vals[i] = i; /* all distinct: 8 bytes of dictionary each */
+        vals[i] = i / 4; /* each value 4 times: a dictionary pays, then outgrows its limit */
         def[i] = 1;
     }
     one_col s;
@@ -265,19 +279,24 @@ static void test_dictionary_fallback(void)
     pq_chunk_out c;
     CHECK(pq_colwriter_finish(w, &c, &err) == PQ_OK);
     pq_colwriter_free(w);
-    int dict_pages = 0, dict_data = 0, plain_data = 0;
-    for (int32_t i = 0; i < c.meta.n_encoding_stats; i++) {
-        const pq_page_enc_stats *e = &c.meta.encoding_stats[i];
-        if (e->page_type == PQ_PAGE_DICTIONARY) dict_pages += e->count;
-        else if (e->encoding == PQ_ENC_RLE_DICTIONARY) dict_data += e->count;
-        else if (e->encoding == PQ_ENC_PLAIN) plain_data += e->count;
-    }
+    int dict_pages, dict_data, plain_data;
+    page_kinds(&c, &dict_pages, &dict_data, &plain_data);
     CHECK_EQ_INT(dict_pages, 1);
     CHECK(dict_data > 0 && plain_data > 0);
     CHECK(c.meta.has_dictionary_page_offset && c.meta.dictionary_page_offset == 0);
     CHECK(c.meta.data_page_offset > 0);
     CHECK_EQ_INT(i64_of(c.meta.stats.min_value), 0);
-    CHECK_EQ_INT(i64_of(c.meta.stats.max_value), N - 1);
+    CHECK_EQ_INT(i64_of(c.meta.stats.max_value), (N - 1) / 4);
+    pq_chunk_out_free(&c);
+
+    for (int32_t i = 0; i < N; i++) vals[i] = i * 7919;
+    o.dict_limit = 0;
+    o.page_size = 0;
+    CHECK(write_chunk(&s, &o, def, N, vals, N, &c) == 0);
+    page_kinds(&c, &dict_pages, &dict_data, &plain_data);
+    CHECK(dict_pages == 0 && dict_data == 0 && plain_data == 1);
+    CHECK(!c.meta.has_dictionary_page_offset && c.meta.data_page_offset == 0);
+    CHECK_EQ_INT(c.meta.stats.null_count, 0);
     pq_chunk_out_free(&c);
 }
 
