@@ -10,6 +10,9 @@
 //   sweep-gen / sweep-corpus
 //              untrusted statistics and bounds: for many predicates at the
 //              bounds, rows with pruning == rows with every rung off == DuckDB
+//   sweep-written
+//              the same over files rewritten by pqfs's writer (its statistics,
+//              page index and dictionaries), DuckDB reading the originals
 // Every rung-specific assertion is paired with a run that disables the rung
 // (--no-stats, --no-dictionary, --no-page-index, --no-bloom) and asserts that
 // the counter changes while the rows stay the same.
@@ -158,7 +161,7 @@ async function columnsOf(file) {
 }
 
 // Checks one predicate: all rungs vs none (byte-identical CSV), and DuckDB (csvcmp).
-async function agree(file, where, cols, what, { duck = true, flags = [], threads } = {}) {
+async function agree(file, where, cols, what, { duck = true, flags = [], threads, duckFile = file } = {}) {
   const select = cols.join(',');
   const t = threads ? ['--threads', String(threads)] : [];
   const [pruned, bare] = await Promise.all([
@@ -172,7 +175,7 @@ async function agree(file, where, cols, what, { duck = true, flags = [], threads
     `${what}: rows with pruning (${pruned.c.rowsOut}) differ from rows with every rung disabled (${bare.c.rowsOut})`,
     `${pruned.cmd}  vs  ... --no-stats --no-dictionary --no-page-index --no-bloom`);
   if (duck) {
-    const d = await duckCsv(file, where, cols);
+    const d = await duckCsv(duckFile, where, cols);
     if (d.error) expect(false, `${what}: DuckDB failed: ${d.error}`, d.sql);
     else compareLater(d.path, pruned.csv, what, `${pruned.cmd}  vs DuckDB: ${d.sql}`);
   }
@@ -735,15 +738,15 @@ async function sweep(files, label) {
   const rng = (() => { let s = 12345; return () => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32); })();
   // PRUNE_ONLY=name.parquet narrows a sweep to one file (debugging).
   if (process.env.PRUNE_ONLY) files = files.filter((x) => path.basename(x.file) === process.env.PRUNE_ONLY);
-  for (const { file, columns, maxValues = 5, light = false, showAll = true, prunes = true } of files) {
+  for (const { file, columns, maxValues = 5, light = false, showAll = true, prunes = true, duckFile = file } of files) {
     const t1 = Date.now();
-    const all = await columnsOf(file);
+    const all = await columnsOf(duckFile);
     const scalar = all.filter((x) => !/[[\]]|STRUCT|MAP|UNION/.test(x.type));
     const tested = columns ? scalar.filter((x) => columns.includes(x.name)) : scalar;
     const shown = (showAll ? scalar : tested).map((x) => x.name);
     const perCol = [];
     for (const { name, type } of tested) {
-      const values = thin(await probeValues(file, name, type), maxValues);
+      const values = thin(await probeValues(duckFile, name, type), maxValues);
       perCol.push(predicatesFor(name, type, values, light));
     }
     const preds = perCol.flat();
@@ -759,7 +762,7 @@ async function sweep(files, label) {
     await Promise.all(Array.from({ length: pool }, async () => {
       while (next < preds.length) {
         const where = preds[next++];
-        const r = await agree(file, where, shown, `${label}: ${path.basename(file)}: ${where}`, { threads: 1 });
+        const r = await agree(file, where, shown, `${label}: ${path.basename(file)}: ${where}`, { threads: 1, duckFile });
         if (r) {
           work.pruned += r.c.pruned || 0;
           work.fully += r.c.fullyMatched || 0;
@@ -813,6 +816,32 @@ groups['sweep-corpus'] = async () => {
     { file: cor('data_index_bloom_encoding_with_length.parquet'), maxValues: 4 },
     { file: cor('sort_columns.parquet'), maxValues: 3 },
   ], 'sweep-corpus');
+};
+
+// Files written by pqfs's writer (pqtool rewrite, small pages: many pages per
+// chunk, so the page index matters): pruning with the statistics, page index
+// and dictionaries it wrote must keep exactly the rows of a scan without them,
+// and DuckDB's rows from the original file.
+groups['sweep-written'] = async () => {
+  const rewrite = async (src, flags = ['--page-size', '2048']) => {
+    const out = path.join(WORK, `written-${path.basename(src)}`);
+    const r = await pqtool(['rewrite', src, '-o', out, ...flags]);
+    expect(r.code === 0, `pqtool rewrite ${src} failed: ${r.stderr.trim()}`, cmdline(r.args));
+    return { file: out, duckFile: src };
+  };
+  const light = { light: true, showAll: false, maxValues: 3 };
+  await sweep([
+    { ...await rewrite(gen('nan.parquet')), columns: ['d', 'f'] },
+    { ...await rewrite(gen('long_strings.parquet')), columns: ['s', 'b'], maxValues: 6 },
+    { ...await rewrite(gen('unsigned.parquet')), columns: ['u8', 'u16', 'u32', 'u64'], maxValues: 3 },
+    { ...await rewrite(gen('sorted.parquet')), ...light },
+    { ...await rewrite(gen('pages.parquet'), ['--page-size', '4096', '--no-dictionary']), ...light },
+    { ...await rewrite(gen('dict.parquet')), columns: ['c', 'fruit', 'dz'], ...light },
+    { ...await rewrite(cor('int32_with_null_pages.parquet')) },
+    { ...await rewrite(cor('alltypes_tiny_pages.parquet')), columns: ['id', 'tinyint_col', 'float_col', 'date_string_col'], maxValues: 3 },
+    { ...await rewrite(cor('float16_nonzeros_and_nans.parquet')), prunes: false },
+    { ...await rewrite(cor('fixed_length_decimal.parquet')), prunes: false },
+  ], 'sweep-written');
 };
 
 // ================================================================ main
