@@ -807,3 +807,75 @@ int pq_colwriter_finish(pq_colwriter *w, pq_chunk_out *out, pq_error *err)
     }
     return PQ_OK;
 }
+
+/* ------------------------------------------------------------------ copied chunks */
+
+static int copy_bytes(pq_arena *a, pq_bytes *b)
+{
+    if (!b->len) return 0;
+    uint8_t *p = pq_arena_alloc(a, b->len);
+    if (!p) return -1;
+    memcpy(p, b->ptr, b->len);
+    b->ptr = p;
+    return 0;
+}
+
+int pq_chunk_copy(const pq_column_meta *src, int64_t num_rows, bool type_ordered, const uint8_t *bytes,
+                  uint64_t start, uint64_t len, const pq_offset_index *oi, const uint8_t *column_index,
+                  size_t column_index_len, pq_chunk_out *out, pq_error *err)
+{
+    memset(out, 0, sizeof *out);
+    pq_arena_init(&out->arena, 1024);
+    pq_arena *a = &out->arena;
+    pq_column_meta *m = &out->meta;
+    *m = *src;
+    out->num_rows = num_rows;
+    if (pq_buf_append(&out->bytes, bytes, (size_t)len)) return nomem(err);
+    /* Offsets: relative to the chunk's first byte. */
+    if ((uint64_t)src->data_page_offset < start || (uint64_t)src->data_page_offset - start >= len ||
+        (src->has_dictionary_page_offset &&
+         ((uint64_t)src->dictionary_page_offset < start || (uint64_t)src->dictionary_page_offset - start >= len)))
+        return pq_fail(err, PQ_E_CORRUPT, "column chunk offsets outside its extent");
+    m->data_page_offset -= (int64_t)start;
+    if (m->has_dictionary_page_offset) m->dictionary_page_offset -= (int64_t)start;
+    m->has_index_page_offset = false;
+    m->has_bloom_filter_offset = m->has_bloom_filter_length = false;
+    m->kv = NULL;
+    m->n_kv = 0;
+    m->total_compressed_size = (int64_t)len;
+    /* The arrays point into the source footer: copy them. */
+    m->encodings = pq_arena_alloc(a, sizeof *m->encodings * (size_t)(src->n_encodings + 1));
+    m->path = pq_arena_alloc(a, sizeof *m->path * (size_t)(src->n_path + 1));
+    if (!m->encodings || !m->path) return nomem(err);
+    if (src->n_encodings) memcpy(m->encodings, src->encodings, sizeof *m->encodings * (size_t)src->n_encodings);
+    for (int32_t i = 0; i < src->n_path; i++)
+        if (!(m->path[i] = pq_arena_strndup(a, src->path[i], strlen(src->path[i])))) return nomem(err);
+    if (src->n_encoding_stats > 0) {
+        m->encoding_stats = pq_arena_alloc(a, sizeof *m->encoding_stats * (size_t)src->n_encoding_stats);
+        if (!m->encoding_stats) return nomem(err);
+        memcpy(m->encoding_stats, src->encoding_stats, sizeof *m->encoding_stats * (size_t)src->n_encoding_stats);
+    }
+    pq_stats *st = &m->stats;
+    st->has_min = st->has_max = false; /* deprecated fields: an order this file does not declare */
+    if (!type_ordered) st->has_min_value = st->has_max_value = st->has_min_exact = st->has_max_exact = false;
+    if ((st->has_min_value && copy_bytes(a, &st->min_value)) || (st->has_max_value && copy_bytes(a, &st->max_value)))
+        return nomem(err);
+    m->has_stats = st->has_min_value || st->has_max_value || st->has_null_count || st->has_distinct_count;
+
+    if (oi && oi->n_pages > 0) {
+        out->pages = pq_arena_alloc(a, sizeof *out->pages * (size_t)oi->n_pages);
+        if (!out->pages) return nomem(err);
+        for (int32_t p = 0; p < oi->n_pages; p++) {
+            const pq_page_location *l = &oi->pages[p];
+            if (l->offset < 0 || (uint64_t)l->offset < start || (uint64_t)l->offset - start >= len ||
+                l->compressed_page_size <= 0 || (uint64_t)l->compressed_page_size > len - ((uint64_t)l->offset - start))
+                return pq_fail(err, PQ_E_CORRUPT, "offset index page %d outside the column chunk", p);
+            out->pages[p] = *l;
+            out->pages[p].offset -= (int64_t)start;
+        }
+        out->n_pages = oi->n_pages;
+    }
+    if (type_ordered && column_index && column_index_len && pq_buf_append(&out->column_index, column_index, column_index_len))
+        return nomem(err);
+    return PQ_OK;
+}

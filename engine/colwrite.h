@@ -51,6 +51,19 @@ typedef struct pq_chunk_out {
 
 void pq_chunk_out_free(pq_chunk_out *c);
 
+/* A sealed chunk that holds an existing chunk unchanged: its bytes
+ * (`bytes`, the chunk's extent of `len` bytes, which began at file offset
+ * `start`), its metadata with the offsets rebased, its page locations (from
+ * `oi`, when given) and its column index (`column_index`, raw, when given).
+ * The metadata is copied into the chunk's arena.  Only what a reader may
+ * trust in the new file is kept: min_value/max_value and the column index
+ * when `type_ordered` (the source declared TYPE_DEFINED order), never the
+ * deprecated min/max, no bloom filter (not copied).  A page location outside
+ * the extent is PQ_E_CORRUPT. */
+int pq_chunk_copy(const pq_column_meta *src, int64_t num_rows, bool type_ordered, const uint8_t *bytes,
+                  uint64_t start, uint64_t len, const pq_offset_index *oi, const uint8_t *column_index,
+                  size_t column_index_len, pq_chunk_out *out, pq_error *err);
+
 typedef struct pq_colwriter pq_colwriter;
 
 /* A writer for `leaf` (its node must stay valid until finish). */

@@ -137,6 +137,7 @@ int pq_filewriter_finish(pq_filewriter *w, pq_error *err)
     for (int32_t g = 0; g < w->n_rgs; g++)
         for (int32_t c = 0; c < w->n_leaves; c++) {
             pq_chunk_out *ch = &w->chunks[(size_t)g * (size_t)w->n_leaves + (size_t)c];
+            if (ch->n_pages == 0) continue; /* a copied chunk whose source had none */
             pq_offset_index oi = {ch->n_pages, ch->pages};
             pq_buf_clear(&w->scratch);
             PQ_TRY(pq_encode_offset_index(&oi, &w->scratch, err));
@@ -182,6 +183,7 @@ typedef struct rewrite_job {
     const pq_footer *ft;
     const pq_write_opts *opts;
     int32_t batch_rows;
+    bool copy_chunks;
     int32_t n_leaves, n_tasks;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -194,10 +196,85 @@ typedef struct rewrite_job {
     pq_error *errs;            /* per task, when failed */
 } rewrite_job;
 
-/* Reads column c of row group g and encodes it into *out. */
+void pq_rewrite_opts_init(pq_rewrite_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    pq_write_opts_init(&o->write);
+}
+
+/* Index structures larger than this are not copied (the chunk still is). */
+#define MAX_INDEX_BYTES (16u << 20)
+
+/* Reads [off, off + len) of f into a new buffer; NULL with *err on failure. */
+static uint8_t *read_range(pq_file *f, uint64_t file_size, int64_t off, int64_t len, pq_error *err)
+{
+    if (off < 0 || len <= 0 || (uint64_t)off > file_size || (uint64_t)len > file_size - (uint64_t)off) {
+        pq_fail(err, PQ_E_CORRUPT, "a range of %lld bytes at %lld is outside the file", (long long)len,
+                (long long)off);
+        return NULL;
+    }
+    uint8_t *b = malloc((size_t)len);
+    if (!b) {
+        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (pq_read_at(f, b, (size_t)len, (uint64_t)off, err) != PQ_OK) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* Copies column c of row group g byte for byte, with its page index. */
+static int copy_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_out *out, pq_error *err)
+{
+    const pq_footer *ft = j->ft;
+    const pq_column_chunk *cc = &ft->meta.row_groups[g].columns[c];
+    pq_chunk_extent ext;
+    PQ_TRY(pq_chunk_extent_of(cc, ft->file_size, false, &ext, err));
+    uint8_t *bytes = read_range(j->f, ft->file_size, (int64_t)ext.start, (int64_t)ext.len, err);
+    if (!bytes) return PQ_ERR;
+    uint8_t *oi_raw = NULL, *ci_raw = NULL;
+    pq_arena arena;
+    pq_arena_init(&arena, 4096);
+    pq_offset_index oi;
+    bool has_oi = false;
+    int rc = PQ_OK;
+    if (cc->has_offset_index && cc->offset_index_length > 0 && (uint32_t)cc->offset_index_length <= MAX_INDEX_BYTES) {
+        oi_raw = read_range(j->f, ft->file_size, cc->offset_index_offset, cc->offset_index_length, err);
+        rc = oi_raw ? pq_decode_offset_index(oi_raw, (size_t)cc->offset_index_length, &arena, &oi, err) : PQ_ERR;
+        has_oi = rc == PQ_OK;
+    }
+    if (rc == PQ_OK && cc->has_column_index && cc->column_index_length > 0 &&
+        (uint32_t)cc->column_index_length <= MAX_INDEX_BYTES) {
+        ci_raw = read_range(j->f, ft->file_size, cc->column_index_offset, cc->column_index_length, err);
+        if (!ci_raw) rc = PQ_ERR;
+    }
+    if (rc == PQ_OK)
+        rc = pq_chunk_copy(&cc->meta, ft->meta.row_groups[g].num_rows,
+                           ft->schema.leaves[c].column_order == PQ_ORDER_TYPE_DEFINED, bytes, ext.start, ext.len,
+                           has_oi ? &oi : NULL, ci_raw, ci_raw ? (size_t)cc->column_index_length : 0, out, err);
+    free(bytes);
+    free(oi_raw);
+    free(ci_raw);
+    pq_arena_free(&arena);
+    return rc;
+}
+
+/* Reads column c of row group g and encodes it into *out (or copies it). */
 static int rewrite_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_out *out, pq_error *err)
 {
     const pq_footer *ft = j->ft;
+    if (ft->meta.row_groups[g].num_rows == 0) return PQ_OK; /* not written */
+    const pq_column_chunk *cc = &ft->meta.row_groups[g].columns[c];
+    const pq_column_meta *cm = &cc->meta;
+    /* Copied only when the metadata describes the bytes plainly: no
+     * dictionary offset of 0 or past the data pages (writers' quirks the
+     * reader works around), no chunk in another file, reliable sizes. */
+    bool copyable = cc->has_meta && !cc->file_path && !cc->encrypted && !ft->legacy_chunk_sizes &&
+                    (!cm->has_dictionary_page_offset ||
+                     (cm->dictionary_page_offset > 0 && cm->dictionary_page_offset < cm->data_page_offset));
+    if (j->copy_chunks && copyable) return copy_chunk(j, g, c, out, err);
     pq_rg_reader *rg = NULL;
     PQ_TRY(pq_rg_open(j->f, ft, g, &c, 1, &rg, err));
     pq_colwriter *cw = NULL;
@@ -239,14 +316,15 @@ static void *rewrite_worker(void *arg)
     return NULL;
 }
 
-int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_write_opts *opts,
-                    int32_t batch_rows, int threads, const pq_sink *sink, pq_error *err)
+int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_rewrite_opts *opts,
+                    const pq_sink *sink, pq_error *err)
 {
     const pq_file_meta *m = &ft->meta;
     rewrite_job j = {
-        .f = f, .ft = ft, .opts = opts, .batch_rows = batch_rows > 0 ? batch_rows : 8192,
-        .n_leaves = ft->schema.n_leaves,
+        .f = f, .ft = ft, .opts = &opts->write, .batch_rows = opts->batch_rows > 0 ? opts->batch_rows : 8192,
+        .copy_chunks = opts->copy_chunks, .n_leaves = ft->schema.n_leaves,
     };
+    int threads = opts->threads;
     pq_filewriter *w = NULL;
     if (pq_filewriter_new(sink, m->schema, m->n_schema, j.n_leaves, &w, err) != PQ_OK) {
         pq_error_prefix(err, "%s: ", name);

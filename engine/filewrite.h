@@ -26,12 +26,22 @@ int pq_filewriter_finish(pq_filewriter *w, pq_error *err);
 uint64_t pq_filewriter_offset(const pq_filewriter *w);
 void pq_filewriter_free(pq_filewriter *w);
 
-/* Re-encodes every row group of `f` (footer `ft`) with these options into a
- * new file on `sink`: the same schema, rows and row groups; decoded with the
- * reader, `batch_rows` rows at a time (0: 8192), and written by this writer,
- * each column chunk a task on one of `threads` threads (0: one per core).
- * The error reported is the first in file order; it names `name`. */
-int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_write_opts *opts,
-                    int32_t batch_rows, int threads, const pq_sink *sink, pq_error *err);
+typedef struct pq_rewrite_opts {
+    pq_write_opts write;
+    int32_t batch_rows;        /* rows decoded at a time; 0: 8192 */
+    int threads;               /* 0: one per core */
+    bool copy_chunks;          /* copy chunks byte for byte where that is safe */
+} pq_rewrite_opts;
+
+void pq_rewrite_opts_init(pq_rewrite_opts *o);
+
+/* Writes every row group of `f` (footer `ft`) into a new file on `sink`: the
+ * same schema, rows and row groups.  Each column chunk is a task on one of
+ * `threads` threads: decoded with the reader and re-encoded by this writer,
+ * or with copy_chunks copied byte for byte (pq_chunk_copy) unless it lives in
+ * another file or comes from a writer whose chunk sizes are unreliable.  The
+ * error reported is the first in file order; it names `name`. */
+int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_rewrite_opts *opts,
+                    const pq_sink *sink, pq_error *err);
 
 #endif

@@ -31,7 +31,7 @@ static void die_usage(void)
             "       pqtool plan PATH... [--where EXPR] [--select C1,C2]\n"
             "       pqtool meta FILE\n"
             "       pqtool rewrite FILE -o OUT [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
-            "                                  [--no-statistics] [--batch-rows N] [--threads N]\n"
+            "                                  [--no-statistics] [--batch-rows N] [--threads N] [--copy]\n"
             "PATH is a Parquet file or a table directory (Hive partitions).\n");
     exit(2);
 }
@@ -491,8 +491,9 @@ static int parse_codec(const char *s, pq_write_opts *o)
 static int cmd_rewrite(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
-    pq_write_opts o;
-    pq_write_opts_init(&o);
+    pq_rewrite_opts ro;
+    pq_rewrite_opts_init(&ro);
+    pq_write_opts o = ro.write;
     long batch_rows = 0;
     int threads = 0;
     for (int i = 0; i < argc; i++) {
@@ -515,7 +516,8 @@ static int cmd_rewrite(int argc, char **argv)
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 1 || v > 256) die_usage();
             threads = (int)v;
-        } else if (!strcmp(a, "--no-dictionary")) o.no_dictionary = true;
+        } else if (!strcmp(a, "--copy")) ro.copy_chunks = true;
+        else if (!strcmp(a, "--no-dictionary")) o.no_dictionary = true;
         else if (!strcmp(a, "--no-statistics")) o.no_statistics = true;
         else if (a[0] == '-' || in) die_usage();
         else in = a;
@@ -538,7 +540,10 @@ static int cmd_rewrite(int argc, char **argv)
     } else {
         fd_sink fs = {fd, out, false};
         pq_sink sink = {fd_write, &fs};
-        rc = pq_file_rewrite(f, ft, in, &o, (int32_t)batch_rows, threads, &sink, &err);
+        ro.write = o;
+        ro.batch_rows = (int32_t)batch_rows;
+        ro.threads = threads;
+        rc = pq_file_rewrite(f, ft, in, &ro, &sink, &err);
         if (close(fd) != 0 && rc == PQ_OK) rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
         if (rc != PQ_OK) unlink(out);
     }

@@ -819,12 +819,12 @@ groups['sweep-corpus'] = async () => {
 };
 
 // Files written by pqfs's writer (pqtool rewrite, small pages: many pages per
-// chunk, so the page index matters): pruning with the statistics, page index
-// and dictionaries it wrote must keep exactly the rows of a scan without them,
-// and DuckDB's rows from the original file.
+// chunk, so the page index matters; or chunks copied with --copy): pruning
+// with the statistics, page index and dictionaries in them must keep exactly
+// the rows of a scan without them, and DuckDB's rows from the original file.
 groups['sweep-written'] = async () => {
   const rewrite = async (src, flags = ['--page-size', '2048']) => {
-    const out = path.join(WORK, `written-${path.basename(src)}`);
+    const out = path.join(WORK, `written${flags.includes('--copy') ? '-copy' : ''}-${path.basename(src)}`);
     const r = await pqtool(['rewrite', src, '-o', out, ...flags]);
     expect(r.code === 0, `pqtool rewrite ${src} failed: ${r.stderr.trim()}`, cmdline(r.args));
     return { file: out, duckFile: src };
@@ -841,6 +841,10 @@ groups['sweep-written'] = async () => {
     { ...await rewrite(cor('alltypes_tiny_pages.parquet')), columns: ['id', 'tinyint_col', 'float_col', 'date_string_col'], maxValues: 3 },
     { ...await rewrite(cor('float16_nonzeros_and_nans.parquet')), prunes: false },
     { ...await rewrite(cor('fixed_length_decimal.parquet')), prunes: false },
+    // Chunks copied byte for byte, with their page index rebased.
+    { ...await rewrite(cor('alltypes_tiny_pages.parquet'), ['--copy']), columns: ['id', 'tinyint_col', 'float_col'], maxValues: 3 },
+    { ...await rewrite(gen('pages.parquet'), ['--copy']), ...light },
+    { ...await rewrite(cor('nan_in_stats.parquet'), ['--copy']) },
   ], 'sweep-written');
 };
 

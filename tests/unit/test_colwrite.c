@@ -300,6 +300,58 @@ static void test_dictionary_fallback(void)
     pq_chunk_out_free(&c);
 }
 
+/* A copied chunk: offsets and page locations rebased to the chunk, the
+ * deprecated min/max dropped, min_value/max_value and the column index kept
+ * only under a declared type order; locations outside the extent refused. */
+static void test_chunk_copy(void)
+{
+    uint8_t bytes[100];
+    for (int i = 0; i < 100; i++) bytes[i] = (uint8_t)i;
+    int32_t encs[2] = {PQ_ENC_PLAIN, PQ_ENC_RLE};
+    const char *path[1] = {"x"};
+    uint8_t lo = 1, hi = 9;
+    pq_column_meta src = {
+        .type = PQ_INT32, .encodings = encs, .n_encodings = 2, .path = path, .n_path = 1,
+        .num_values = 10, .total_compressed_size = 100, .total_uncompressed_size = 120,
+        .data_page_offset = 1040, .has_dictionary_page_offset = true, .dictionary_page_offset = 1000,
+        .has_stats = true, .n_encoding_stats = -1,
+        .has_bloom_filter_offset = true, .bloom_filter_offset = 5000,
+    };
+    src.stats.has_min = src.stats.has_max = true;
+    src.stats.min = (pq_bytes){&lo, 1};
+    src.stats.max = (pq_bytes){&hi, 1};
+    src.stats.has_min_value = src.stats.has_max_value = true;
+    src.stats.min_value = (pq_bytes){&lo, 1};
+    src.stats.max_value = (pq_bytes){&hi, 1};
+    src.stats.has_null_count = true;
+    src.stats.null_count = 2;
+    pq_page_location locs[2] = {{1040, 30, 0}, {1070, 30, 5}};
+    pq_offset_index oi = {2, locs};
+    const uint8_t ci[3] = {7, 8, 9};
+    pq_chunk_out c;
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK(pq_chunk_copy(&src, 10, true, bytes, 1000, 100, &oi, ci, 3, &c, &err) == PQ_OK);
+    CHECK(c.bytes.len == 100 && memcmp(c.bytes.data, bytes, 100) == 0);
+    CHECK_EQ_INT(c.meta.data_page_offset, 40);
+    CHECK_EQ_INT(c.meta.dictionary_page_offset, 0);
+    CHECK(!c.meta.has_bloom_filter_offset);
+    CHECK(!c.meta.stats.has_min && !c.meta.stats.has_max);
+    CHECK(c.meta.stats.has_min_value && c.meta.stats.min_value.ptr != &lo && c.meta.stats.min_value.ptr[0] == 1);
+    CHECK(c.n_pages == 2 && c.pages[0].offset == 40 && c.pages[1].offset == 70 && c.pages[1].first_row_index == 5);
+    CHECK_EQ_INT(c.column_index.len, 3);
+    CHECK(c.meta.path[0] != path[0] && strcmp(c.meta.path[0], "x") == 0);
+    pq_chunk_out_free(&c);
+    /* No declared order: null count only, no column index. */
+    CHECK(pq_chunk_copy(&src, 10, false, bytes, 1000, 100, &oi, ci, 3, &c, &err) == PQ_OK);
+    CHECK(!c.meta.stats.has_min_value && !c.meta.stats.has_max_value && c.meta.stats.has_null_count);
+    CHECK_EQ_INT(c.column_index.len, 0);
+    pq_chunk_out_free(&c);
+    locs[1].compressed_page_size = 31; /* ends past the extent */
+    CHECK(pq_chunk_copy(&src, 10, true, bytes, 1000, 100, &oi, NULL, 0, &c, &err) == PQ_ERR && err.cls == PQ_E_CORRUPT);
+    pq_chunk_out_free(&c);
+}
+
 int main(void)
 {
     test_rle_round_trip();
@@ -307,5 +359,6 @@ int main(void)
     test_double_bounds();
     test_long_string_bounds();
     test_dictionary_fallback();
+    test_chunk_copy();
     return check_report();
 }
