@@ -225,14 +225,25 @@ static uint8_t *read_range(pq_file *f, uint64_t file_size, int64_t off, int64_t 
     return b;
 }
 
-/* Copies column c of row group g byte for byte, with its page index. */
-static int copy_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_out *out, pq_error *err)
+bool pq_chunk_copyable(const pq_footer *ft, int32_t g, int32_t c)
 {
-    const pq_footer *ft = j->ft;
+    const pq_column_chunk *cc = &ft->meta.row_groups[g].columns[c];
+    const pq_column_meta *cm = &cc->meta;
+    /* Copied only when the metadata describes the bytes plainly: no
+     * dictionary offset of 0 or past the data pages (writers' quirks the
+     * reader works around), no chunk in another file, reliable sizes. */
+    return cc->has_meta && !cc->file_path && !cc->encrypted && !ft->legacy_chunk_sizes &&
+           (!cm->has_dictionary_page_offset ||
+            (cm->dictionary_page_offset > 0 && cm->dictionary_page_offset < cm->data_page_offset));
+}
+
+int pq_chunk_copy_from(pq_file *f, const pq_footer *ft, int32_t g, int32_t c, pq_chunk_out *out, pq_error *err)
+{
+    memset(out, 0, sizeof *out);
     const pq_column_chunk *cc = &ft->meta.row_groups[g].columns[c];
     pq_chunk_extent ext;
     PQ_TRY(pq_chunk_extent_of(cc, ft->file_size, false, &ext, err));
-    uint8_t *bytes = read_range(j->f, ft->file_size, (int64_t)ext.start, (int64_t)ext.len, err);
+    uint8_t *bytes = read_range(f, ft->file_size, (int64_t)ext.start, (int64_t)ext.len, err);
     if (!bytes) return PQ_ERR;
     uint8_t *oi_raw = NULL, *ci_raw = NULL;
     pq_arena arena;
@@ -241,13 +252,13 @@ static int copy_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_out *
     bool has_oi = false;
     int rc = PQ_OK;
     if (cc->has_offset_index && cc->offset_index_length > 0 && (uint32_t)cc->offset_index_length <= MAX_INDEX_BYTES) {
-        oi_raw = read_range(j->f, ft->file_size, cc->offset_index_offset, cc->offset_index_length, err);
+        oi_raw = read_range(f, ft->file_size, cc->offset_index_offset, cc->offset_index_length, err);
         rc = oi_raw ? pq_decode_offset_index(oi_raw, (size_t)cc->offset_index_length, &arena, &oi, err) : PQ_ERR;
         has_oi = rc == PQ_OK;
     }
     if (rc == PQ_OK && cc->has_column_index && cc->column_index_length > 0 &&
         (uint32_t)cc->column_index_length <= MAX_INDEX_BYTES) {
-        ci_raw = read_range(j->f, ft->file_size, cc->column_index_offset, cc->column_index_length, err);
+        ci_raw = read_range(f, ft->file_size, cc->column_index_offset, cc->column_index_length, err);
         if (!ci_raw) rc = PQ_ERR;
     }
     if (rc == PQ_OK)
@@ -266,15 +277,7 @@ static int rewrite_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_ou
 {
     const pq_footer *ft = j->ft;
     if (ft->meta.row_groups[g].num_rows == 0) return PQ_OK; /* not written */
-    const pq_column_chunk *cc = &ft->meta.row_groups[g].columns[c];
-    const pq_column_meta *cm = &cc->meta;
-    /* Copied only when the metadata describes the bytes plainly: no
-     * dictionary offset of 0 or past the data pages (writers' quirks the
-     * reader works around), no chunk in another file, reliable sizes. */
-    bool copyable = cc->has_meta && !cc->file_path && !cc->encrypted && !ft->legacy_chunk_sizes &&
-                    (!cm->has_dictionary_page_offset ||
-                     (cm->dictionary_page_offset > 0 && cm->dictionary_page_offset < cm->data_page_offset));
-    if (j->copy_chunks && copyable) return copy_chunk(j, g, c, out, err);
+    if (j->copy_chunks && pq_chunk_copyable(ft, g, c)) return pq_chunk_copy_from(j->f, ft, g, c, out, err);
     pq_rg_reader *rg = NULL;
     PQ_TRY(pq_rg_open(j->f, ft, g, &c, 1, &rg, err));
     pq_colwriter *cw = NULL;

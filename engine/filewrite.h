@@ -26,6 +26,13 @@ int pq_filewriter_finish(pq_filewriter *w, pq_error *err);
 uint64_t pq_filewriter_offset(const pq_filewriter *w);
 void pq_filewriter_free(pq_filewriter *w);
 
+/* Whether column c of row group g can be copied byte for byte: its metadata
+ * describes its bytes plainly (no quirk the reader has to work around). */
+bool pq_chunk_copyable(const pq_footer *ft, int32_t g, int32_t c);
+/* Reads column c of row group g of f and its page index, and makes a sealed
+ * chunk of them unchanged (pq_chunk_copy). */
+int pq_chunk_copy_from(pq_file *f, const pq_footer *ft, int32_t g, int32_t c, pq_chunk_out *out, pq_error *err);
+
 typedef struct pq_rewrite_opts {
     pq_write_opts write;
     int32_t batch_rows;        /* rows decoded at a time; 0: 8192 */

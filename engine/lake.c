@@ -282,6 +282,7 @@ static bool is_hidden(const char *name)
 static int view_file_of(const char *name, view_file *f)
 {
     if (!strcmp(name, "data.csv")) *f = F_DATA_CSV;
+    else if (!strcmp(name, "data.parquet")) *f = F_DATA_PARQUET;
     else if (!strcmp(name, "schema.txt")) *f = F_SCHEMA;
     else if (!strcmp(name, "plan.txt")) *f = F_PLAN;
     else return 0;
@@ -560,6 +561,7 @@ static int take_snapshot(pq_lake *l, const view *v, const pq_query *q, snapshot 
     pq_buf_puts(&k, "select");
     for (int i = 0; i < v->n_select; i++) pq_buf_printf(&k, " %s", v->select[i]);
     pq_buf_printf(&k, "\nlimit %lld\n", (long long)v->limit);
+    if (v->kind == K_VIEW_FILE && v->file == F_DATA_PARQUET) pq_buf_puts(&k, "format parquet\n");
     for (int f = 0; f < s->files->n_files; f++) {
         const pq_table_file *tf = &s->files->files[f];
         pq_buf_printf(&k, "%s %llu %lld\n", tf->path, (unsigned long long)tf->st.size, (long long)tf->st.mtime_ns);
@@ -582,6 +584,7 @@ typedef struct data_job {
     view v;                      /* owns its arena; v.t referenced */
     snapshot snap;
     bool plan_only;              /* plan.txt */
+    bool parquet;                /* data.parquet */
 } data_job;
 
 static void data_job_free(void *p)
@@ -675,7 +678,12 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
         o.open_ctx = &oc;
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
-        if (j->snap.files->n_files == 0) {
+        if (j->parquet) {
+            /* With no file, a file of the view's schema and no rows. */
+            pq_write_opts wo;
+            pq_write_opts_init(&wo);
+            rc = pq_scan_parquet(q, pq_footer_ref_get(ref), oc.files, j->snap.files->n_files, &o, &wo, sink, &st, err);
+        } else if (j->snap.files->n_files == 0) {
             /* No file can match: the header only. */
             pq_buf h;
             pq_buf_init(&h);
@@ -841,10 +849,13 @@ static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_e
     }
     e->key = strdup(key);
     j->l = l;
+    j->parquet = v->kind == K_VIEW_FILE && v->file == F_DATA_PARQUET;
     j->v = *v;
     memset(v, 0, sizeof *v); /* the job owns the view now */
     pq_result *res;
-    if (pq_result_start(l->cache_dir, RESULT_AHEAD, data_job_run, j, data_job_free, &res, err) != PQ_OK) {
+    /* data.parquet is read only once complete: nothing may hold it back. */
+    uint64_t ahead = j->parquet ? UINT64_MAX / 4 : RESULT_AHEAD;
+    if (pq_result_start(l->cache_dir, ahead, data_job_run, j, data_job_free, &res, err) != PQ_OK) {
         free(e->key);
         free(e);
         free(key);
@@ -919,6 +930,19 @@ static void release_result(pq_lake *l, pq_result *res, const char *key)
         free(victims);
         victims = next;
     }
+}
+
+/* data.parquet: its result, complete (SPEC: materialized on first lookup or
+ * open, with an exact size).  A failed result is not kept. */
+static int materialize(pq_lake *l, view *v, pq_result **out, char **key_out, pq_error *err)
+{
+    PQ_TRY(get_result(l, v, out, key_out, err));
+    if (pq_result_wait(*out, err) == PQ_OK) return PQ_OK;
+    release_result(l, *out, *key_out);
+    free(*key_out);
+    *out = NULL;
+    *key_out = NULL;
+    return PQ_ERR;
 }
 
 /* ------------------------------------------------------------------ public API */
@@ -1048,7 +1072,20 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, pq_error *err)
     case K_ROOT: case K_META_DIR: case K_VIEW_DIR: out->is_dir = true; break;
     case K_META_STATS: case K_META_ERRORS: out->size = 0; break;
     case K_VIEW_FILE:
-        if (v.file == F_DATA_CSV) {
+        if (v.file == F_DATA_PARQUET) {
+            /* Materialized here, on the first lookup: its size is exact. */
+            pq_result *res;
+            char *key;
+            rc = materialize(l, &v, &res, &key, err);
+            if (rc == PQ_OK) {
+                pq_result_state st;
+                pq_result_state_of(res, &st);
+                out->size = st.size;
+                out->size_final = true;
+                release_result(l, res, key);
+                free(key);
+            }
+        } else if (v.file == F_DATA_CSV) {
             /* The exact size once a complete result exists for the view as
              * the lake is now; 0 before (procfs convention). */
             pq_query *q;
@@ -1170,7 +1207,7 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
         rc = l->store->ops->list(l->store, v.real_dir, partition_entry, &r, err);
         pq_query_free(q);
         pq_footer_ref_put(l->footers, ref);
-        static const char *const files[] = {"data.csv", "schema.txt", "plan.txt"};
+        static const char *const files[] = {"data.csv", "data.parquet", "schema.txt", "plan.txt"};
         pq_lake_attr a = {0};
         for (size_t i = 0; rc == PQ_OK && i < sizeof files / sizeof files[0]; i++)
             if (cb(ctx, files[i], &a)) break;
@@ -1207,7 +1244,7 @@ int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, pq_err
         if (v.file == F_SCHEMA) rc = schema_text(l, &v, &h->text, err);
         else if (v.file == F_PLAN) rc = plan_text(l, &v, &h->text, err);
         else if (v.file == F_DATA_CSV) rc = get_result(l, &v, &h->res, &h->key, err);
-        else rc = pq_fail(err, PQ_E_UNSUPPORTED, "data.parquet is not available yet");
+        else rc = materialize(l, &v, &h->res, &h->key, err);
         break;
     default:
         rc = pq_fail(err, PQ_E_USAGE, "is a directory");

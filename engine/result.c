@@ -268,6 +268,18 @@ int pq_result_peek(pq_result *r, uint64_t off, size_t len, const char **data, si
     return rc;
 }
 
+int pq_result_wait(pq_result *r, pq_error *err)
+{
+    pthread_mutex_lock(&r->mu);
+    int rc = wait_for_bytes(r, UINT64_MAX - 1, UINT64_MAX, 0, NULL, NULL, err);
+    if (rc == PQ_OK && r->failed) {
+        *err = r->err;
+        rc = PQ_ERR;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
 int pq_result_read(pq_result *r, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),
                    void *stop_ctx, pq_error *err)
 {

@@ -7,6 +7,7 @@
 
 #include "render.h"
 #include "rowgroup.h"
+#include "scan_parquet.h"
 
 #define DEFAULT_BATCH_ROWS 4096
 /* A unit that is not at the head of the output holds at most this much text
@@ -20,6 +21,8 @@ typedef struct chunk {
     size_t len, cap;
     int32_t rows;
     size_t *row_ends;          /* with a limit: end offset of each row */
+    pq_chunk_out *rg;          /* Parquet output: a sealed row group (no text) */
+    int32_t n_rg;
 } chunk;
 
 enum { UNIT_PENDING, UNIT_RUNNING, UNIT_DONE, UNIT_FAILED };
@@ -92,6 +95,12 @@ typedef struct scan_state {
      * megabyte buffers cost a page fault per 4 KiB. */
     pq_buf spare[8];
     int n_spare;
+    /* Parquet output (NULL: CSV).  With a filter and a limit the scan runs
+     * on one worker, units in order, and a unit stops at the limit counting
+     * the rows of the units before it (rows_before). */
+    pq_parquet_out *pq_out;
+    bool pq_capped;
+    int64_t pq_rows_before;
 } scan_state;
 
 void pq_scan_opts_init(pq_scan_opts *o)
@@ -228,6 +237,7 @@ static void free_chunks(chunk *c)
         chunk *next = c->next;
         free(c->data);
         free(c->row_ends);
+        pq_chunks_free(c->rg, c->n_rg);
         free(c);
         c = next;
     }
@@ -259,6 +269,27 @@ static int push_chunk(scan_state *s, int32_t ui, pq_buf *text, int32_t rows, siz
     bool cancelled = s->cancel;
     pthread_mutex_unlock(&s->mu);
     if (cancelled) return pq_fail(err, PQ_E_CANCELLED, "scan cancelled");
+    return PQ_OK;
+}
+
+/* Hands a unit's sealed Parquet row group to the consumer. */
+static int push_rg(scan_state *s, int32_t ui, pq_chunk_out *rg, int64_t rows, pq_error *err)
+{
+    chunk *c = calloc(1, sizeof *c);
+    if (!c) {
+        pq_chunks_free(rg, pq_parquet_out_leaves(s->pq_out));
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    c->rg = rg;
+    c->n_rg = pq_parquet_out_leaves(s->pq_out);
+    c->rows = (int32_t)(rows > INT32_MAX ? INT32_MAX : rows);
+    unit *u = &s->units[ui];
+    pthread_mutex_lock(&s->mu);
+    if (u->tail) u->tail->next = c;
+    else u->head = c;
+    u->tail = c;
+    pthread_cond_broadcast(&s->out_cv);
+    pthread_mutex_unlock(&s->mu);
     return PQ_OK;
 }
 
@@ -295,6 +326,7 @@ typedef struct unit_ctx {
     pq_col_source *filter_src; /* per leaf: how its filter reader was opened */
     int64_t rows_cap;          /* > 0: no row at or past it is kept (the pre-pass) */
     int32_t *decode;           /* scratch: the leaves a window decodes */
+    pq_rg_encoder *enc;        /* Parquet output: this row group's encoder */
 } unit_ctx;
 
 /* A projection opened for a window that kept at most one row in this many
@@ -464,9 +496,29 @@ static int open_projection(unit_ctx *c, int64_t at, int32_t kept, int32_t window
     return PQ_OK;
 }
 
+/* Parquet output: the rows go to the row group's encoder; at the end the
+ * sealed row group goes to the consumer. */
+static int encode_rows(unit_ctx *c, int32_t n, bool last, pq_error *err)
+{
+    scan_state *s = c->s;
+    if (n > 0 && s->pq_capped) {
+        int64_t left = s->limit - s->pq_rows_before - pq_rg_encoder_rows(c->enc);
+        if (left < n) n = left > 0 ? (int32_t)left : 0;
+    }
+    if (n > 0) PQ_TRY(pq_rg_encoder_add(c->enc, c->cols, n, err));
+    if (!last) return PQ_OK;
+    int64_t rows = pq_rg_encoder_rows(c->enc);
+    if (s->pq_capped) s->pq_rows_before += rows; /* one worker: units in order */
+    if (rows == 0) return PQ_OK;
+    pq_chunk_out *rg;
+    PQ_TRY(pq_rg_encoder_finish(c->enc, &rg, err));
+    return push_rg(s, c->ui, rg, rows, err);
+}
+
 static int emit_rows(unit_ctx *c, int32_t n, bool last, pq_error *err)
 {
     scan_state *s = c->s;
+    if (c->enc) return encode_rows(c, n, last, err);
     if (n > 0) {
         size_t *ends = NULL;
         if (s->want_row_ends) {
@@ -978,6 +1030,20 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     local.read_leaves = own;
     local.n_read = n_read;
     c.plan = &plan;
+    if (s->pq_out) {
+        if (pq_rg_encoder_new(s->pq_out, &ft->schema, fs->col_node, sf->part_values, &c.enc, err) != PQ_OK) goto out;
+        /* A row group that matches entirely, with nothing cut by a limit, is
+         * copied byte for byte. */
+        if (plan.decision == PQ_RG_SCAN && (plan.fully_matched || !fs->pred) && u->row_cap < 0 && !s->pq_capped &&
+            pq_rg_encoder_can_copy(c.enc, ft, u->rg)) {
+            if (pq_rg_encoder_copy(c.enc, sf->file, ft, u->rg, err) != PQ_OK) goto out;
+            pthread_mutex_lock(&s->mu);
+            s->stats.row_groups_copied++;
+            pthread_mutex_unlock(&s->mu);
+            rc = emit_rows(&c, 0, true, err);
+            goto out;
+        }
+    }
     /* With a row filter, the filter columns first; the rest when a row survives. */
     c.projection_open = local.pred == NULL;
     c.in = &in;
@@ -1018,6 +1084,7 @@ out:
     for (int f = 0; f < c.n_fetches; f++) pq_free_ranges(c.fetched[f], c.n_fetched[f]);
     free(c.row_ends);
     pq_buf_free(&c.text);
+    pq_rg_encoder_free(c.enc);
     pq_arena_free(&arena);
     if (rc != PQ_OK && err->cls != PQ_E_CANCELLED) pq_error_prefix(err, "%s: ", file_name(sf));
     return rc;
@@ -1072,6 +1139,15 @@ static void *worker_main(void *arg)
 /* Writes a chunk, cut at the limit; returns 1 when the limit was reached. */
 static int emit_chunk(scan_state *s, const pq_sink *sink, chunk *c, int64_t limit, pq_error *err)
 {
+    if (c->rg) {
+        /* Units stop at the limit themselves (pq_capped, row_cap). */
+        int rc = pq_parquet_out_append(s->pq_out, c->rg, err);
+        pq_chunks_free(c->rg, c->n_rg);
+        c->rg = NULL;
+        if (rc != PQ_OK) return -1;
+        s->stats.rows_out += (uint64_t)c->rows;
+        return limit >= 0 && (int64_t)s->stats.rows_out >= limit;
+    }
     size_t len = c->len;
     int32_t rows = c->rows;
     int reached = 0;
@@ -1121,11 +1197,14 @@ static int init_state(scan_state *s, const pq_query *q, const pq_scan_file *file
 /* One scan over files whose footers are all loaded; `limit` rows at most
  * (< 0: all), the header when `header`. */
 static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
-                      const pq_sink *sink, int64_t limit, bool header, pq_scan_stats *stats, pq_error *err)
+                      pq_parquet_out *po, const pq_sink *sink, int64_t limit, bool header, pq_scan_stats *stats,
+                      pq_error *err)
 {
     scan_state s;
     int rc = init_state(&s, q, files, n_files, opts, err);
     s.limit = limit;
+    s.pq_out = po;
+    s.pq_capped = po && q->pred && limit >= 0;
     s.want_row_ends = limit >= 0;
     if (rc != PQ_OK) {
         free_state(&s);
@@ -1179,7 +1258,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
         return rc;
     }
 
-    int threads = scan_threads(opts);
+    int threads = s.pq_capped ? 1 : scan_threads(opts);
     if (threads > s.n_units) threads = s.n_units;
     s.window = threads + 1;
     s.threads = threads;
@@ -1326,12 +1405,15 @@ static int open_files_parallel(const pq_scan_opts *opts, pq_scan_file *files, in
     return out;
 }
 
-int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
-                const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
+/* The scan of every file, footers loaded as it goes; CSV to sink, or rows to
+ * po (Parquet). */
+static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
+                    pq_parquet_out *po, const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
 {
     bool lazy = false;
     for (int f = 0; f < n_files; f++) lazy |= files[f].footer == NULL;
-    if (!lazy) return scan_files(q, files, n_files, opts, sink, q->limit, opts->header, stats, err);
+    bool header = opts->header && !po;
+    if (!lazy) return scan_files(q, files, n_files, opts, po, sink, q->limit, header, stats, err);
     if (!opts->open_file) return pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
     pq_scan_file *own = malloc(sizeof *own * (size_t)n_files);
     if (!own) return pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -1339,7 +1421,6 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
     pq_scan_stats total;
     memset(&total, 0, sizeof total);
     int64_t left = q->limit;
-    bool header = opts->header;
     int rc = PQ_OK;
     for (int at = 0, batch = 1; at < n_files && rc == PQ_OK; batch *= 2) {
         int m = n_files - at < batch ? n_files - at : batch;
@@ -1350,7 +1431,7 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
         rc = open_files_parallel(opts, own, at, m, err);
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
-        if (rc == PQ_OK) rc = scan_files(q, own + at, m, opts, sink, left, header, &st, err);
+        if (rc == PQ_OK) rc = scan_files(q, own + at, m, opts, po, sink, left, header, &st, err);
         header = false;
         pq_plan_totals_merge(&total.plan, &st.plan);
         total.row_groups_read += st.row_groups_read;
@@ -1361,6 +1442,7 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
         total.pages_skipped += st.pages_skipped;
         total.values_decoded += st.values_decoded;
         total.reads_shared += st.reads_shared;
+        total.row_groups_copied += st.row_groups_copied;
         at += m;
         if (left >= 0) {
             left -= (int64_t)st.rows_out;
@@ -1369,6 +1451,24 @@ int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const
     }
     free(own);
     if (stats) *stats = total;
+    return rc;
+}
+
+int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
+                const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
+{
+    return scan_all(q, files, n_files, opts, NULL, sink, stats, err);
+}
+
+int pq_scan_parquet(const pq_query *q, const pq_footer *ref, const pq_scan_file *files, int n_files,
+                    const pq_scan_opts *opts, const pq_write_opts *wopts, const pq_sink *sink, pq_scan_stats *stats,
+                    pq_error *err)
+{
+    pq_parquet_out *po;
+    PQ_TRY(pq_parquet_out_new(q, ref, wopts, sink, &po, err));
+    int rc = scan_all(q, files, n_files, opts, po, sink, stats, err);
+    if (rc == PQ_OK) rc = pq_parquet_out_finish(po, err);
+    pq_parquet_out_free(po);
     return rc;
 }
 

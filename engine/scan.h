@@ -12,6 +12,7 @@
 #ifndef PQ_SCAN_H
 #define PQ_SCAN_H
 
+#include "colwrite.h"
 #include "footer.h"
 #include "io.h"
 #include "plan.h"
@@ -47,10 +48,20 @@ typedef struct pq_scan_stats {
     uint64_t pages_skipped;
     uint64_t values_decoded;
     uint64_t reads_shared;       /* window column reads done by an idle worker for another's unit */
+    uint64_t row_groups_copied;  /* Parquet output: copied byte for byte */
 } pq_scan_stats;
 
 int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
                 const pq_sink *sink, pq_scan_stats *stats, pq_error *err);
+
+/* The same rows as a Parquet file on `sink` (scan_parquet.h): `ref` is the
+ * footer q->schema belongs to.  Row groups that match entirely are copied
+ * byte for byte; the rest of the kept rows are re-encoded with `wopts`.
+ * With a filter and a limit the scan runs on one worker (a unit must know
+ * how many rows came before it to stop at the limit). */
+int pq_scan_parquet(const pq_query *q, const pq_footer *ref, const pq_scan_file *files, int n_files,
+                    const pq_scan_opts *opts, const pq_write_opts *wopts, const pq_sink *sink,
+                    pq_scan_stats *stats, pq_error *err);
 
 /* The access plan of the query over the files as text (pqtool plan,
  * plan.txt), without reading data pages. */

@@ -28,6 +28,7 @@ static void die_usage(void)
 {
     fprintf(stderr,
             "usage: pqtool cat PATH... [--where EXPR] [--select C1,C2] [--limit N] [--threads N] [-o OUT]\n"
+            "                  [--format csv|parquet]\n"
             "       pqtool plan PATH... [--where EXPR] [--select C1,C2]\n"
             "       pqtool meta FILE\n"
             "       pqtool rewrite FILE -o OUT [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
@@ -187,6 +188,7 @@ typedef struct cat_args {
     const char **select;
     const char **wheres;
     bool stats;
+    bool parquet;              /* --format parquet */
 } cat_args;
 
 static void parse_cat_args(int argc, char **argv, cat_args *a)
@@ -215,10 +217,9 @@ static void parse_cat_args(int argc, char **argv, cat_args *a)
         else if (!strcmp(s, "--stats")) a->stats = true;
         else if (!strcmp(s, "-o") && more) a->out_path = argv[++i];
         else if (!strcmp(s, "--format") && more) {
-            if (strcmp(argv[++i], "csv")) {
-                fprintf(stderr, "pqtool: --format %s is not supported yet\n", argv[i]);
-                exit(2);
-            }
+            const char *f = argv[++i];
+            if (!strcmp(f, "parquet")) a->parquet = true;
+            else if (strcmp(f, "csv")) die_usage();
         } else if (s[0] == '-' && s[1]) die_usage();
         else a->paths[a->n_paths++] = s;
     }
@@ -243,6 +244,8 @@ static void print_scan_stats(const pq_scan_stats *st, const pq_io_counters *io)
                   (unsigned long long)st->rows_out, (unsigned long long)st->pages_read,
                   (unsigned long long)st->pages_skipped, (unsigned long long)st->values_decoded);
     pq_buf_printf(&b, "workers: %llu column reads shared\n", (unsigned long long)st->reads_shared);
+    if (st->row_groups_copied)
+        pq_buf_printf(&b, "parquet: %llu row groups copied byte for byte\n", (unsigned long long)st->row_groups_copied);
     pq_buf_printf(&b, "storage: %llu bytes in %llu reads\n",
                   (unsigned long long)atomic_load(&io->read_bytes), (unsigned long long)atomic_load(&io->read_requests));
     fwrite(b.data, 1, b.len, stderr);
@@ -276,7 +279,15 @@ static int cmd_cat(int argc, char **argv)
     a.opts.open_file = open_table_file;
     a.opts.open_ctx = &in;
     pq_scan_stats st;
-    if (pq_scan_csv(q, in.files, in.n_files, &a.opts, &sink, &st, &err) != PQ_OK && !sink_ctx.closed)
+    int scan_rc;
+    if (a.parquet) {
+        pq_write_opts wo;
+        pq_write_opts_init(&wo);
+        scan_rc = pq_scan_parquet(q, in.files[0].footer, in.files, in.n_files, &a.opts, &wo, &sink, &st, &err);
+    } else {
+        scan_rc = pq_scan_csv(q, in.files, in.n_files, &a.opts, &sink, &st, &err);
+    }
+    if (scan_rc != PQ_OK && !sink_ctx.closed)
         rc = report(&err);
     else if (a.stats)
         print_scan_stats(&st, inputs_counters(&in));

@@ -23,7 +23,8 @@
 //    a rotating subset of the cases once more with pruning rungs switched off
 //    (all of them, only the dictionary, statistics and dictionary), with
 //    --batch-rows 7 (batches end mid-page and mid-row-group), or with one
-//    thread: pruning and batching must not change the rows.
+//    thread, or as Parquet (--format parquet, read back with pqtool cat):
+//    pruning, batching and the Parquet output must not change the rows.
 // 5. Rows are compared in order, cell by cell, by shared/tools/csvcmp.py's
 //    rules (csvcmp.mjs; each mismatch is re-checked with csvcmp.py itself when
 //    python3 is there). A case where both sides reject the predicate counts as
@@ -99,6 +100,9 @@ const VARIANTS = [
   { name: 'page-index+bloom', args: ['--no-stats', '--no-dictionary', '--threads', '2'] },
   { name: 'batch-rows-7', args: ['--batch-rows', '7', '--threads', '2'] },
   { name: 'one-thread', args: ['--threads', '1'] },
+  // The rows as Parquet (pqtool cat --format parquet: copied and re-encoded
+  // row groups), then read back as CSV: the same rows.
+  { name: 'parquet', args: ['--threads', '2', '--format', 'parquet'], parquet: true },
 ];
 // Engine bugs known to make a table's results wrong: its mismatches are
 // reported but do not fail the run (until the bug is fixed: then the run says
@@ -262,10 +266,16 @@ function report(c, variant, argv, res, diffs) {
   console.log(lines.join('\n'));
 }
 
-async function check(c, variant, extra) {
-  const argv = pqArgs(c, [...extra, '--stats']);
-  const res = await runPqtool(argv);
+let parquetNo = 0;
+async function check(c, variant, extra, parquet) {
+  const file = parquet ? path.join(workDir, `case_${parquetNo++ % 64}.parquet`) : null;
+  const argv = pqArgs(c, [...extra, '--stats', ...(parquet ? ['-o', file] : [])]);
+  let res = await runPqtool(argv);
   runs++;
+  if (parquet && res.code === 0) {
+    const back = await runPqtool(['cat', file]);
+    res = { ...back, stderr: res.stderr + back.stderr };
+  }
   if (res.code === 0) addStats(variant, res.stderr);
   const pqOk = res.code === 0;
   const dkOk = c.expectedError === undefined;
@@ -303,7 +313,7 @@ cases.forEach((c, k) => {
   items.push({ c, variant: 'default', args: ['--threads', '2'] });
   if (k % 2 === 0) {
     const v = VARIANTS[(k / 2) % VARIANTS.length];
-    items.push({ c, variant: v.name, args: v.args });
+    items.push({ c, variant: v.name, args: v.args, parquet: v.parquet });
     c.pending++;
   }
 });
@@ -315,7 +325,7 @@ async function worker() {
   while (next < items.length) {
     const it = items[next++];
     await it.c.ready;
-    await check(it.c, it.variant, it.args);
+    await check(it.c, it.variant, it.args, it.parquet);
     caseDone(it.c);
   }
 }

@@ -9,7 +9,7 @@
 # python3 and ../shared/tools/csvcmp.py; exits 77 (CTest: skipped) without
 # them.  PQFS_SHARED_DIR overrides ../shared; VERBOSE=1 prints every passing
 # check; PQFS_MOUNT_KEEP=1 keeps the work directory; PQFS_MOUNT_STRICT=1 makes
-# the known gaps (data.parquet) and the SPEC conflicts (size 0 until complete
+# the known gaps and the SPEC conflicts (size 0 until complete
 # fools DuckDB's read_csv) failures; PQFS_MOUNT_DEADLINE (270 s) is when a
 # watchdog stops a hung run, before CTest's TIMEOUT would kill it uncleanly.
 #
@@ -87,6 +87,24 @@ run_views() {
         else
             fail "$name: '$p' differs from DuckDB:"
             sed 's/^/    /' "$act/$name.diff" | head -12
+        fi
+        # The same view's data.parquet (SPEC section 3): an exact size at
+        # lookup, and the same rows (read back as CSV by pqtool).
+        case $p in */data.csv) ;; *) continue ;; esac
+        local pq=${p%/data.csv}/data.parquet size
+        size=$(stat -c %s "$pq" 2>"$act/$name.pq.stderr") || { fail "$name: stat '$pq': $(cat "$act/$name.pq.stderr")"; continue; }
+        if ! cp "$pq" "$act/$name.parquet" 2>"$act/$name.pq.stderr"; then
+            fail "$name: cp '$pq' failed: $(cat "$act/$name.pq.stderr")"
+            continue
+        fi
+        [ "$(stat -c %s "$act/$name.parquet")" = "$size" ] || fail "$name: data.parquet's stat size $size is not its length"
+        if ! "$PQTOOL" cat "$act/$name.parquet" -o "$act/$name.pq.csv" 2>"$act/$name.pq.stderr"; then
+            fail "$name: pqtool cannot read its data.parquet: $(cat "$act/$name.pq.stderr")"
+        elif cmp -s "$exp/$name.csv" "$act/$name.pq.csv" || python3 "$CSVCMP" "$exp/$name.csv" "$act/$name.pq.csv" >"$act/$name.pq.diff" 2>&1; then
+            pass "$name (data.parquet)"
+        else
+            fail "$name: '$pq' holds other rows than DuckDB's answer:"
+            sed 's/^/    /' "$act/$name.pq.diff" | head -12
         fi
     done
     : >"$CASES"
@@ -535,13 +553,23 @@ cat "$MNT/users/data.csv" >/dev/null
 h1=$(stat_val "$MNT" result_cache_hits)
 [ "$h1" -gt "$h0" ] && pass "re-read served from the result cache" || fail "result_cache_hits $h0 -> $h1 on a re-read"
 
-# ---------------------------------------------------------------- data.parquet (SPEC section 3; not implemented yet)
-if [ -f "$MNT/$E/data.parquet" ] && (cd "$MNT/$E" && ls -1A) | grep -qx data.parquet &&
-    got=$(node "$here/duck.mjs" sql "SELECT count(*) FROM read_parquet('$MNT/$E/data.parquet')" 2>/dev/null) && [ "$got" = "$nrows" ]; then
-    xpass "data.parquet listed and read by DuckDB"
-else
-    xfail "data.parquet: listed by readdir and readable ($(errno_of read "$MNT/$E/data.parquet") on read)"
-fi
+# ---------------------------------------------------------------- data.parquet and DuckDB
+# Every view above also had its data.parquet compared (run_views).  Here:
+# it is listed, and DuckDB reads it to the rows of its own query.
+(cd "$MNT/$E" && ls -1A) | grep -qx data.parquet && pass "data.parquet listed" || fail "data.parquet not listed in $E"
+got=$(node "$here/duck.mjs" sql "SELECT count(*) FROM read_parquet('$MNT/$E/data.parquet')" 2>&1 | head -3) || true
+[ "$got" = "$nrows" ] && pass "DuckDB reads events/data.parquet" || fail "DuckDB read_parquet(events/data.parquet): expected $nrows rows, got: $got"
+pqv="$E/year=2024/where=i32 < 10/select=id,i32,s,region"
+got=$(node "$here/duck.mjs" sql "SELECT count(*) FROM (
+      (SELECT id, i32, s, region FROM read_parquet('$MNT/$pqv/data.parquet')
+       EXCEPT ALL SELECT id, i32, s, region FROM read_parquet('$LAKE/events/**/part-*.parquet', hive_partitioning = true)
+       WHERE year = 2024 AND i32 < 10)
+      UNION ALL
+      (SELECT id, i32, s, region FROM read_parquet('$LAKE/events/**/part-*.parquet', hive_partitioning = true)
+       WHERE year = 2024 AND i32 < 10
+       EXCEPT ALL SELECT id, i32, s, region FROM read_parquet('$MNT/$pqv/data.parquet')))" 2>&1 | head -3) || true
+[ "$got" = 0 ] && pass "DuckDB: a filtered data.parquet holds exactly the query's rows" ||
+    fail "DuckDB: '$pqv/data.parquet' and the query differ by $got rows"
 
 # ---------------------------------------------------------------- the lake changes (SPEC section 8)
 # A handle opened before the change keeps its snapshot; after metadata_ttl new

@@ -1,0 +1,362 @@
+#include "scan_parquet.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Partition constants are encoded this many rows at a time. */
+#define CONST_BATCH 65536
+
+struct pq_parquet_out {
+    const pq_query *q;
+    pq_write_opts opts;
+    pq_filewriter *fw;
+    pq_arena arena;
+    pq_schema_element *schema;
+    int32_t n_schema;
+    int32_t n_leaves;
+    /* Partition columns as leaves of their own: a copy of each synthesized
+     * node under a root, so that their path_in_schema is their name. */
+    pq_node part_root;
+    pq_node *part_nodes;
+    pq_leaf *part_leaves;
+};
+
+int32_t pq_parquet_out_leaves(const pq_parquet_out *po)
+{
+    return po->n_leaves;
+}
+
+/* The index just past element i's subtree (children follow depth first), or
+ * -1 when the elements end first. */
+static int32_t subtree_end(const pq_file_meta *m, int32_t i, int depth)
+{
+    if (i < 0 || i >= m->n_schema || depth > 64) return -1;
+    int32_t n = m->schema[i].has_num_children ? m->schema[i].num_children : 0;
+    int32_t at = i + 1;
+    for (int32_t k = 0; k < n && at >= 0; k++) at = subtree_end(m, at, depth + 1);
+    return at;
+}
+
+int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_opts *opts, const pq_sink *sink,
+                       pq_parquet_out **out, pq_error *err)
+{
+    *out = NULL;
+    pq_parquet_out *po = calloc(1, sizeof *po);
+    if (!po) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    po->q = q;
+    po->opts = *opts;
+    pq_arena_init(&po->arena, 4096);
+    const pq_file_meta *m = &ref->meta;
+    int rc = PQ_OK;
+    /* Count the elements first. */
+    int32_t n = 1;
+    for (int j = 0; j < q->n_out && rc == PQ_OK; j++) {
+        int col = q->out[j];
+        if (col >= q->n_data) {
+            n++;
+            po->n_leaves++;
+            continue;
+        }
+        const pq_node *nd = q->cols[col].node;
+        int32_t end = subtree_end(m, nd->element_index, 0);
+        if (end < 0) rc = pq_fail(err, PQ_E_CORRUPT, "column %s: schema elements end early", q->cols[col].name);
+        else n += end - nd->element_index;
+        po->n_leaves += nd->n_leaves;
+    }
+    po->schema = pq_arena_alloc(&po->arena, sizeof *po->schema * (size_t)n);
+    po->part_nodes = pq_arena_alloc(&po->arena, sizeof *po->part_nodes * (size_t)(q->n_parts + 1));
+    po->part_leaves = pq_arena_alloc(&po->arena, sizeof *po->part_leaves * (size_t)(q->n_parts + 1));
+    if (rc == PQ_OK && (!po->schema || !po->part_nodes || !po->part_leaves))
+        rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK) {
+        pq_schema_element *root = &po->schema[0];
+        memset(root, 0, sizeof *root);
+        root->name = "schema";
+        root->has_num_children = true;
+        root->num_children = q->n_out;
+        root->converted_type = PQ_CT_NONE;
+        po->n_schema = 1;
+        po->part_root.kind = PQ_NODE_STRUCT;
+        po->part_root.name = "schema";
+        for (int j = 0; j < q->n_out; j++) {
+            int col = q->out[j];
+            if (col < q->n_data) {
+                const pq_node *nd = q->cols[col].node;
+                int32_t end = subtree_end(m, nd->element_index, 0);
+                for (int32_t i = nd->element_index; i < end; i++) {
+                    pq_schema_element *e = &po->schema[po->n_schema++];
+                    *e = m->schema[i];
+                    e->name = pq_arena_strndup(&po->arena, e->name ? e->name : "", strlen(e->name ? e->name : ""));
+                    if (!e->name) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                }
+                continue;
+            }
+            int p = col - q->n_data;
+            pq_node *pn = &po->part_nodes[p];
+            *pn = q->part_nodes[p];
+            pn->parent = &po->part_root;
+            po->part_leaves[p] = (pq_leaf){pn, 1, 0, pn->name, PQ_ORDER_TYPE_DEFINED};
+            pq_schema_element *e = &po->schema[po->n_schema++];
+            memset(e, 0, sizeof *e);
+            e->name = pn->name;
+            e->has_type = true;
+            e->type = pn->phys;
+            e->has_repetition = true;
+            e->repetition = PQ_OPTIONAL;
+            e->converted_type = pn->logical.kind == PQ_LT_DATE ? PQ_CT_DATE
+                                : pn->logical.kind == PQ_LT_STRING ? PQ_CT_UTF8 : PQ_CT_NONE;
+            if (pn->logical.kind != PQ_LT_NONE) {
+                e->has_logical = true;
+                e->logical = pn->logical;
+            }
+        }
+    }
+    if (rc == PQ_OK) rc = pq_filewriter_new(sink, po->schema, po->n_schema, po->n_leaves, &po->fw, err);
+    if (rc != PQ_OK) {
+        pq_parquet_out_free(po);
+        return rc;
+    }
+    *out = po;
+    return PQ_OK;
+}
+
+int pq_parquet_out_append(pq_parquet_out *po, pq_chunk_out *chunks, pq_error *err)
+{
+    return pq_filewriter_add_row_group(po->fw, chunks, err);
+}
+
+int pq_parquet_out_finish(pq_parquet_out *po, pq_error *err)
+{
+    return pq_filewriter_finish(po->fw, err);
+}
+
+void pq_parquet_out_free(pq_parquet_out *po)
+{
+    if (!po) return;
+    pq_filewriter_free(po->fw);
+    pq_arena_free(&po->arena);
+    free(po);
+}
+
+void pq_chunks_free(pq_chunk_out *chunks, int32_t n)
+{
+    if (!chunks) return;
+    for (int32_t i = 0; i < n; i++) pq_chunk_out_free(&chunks[i]);
+    free(chunks);
+}
+
+/* ------------------------------------------------------------------ row group encoder */
+
+/* A partition column's value in one file, as the column writer takes it. */
+typedef struct part_const {
+    bool is_null;
+    int64_t i64;
+    int32_t i32;
+    pq_bytes str;
+} part_const;
+
+struct pq_rg_encoder {
+    const pq_parquet_out *po;
+    const pq_node *const *col_node;
+    pq_colwriter **w;          /* per output leaf */
+    int16_t *max_def;          /* per output leaf */
+    int32_t n;
+    int64_t rows;
+    part_const *pc;            /* per output column (partition columns only) */
+    uint16_t *cdef;            /* CONST_BATCH entries */
+    void *cvals;
+    pq_chunk_out *copied;      /* per output leaf, after pq_rg_encoder_copy */
+};
+
+void pq_rg_encoder_free(pq_rg_encoder *e)
+{
+    if (!e) return;
+    for (int32_t i = 0; i < e->n; i++) pq_colwriter_free(e->w[i]);
+    free(e->w);
+    free(e->max_def);
+    free(e->pc);
+    free(e->cdef);
+    free(e->cvals);
+    pq_chunks_free(e->copied, e->n);
+    free(e);
+}
+
+int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, const pq_node *const *col_node,
+                      const char *const *part_values, pq_rg_encoder **out, pq_error *err)
+{
+    *out = NULL;
+    const pq_query *q = po->q;
+    pq_rg_encoder *e = calloc(1, sizeof *e);
+    if (!e) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    e->po = po;
+    e->col_node = col_node;
+    e->w = calloc((size_t)po->n_leaves + 1, sizeof *e->w);
+    e->max_def = calloc((size_t)po->n_leaves + 1, sizeof *e->max_def);
+    e->pc = calloc((size_t)q->n_out + 1, sizeof *e->pc);
+    e->cdef = malloc(sizeof *e->cdef * CONST_BATCH);
+    e->cvals = malloc(sizeof(pq_bytes) * CONST_BATCH); /* the widest value */
+    int rc = e->w && e->max_def && e->pc && e->cdef && e->cvals ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (int j = 0; j < q->n_out && rc == PQ_OK; j++) {
+        int col = q->out[j];
+        if (col < q->n_data) {
+            const pq_node *nd = col_node[col];
+            for (int32_t k = 0; k < nd->n_leaves && rc == PQ_OK; k++) {
+                e->max_def[e->n] = file_schema->leaves[nd->first_leaf + k].max_def;
+                rc = pq_colwriter_new(&file_schema->leaves[nd->first_leaf + k], &po->opts, &e->w[e->n++], err);
+            }
+            continue;
+        }
+        int p = col - q->n_data;
+        const char *text = part_values ? part_values[p] : NULL;
+        pq_value v;
+        if (pq_query_part_value(q, p, text, &v) != 0) {
+            rc = pq_fail(err, PQ_E_CORRUPT, "partition value '%s' is not a valid %s", text, q->cols[col].name);
+            break;
+        }
+        part_const *pc = &e->pc[j];
+        pc->is_null = v.is_null;
+        if (v.type == PQ_V_INT) pc->i64 = v.u.i;
+        else if (v.type == PQ_V_DATE) pc->i32 = v.u.date;
+        else pc->str = v.u.s;
+        rc = pq_colwriter_new(&po->part_leaves[p], &po->opts, &e->w[e->n++], err);
+    }
+    if (rc != PQ_OK) {
+        pq_rg_encoder_free(e);
+        return rc;
+    }
+    *out = e;
+    return PQ_OK;
+}
+
+/* n rows of a partition constant to writer w. */
+static int add_constant(pq_rg_encoder *e, pq_colwriter *w, const part_const *pc, pq_phys phys, int64_t n,
+                        pq_error *err)
+{
+    while (n > 0) {
+        int32_t m = n < CONST_BATCH ? (int32_t)n : CONST_BATCH;
+        for (int32_t i = 0; i < m; i++) e->cdef[i] = pc->is_null ? 0 : 1;
+        if (!pc->is_null) {
+            if (phys == PQ_INT64)
+                for (int32_t i = 0; i < m; i++) ((int64_t *)e->cvals)[i] = pc->i64;
+            else if (phys == PQ_INT32)
+                for (int32_t i = 0; i < m; i++) ((int32_t *)e->cvals)[i] = pc->i32;
+            else
+                for (int32_t i = 0; i < m; i++) ((pq_bytes *)e->cvals)[i] = pc->str;
+        }
+        pq_col_batch b = {.n_rows = m, .n_levels = m, .def = e->cdef, .n_values = pc->is_null ? 0 : m,
+                          .values = pc->is_null ? NULL : e->cvals};
+        PQ_TRY(pq_colwriter_add(w, &b, err));
+        n -= m;
+    }
+    return PQ_OK;
+}
+
+/* The first n rows of a batch (whole rows: nested entries up to the n-th
+ * row start). */
+static void batch_prefix(const pq_col_batch *in, int32_t n, int16_t max_def, pq_col_batch *out)
+{
+    *out = *in;
+    if (in->n_rows <= n) return;
+    int32_t rows = 0, e = 0, values = 0;
+    for (; e < in->n_levels; e++) {
+        if (!in->rep || in->rep[e] == 0) {
+            if (rows == n) break;
+            rows++;
+        }
+        values += !in->def || in->def[e] == max_def;
+    }
+    out->n_rows = rows;
+    out->n_levels = e;
+    out->n_values = values;
+}
+
+int pq_rg_encoder_add(pq_rg_encoder *e, const pq_out_col *cols, int32_t n, pq_error *err)
+{
+    const pq_query *q = e->po->q;
+    if (n <= 0) return PQ_OK;
+    int32_t li = 0;
+    for (int j = 0; j < q->n_out; j++) {
+        int col = q->out[j];
+        if (col < q->n_data) {
+            for (int32_t k = 0; k < cols[j].node->n_leaves; k++) {
+                pq_col_batch b;
+                batch_prefix(&cols[j].leaves[k], n, e->max_def[li], &b);
+                PQ_TRY(pq_colwriter_add(e->w[li++], &b, err));
+            }
+        } else {
+            const pq_node *pn = &e->po->part_nodes[col - q->n_data];
+            PQ_TRY(add_constant(e, e->w[li++], &e->pc[j], pn->phys, n, err));
+        }
+    }
+    e->rows += n;
+    return PQ_OK;
+}
+
+int64_t pq_rg_encoder_rows(const pq_rg_encoder *e)
+{
+    return e->rows;
+}
+
+bool pq_rg_encoder_can_copy(const pq_rg_encoder *e, const pq_footer *ft, int32_t g)
+{
+    const pq_query *q = e->po->q;
+    for (int j = 0; j < q->n_out; j++) {
+        int col = q->out[j];
+        if (col >= q->n_data) continue;
+        const pq_node *nd = e->col_node[col];
+        for (int32_t k = 0; k < nd->n_leaves; k++)
+            if (!pq_chunk_copyable(ft, g, nd->first_leaf + k)) return false;
+    }
+    return true;
+}
+
+int pq_rg_encoder_copy(pq_rg_encoder *e, pq_file *f, const pq_footer *ft, int32_t g, pq_error *err)
+{
+    const pq_query *q = e->po->q;
+    if (e->rows || e->copied) return pq_fail(err, PQ_E_USAGE, "a row group is copied whole or not at all");
+    e->copied = calloc((size_t)e->n + 1, sizeof *e->copied);
+    if (!e->copied) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int64_t rows = ft->meta.row_groups[g].num_rows;
+    int32_t li = 0;
+    for (int j = 0; j < q->n_out; j++) {
+        int col = q->out[j];
+        if (col < q->n_data) {
+            const pq_node *nd = e->col_node[col];
+            for (int32_t k = 0; k < nd->n_leaves; k++)
+                PQ_TRY(pq_chunk_copy_from(f, ft, g, nd->first_leaf + k, &e->copied[li++], err));
+        } else {
+            const pq_node *pn = &e->po->part_nodes[col - q->n_data];
+            PQ_TRY(add_constant(e, e->w[li++], &e->pc[j], pn->phys, rows, err));
+        }
+    }
+    e->rows = rows;
+    return PQ_OK;
+}
+
+int pq_rg_encoder_finish(pq_rg_encoder *e, pq_chunk_out **chunks, pq_error *err)
+{
+    const pq_query *q = e->po->q;
+    *chunks = NULL;
+    pq_chunk_out *out = calloc((size_t)e->n + 1, sizeof *out);
+    if (!out) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int32_t li = 0;
+    int rc = PQ_OK;
+    for (int j = 0; j < q->n_out && rc == PQ_OK; j++) {
+        int col = q->out[j];
+        int32_t leaves = col < q->n_data ? e->col_node[col]->n_leaves : 1;
+        for (int32_t k = 0; k < leaves && rc == PQ_OK; k++, li++) {
+            if (e->copied && col < q->n_data) {
+                out[li] = e->copied[li];
+                memset(&e->copied[li], 0, sizeof e->copied[li]);
+            } else {
+                rc = pq_colwriter_finish(e->w[li], &out[li], err);
+            }
+        }
+    }
+    if (rc != PQ_OK) {
+        pq_chunks_free(out, e->n);
+        return rc;
+    }
+    *chunks = out;
+    return PQ_OK;
+}
