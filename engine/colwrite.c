@@ -13,8 +13,9 @@
 /* Levels taken per step: a page ends at the first row boundary after it
  * reaches page_size, so this is how far past page_size it may run. */
 #define SLICE_LEVELS 1024
-/* Values of the first page after which a dictionary must already pay off. */
-#define DICT_PROBE_VALUES 16384
+/* Values of the first page after which a dictionary must already pay off
+ * (checked after each batch): high-cardinality columns stop hashing early. */
+#define DICT_PROBE_VALUES 1024
 /* Byte-array bounds longer than this are truncated (pq_write_opts docs). */
 #define MAX_BOUND_LEN 64
 
