@@ -19,6 +19,14 @@
 /* Byte-array bounds longer than this are truncated (pq_write_opts docs). */
 #define MAX_BOUND_LEN 64
 
+/* Grows an array to n elements; returns -1 (the array kept) when out of memory. */
+#define GROW(ptr, n)                                                   \
+    do {                                                               \
+        void *grown_ = realloc((ptr), (size_t)(n) * sizeof *(ptr));    \
+        if (!grown_) return -1;                                        \
+        (ptr) = grown_;                                                \
+    } while (0)
+
 void pq_write_opts_init(pq_write_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -275,12 +283,8 @@ static int64_t dict_index(dict *d, bool byte_array, const uint8_t *p, size_t n)
     if (byte_array) {
         if (d->n == d->alloc) {
             uint32_t a = d->alloc ? d->alloc * 2 : 1024;
-            uint32_t *st = realloc(d->start, a * sizeof *st);
-            if (!st) return -1;
-            d->start = st;
-            uint32_t *l = realloc(d->len, a * sizeof *l);
-            if (!l) return -1;
-            d->len = l;
+            GROW(d->start, a);
+            GROW(d->len, a);
             d->alloc = a;
         }
         if (d->plain.len + n + 4 > UINT32_MAX) return -1;
@@ -422,25 +426,14 @@ static int grow_page_index(pq_colwriter *w)
 {
     if (w->n_pages < w->pages_alloc) return 0;
     int32_t a = w->pages_alloc ? w->pages_alloc * 2 : 16;
-    pq_page_location *l = realloc(w->locs, (size_t)a * sizeof *l);
-    if (!l) return -1;
-    w->locs = l;
-    bool *np = realloc(w->null_pages, (size_t)a * sizeof *np);
-    if (!np) return -1;
-    w->null_pages = np;
-    pq_bytes *mn = realloc(w->page_min, (size_t)a * sizeof *mn);
-    if (!mn) return -1;
-    w->page_min = mn;
-    pq_bytes *mx = realloc(w->page_max, (size_t)a * sizeof *mx);
-    if (!mx) return -1;
-    w->page_max = mx;
-    int64_t *nn = realloc(w->page_nulls, (size_t)a * sizeof *nn);
-    if (!nn) return -1;
-    w->page_nulls = nn;
+    GROW(w->locs, a);
+    GROW(w->null_pages, a);
+    GROW(w->page_min, a);
+    GROW(w->page_max, a);
+    GROW(w->page_nulls, a);
     w->pages_alloc = a;
     return 0;
 }
-
 /* Whether the first page's values take fewer bytes as dictionary and
  * indices than PLAIN (high-cardinality columns do not). */
 static bool dictionary_pays(const pq_colwriter *w)
