@@ -430,7 +430,7 @@ done
 
 # ---------------------------------------------------------------- the corrupt files
 for v in "broken/data.csv" "broken/k=2/data.csv" "broken/k=3/data.csv" "broken/where=k > 1/data.csv" \
-         "broken/select=id/data.csv" "broken/k=2/plan.txt"; do
+         "broken/select=id/data.csv" "broken/k=2/plan.txt" "broken/k=2/data.parquet" "broken/where=k > 1/data.parquet"; do
     if cat "$MNT/$v" >/dev/null 2>"$WORK/cat.err"; then fail "cat '$v' succeeded over a corrupt file"
     elif grep -q "Input/output error" "$WORK/cat.err"; then pass "EIO: $v"
     else fail "cat '$v': expected EIO, got: $(cat "$WORK/cat.err")"; fi
@@ -448,6 +448,8 @@ errors_has "broken/k=4/part-0.parquet" && pass "errors names the other-schema fi
 # The failing views leave the rest alone: the good views again, and another table.
 cmp -s "$MNT/broken/k=1/data.csv" "$WORK/actual/broken_ok_real.csv" && pass "broken/k=1 still fine" ||
     fail "broken/k=1/data.csv changed after the failures"
+"$PQTOOL" cat "$MNT/broken/k=1/data.parquet" 2>/dev/null | cmp -s - "$WORK/actual/broken_ok_real.csv" &&
+    pass "broken/k=1/data.parquet still fine" || fail "broken/k=1/data.parquet unreadable or changed after the failures"
 cmp -s "$MNT/users/data.csv" "$WORK/actual/users_root.csv" && pass "users still fine" ||
     fail "users/data.csv changed after the failures"
 head -c 200 "$MNT/broken/k=2/schema.txt" | grep -q '^name,type' && pass "schema.txt of a bad partition" ||
