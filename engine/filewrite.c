@@ -35,6 +35,21 @@ int pq_filewriter_new(const pq_sink *sink, const pq_schema_element *schema, int3
 {
     *out = NULL;
     if (n_schema < 1 || n_leaves < 1) return pq_fail(err, PQ_E_USAGE, "a file needs at least one column");
+    /* A schema the footer cannot describe fails now, not after the data. */
+    for (int32_t i = 0; i < n_schema; i++)
+        if (schema[i].has_logical && schema[i].logical.kind == PQ_LT_UNRECOGNIZED)
+            return pq_fail(err, PQ_E_UNSUPPORTED, "column '%s' has a logical type this writer does not know",
+                           schema[i].name ? schema[i].name : "");
+    pq_file_meta probe = {.version = 2, .schema = (pq_schema_element *)schema, .n_schema = n_schema,
+                          .n_column_orders = -1};
+    pq_buf scratch;
+    pq_buf_init(&scratch);
+    int probe_rc = pq_encode_file_meta(&probe, &scratch, err);
+    pq_buf_free(&scratch);
+    if (probe_rc != PQ_OK) {
+        pq_error_prefix(err, "the schema cannot be written: ");
+        return PQ_ERR;
+    }
     pq_filewriter *w = calloc(1, sizeof *w);
     if (!w) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     w->sink = *sink;

@@ -1465,7 +1465,10 @@ int pq_scan_parquet(const pq_query *q, const pq_footer *ref, const pq_scan_file 
                     pq_error *err)
 {
     pq_parquet_out *po;
-    PQ_TRY(pq_parquet_out_new(q, ref, wopts, sink, &po, err));
+    if (pq_parquet_out_new(q, ref, wopts, sink, &po, err) != PQ_OK) {
+        if (n_files > 0) pq_error_prefix(err, "%s: ", file_name(&files[0]));
+        return PQ_ERR;
+    }
     int rc = scan_all(q, files, n_files, opts, po, sink, stats, err);
     if (rc == PQ_OK) rc = pq_parquet_out_finish(po, err);
     pq_parquet_out_free(po);

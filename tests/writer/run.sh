@@ -6,8 +6,10 @@
 #   - DuckDB reads the same rows from the rewrite as from the original
 #     (tests/writer/duck_same.mjs; with the default settings and with small
 #     pages, when node and tools/js/node_modules are there).
-# A schema the writer cannot describe (an unknown logical type) must be refused
-# with one "pqtool: ..." line.
+# And `pqtool cat FILE [--limit 7] --format parquet` (the scan's Parquet
+# output, data.parquet's) must read back to the same CSV as the view.  A schema
+# the writer cannot describe (an unknown logical type) must be refused with one
+# "pqtool: ..." line.
 #   tests/writer/run.sh PQTOOL WORKDIR
 set -u
 pqtool=$1 work=$2
@@ -39,13 +41,13 @@ duck_pairs=()   # original, rewrite: compared by one DuckDB process at the end
 for f in "$data"/*.parquet; do
     name=$(basename "$f" .parquet)
     # Only files pqtool reads: the others are the corpus tests' business.
-    "$pqtool" cat "$f" -o "$work/$name.orig.csv" 2>/dev/null || continue
+    "$pqtool" cat "$f" -o "$work/$name.orig.csv" 2>/dev/null || { rm -f "$work/$name.orig.csv"; continue; }
     for v in "${variants[@]}"; do
         IFS='|' read -r vname opts with_duck <<<"$v"
         out=$work/$name.$vname.parquet
         # shellcheck disable=SC2086
         if ! "$pqtool" rewrite "$f" -o "$out" $opts 2>"$work/err"; then
-            if [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q '^pqtool: .*cannot be encoded' "$work/err"; then
+            if [ "$(wc -l <"$work/err")" -eq 1 ] && grep -qE '^pqtool: .*(this writer does not know|the schema cannot be written)' "$work/err"; then
                 refused=$((refused + 1))
             else
                 failed "$name ($vname): rewrite failed: $(head -c 300 "$work/err")"
@@ -67,6 +69,37 @@ for f in "$data"/*.parquet; do
         rm -f "$work/$name.$vname.csv"
     done
 done
+# The scan's Parquet output (data.parquet): every file as a whole view (row
+# groups copied) and its first 7 rows (--limit: a cut row group re-encoded),
+# read back by pqtool to the CSV of the same view.
+views=0
+for f in "$data"/*.parquet; do
+    name=$(basename "$f" .parquet)
+    [ -f "$work/$name.orig.csv" ] || continue
+    for lim in "" 7; do
+        out=$work/$name.view$lim.parquet
+        if ! "$pqtool" cat "$f" ${lim:+--limit "$lim"} --format parquet -o "$out" 2>"$work/err"; then
+            if [ "$(wc -l <"$work/err")" -eq 1 ] && grep -qE '^pqtool: .*(this writer does not know|the schema cannot be written)' "$work/err"; then
+                refused=$((refused + 1))
+            else
+                failed "$name (cat --format parquet ${lim:+--limit $lim}): $(head -c 300 "$work/err")"
+            fi
+            continue
+        fi
+        if [ -n "$lim" ]; then head -n $((lim + 1)) "$work/$name.orig.csv" >"$work/$name.want.csv"
+        else cp "$work/$name.orig.csv" "$work/$name.want.csv"; fi
+        if ! "$pqtool" cat "$out" -o "$work/$name.view.csv" 2>"$work/err"; then
+            failed "$name (cat --format parquet ${lim:+--limit $lim}): pqtool cannot read it: $(head -c 300 "$work/err")"
+        elif ! cmp -s "$work/$name.want.csv" "$work/$name.view.csv"; then
+            failed "$name (cat --format parquet ${lim:+--limit $lim}): other rows than the CSV view"
+        else
+            views=$((views + 1))
+        fi
+    done
+done
+echo "views: $views data.parquet outputs read back to their CSV view"
+[ "$views" -gt 100 ] || failed "too few data.parquet views ($views)"
+
 if [ ${#duck_pairs[@]} -gt 0 ]; then
     node "$here/duck_same.mjs" "${duck_pairs[@]}" >"$work/duck.log" 2>&1
     n_bad=$(grep -vcE ': (same [0-9]+|original unreadable by DuckDB|DuckDB refuses both alike)' "$work/duck.log")
