@@ -7,6 +7,7 @@
 
 #include "codec.h"
 #include "encoding.h"
+#include "plan.h"
 
 #define DEFAULT_PAGE_SIZE (1u << 20)
 #define DEFAULT_DICT_LIMIT (1u << 20)
@@ -310,6 +311,7 @@ struct pq_colwriter {
     dict dict;
 
     /* the page being filled */
+    pq_buf hashes;             /* bloom filter: uint64_t XXH64 of every value */
     pq_buf def, rep;           /* uint32_t levels */
     pq_buf idx;                /* uint32_t dictionary indices */
     pq_buf plain;              /* PLAIN values (booleans: one byte each until encoded) */
@@ -352,6 +354,8 @@ int pq_colwriter_new(const pq_leaf *leaf, const pq_write_opts *opts, pq_colwrite
     w->def_bw = pq_bit_width((uint32_t)leaf->max_def);
     w->rep_bw = pq_bit_width((uint32_t)leaf->max_rep);
     w->use_dict = !w->o.no_dictionary && leaf->node->phys != PQ_BOOLEAN;
+    if (leaf->node->phys == PQ_BOOLEAN) w->o.bloom_filter = false;
+    if (w->o.bloom_fpp <= 0 || w->o.bloom_fpp >= 1) w->o.bloom_fpp = 0.01;
     w->stats_ok = true;
     pq_arena_init(&w->arena, 4096);
     *out = w;
@@ -362,7 +366,7 @@ void pq_colwriter_free(pq_colwriter *w)
 {
     if (!w) return;
     dict_free(&w->dict);
-    pq_buf *bufs[] = {&w->def, &w->rep, &w->idx, &w->plain, &w->pages, &w->body, &w->comp, &w->header,
+    pq_buf *bufs[] = {&w->hashes, &w->def, &w->rep, &w->idx, &w->plain, &w->pages, &w->body, &w->comp, &w->header,
                       &w->page_bounds.lo, &w->page_bounds.hi, &w->chunk_bounds.lo, &w->chunk_bounds.hi};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) pq_buf_free(bufs[i]);
     free(w->locs);
@@ -378,6 +382,7 @@ void pq_chunk_out_free(pq_chunk_out *c)
 {
     pq_buf_free(&c->bytes);
     pq_buf_free(&c->column_index);
+    pq_buf_free(&c->bloom);
     pq_arena_free(&c->arena);
     memset(c, 0, sizeof *c);
 }
@@ -590,6 +595,19 @@ static int add_slice(pq_colwriter *w, const pq_col_batch *b, int32_t l0, int32_t
     const size_t vsize = pq_value_size(phys);
     const uint8_t *vals = (const uint8_t *)b->values + (size_t)v0 * vsize;
     if (w->ord != ORD_NONE && bounds_add(&w->page_bounds, w->ord, vals, nv)) return nomem(err);
+    if (w->o.bloom_filter) {
+        if (pq_buf_reserve(&w->hashes, (size_t)nv * 8)) return nomem(err);
+        uint64_t *h = (uint64_t *)(w->hashes.data + w->hashes.len);
+        for (int32_t i = 0; i < nv; i++) {
+            if (byte_array || phys == PQ_FIXED_LEN_BYTE_ARRAY) {
+                const pq_bytes *x = (const pq_bytes *)vals + i;
+                h[i] = pq_bloom_hash(x->ptr, x->len);
+            } else {
+                h[i] = pq_bloom_hash(vals + (size_t)i * vsize, vsize);
+            }
+        }
+        w->hashes.len += (size_t)nv * 8;
+    }
     if (w->use_dict) {
         if (pq_buf_reserve(&w->idx, (size_t)nv * 4)) return nomem(err);
         uint32_t *ix = (uint32_t *)(w->idx.data + w->idx.len);
@@ -687,6 +705,33 @@ static int32_t boundary_order(const pq_colwriter *w)
     return asc ? PQ_BOUNDARY_ASCENDING : desc ? PQ_BOUNDARY_DESCENDING : PQ_BOUNDARY_UNORDERED;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The chunk's bloom filter: header and bitset, sized for the distinct
+ * hashes. */
+static int build_bloom(pq_colwriter *w, pq_buf *out, pq_error *err)
+{
+    uint64_t *h = (uint64_t *)w->hashes.data;
+    size_t n = w->hashes.len / 8, distinct = 0;
+    if (n) qsort(h, n, sizeof *h, cmp_u64);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || h[i] != h[i - 1]) h[distinct++] = h[i];
+    uint32_t bytes = pq_bloom_bytes_for(distinct, w->o.bloom_fpp);
+    pq_bloom_header bh = {.num_bytes = (int32_t)bytes, .algorithm_block = true, .hash_xxhash = true,
+                          .compression_none = true};
+    PQ_TRY(pq_encode_bloom_header(&bh, out, err));
+    if (pq_buf_reserve(out, bytes)) return nomem(err);
+    uint8_t *bits = (uint8_t *)out->data + out->len;
+    memset(bits, 0, bytes);
+    for (size_t i = 0; i < distinct; i++) pq_bloom_insert_hash(bits, bytes, h[i]);
+    out->len += bytes;
+    return PQ_OK;
+}
+
 /* path_in_schema: the names from the top-level field down to the leaf. */
 static int leaf_path(const pq_leaf *leaf, pq_arena *arena, const char ***out, int32_t *n_out)
 {
@@ -779,6 +824,8 @@ int pq_colwriter_finish(pq_colwriter *w, pq_chunk_out *out, pq_error *err)
         m->stats.has_null_count = true;
         m->stats.null_count = w->nulls;
     }
+
+    if (w->o.bloom_filter) PQ_TRY(build_bloom(w, &out->bloom, err));
 
     /* The page index. */
     out->n_pages = w->n_pages;

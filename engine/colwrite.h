@@ -17,7 +17,9 @@
  *     compared as unsigned bytes (decimals, INT96, FLOAT16 and intervals get
  *     a null count only).  Byte-array bounds longer than 64 bytes are
  *     truncated: the min to a prefix, the max to a prefix incremented, marked
- *     inexact; the column index is left out when a page has no bounds. */
+ *     inexact; the column index is left out when a page has no bounds.
+ *   - a bloom filter (bloom_filter): XXH64 of every value's PLAIN bytes,
+ *     sized for the distinct hashes at bloom_fpp (not for booleans). */
 #ifndef PQ_COLWRITE_H
 #define PQ_COLWRITE_H
 
@@ -32,6 +34,8 @@ typedef struct pq_write_opts {
     size_t dict_limit;         /* dictionary bytes before PLAIN takes over; 0: 1 MiB */
     bool no_dictionary;
     bool no_statistics;        /* neither page nor chunk statistics, no column index */
+    bool bloom_filter;         /* a split block bloom filter of the chunk's values */
+    double bloom_fpp;          /* its false-positive rate; 0: 0.01 */
 } pq_write_opts;
 
 void pq_write_opts_init(pq_write_opts *o);
@@ -44,6 +48,7 @@ typedef struct pq_chunk_out {
     pq_column_meta meta;
     int64_t num_rows;
     pq_buf column_index;       /* thrift ColumnIndex; len 0: none */
+    pq_buf bloom;              /* BloomFilterHeader and bitset; len 0: none */
     pq_page_location *pages;   /* the offset index */
     int32_t n_pages;
     pq_arena arena;            /* meta's arrays and bounds, pages */

@@ -137,8 +137,18 @@ int pq_filewriter_finish(pq_filewriter *w, pq_error *err)
 {
     if (w->finished) return pq_fail(err, PQ_E_USAGE, "the file is finished");
     w->finished = true;
-    /* Column indexes, then offset indexes, all row groups together: a
-     * reader fetches a column's across row groups in few reads. */
+    /* Bloom filters, column indexes, then offset indexes, all row groups
+     * together: a reader fetches a column's across row groups in few reads. */
+    for (int32_t g = 0; g < w->n_rgs; g++)
+        for (int32_t c = 0; c < w->n_leaves; c++) {
+            pq_chunk_out *ch = &w->chunks[(size_t)g * (size_t)w->n_leaves + (size_t)c];
+            if (!ch->bloom.len) continue;
+            pq_column_meta *m = &w->rgs[g].columns[c].meta;
+            m->has_bloom_filter_offset = m->has_bloom_filter_length = true;
+            m->bloom_filter_offset = (int64_t)w->off;
+            m->bloom_filter_length = (int32_t)ch->bloom.len;
+            PQ_TRY(put(w, ch->bloom.data, ch->bloom.len, err));
+        }
     for (int32_t g = 0; g < w->n_rgs; g++)
         for (int32_t c = 0; c < w->n_leaves; c++) {
             pq_chunk_out *ch = &w->chunks[(size_t)g * (size_t)w->n_leaves + (size_t)c];
@@ -199,6 +209,8 @@ typedef struct rewrite_job {
     const pq_write_opts *opts;
     int32_t batch_rows;
     bool copy_chunks;
+    const char *const *bloom_columns;
+    int n_bloom_columns;
     int32_t n_leaves, n_tasks;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -287,6 +299,17 @@ int pq_chunk_copy_from(pq_file *f, const pq_footer *ft, int32_t g, int32_t c, pq
     return rc;
 }
 
+/* Whether the leaf is one of the bloom filter columns: named by its path or
+ * by its top-level field. */
+static bool wants_bloom(const rewrite_job *j, const pq_leaf *leaf)
+{
+    const pq_node *top = leaf->node;
+    while (top->parent && top->parent->parent) top = top->parent;
+    for (int i = 0; i < j->n_bloom_columns; i++)
+        if (!strcmp(j->bloom_columns[i], leaf->path) || !strcmp(j->bloom_columns[i], top->name)) return true;
+    return false;
+}
+
 /* Reads column c of row group g and encodes it into *out (or copies it). */
 static int rewrite_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_out *out, pq_error *err)
 {
@@ -295,8 +318,10 @@ static int rewrite_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_ou
     if (j->copy_chunks && pq_chunk_copyable(ft, g, c)) return pq_chunk_copy_from(j->f, ft, g, c, out, err);
     pq_rg_reader *rg = NULL;
     PQ_TRY(pq_rg_open(j->f, ft, g, &c, 1, &rg, err));
+    pq_write_opts o = *j->opts;
+    o.bloom_filter = wants_bloom(j, &ft->schema.leaves[c]);
     pq_colwriter *cw = NULL;
-    int rc = pq_colwriter_new(&ft->schema.leaves[c], j->opts, &cw, err);
+    int rc = pq_colwriter_new(&ft->schema.leaves[c], &o, &cw, err);
     pq_col_reader *cr = pq_rg_column(rg, c);
     while (rc == PQ_OK && pq_col_position(cr) < rg->num_rows) {
         pq_col_batch b;
@@ -340,7 +365,8 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
     const pq_file_meta *m = &ft->meta;
     rewrite_job j = {
         .f = f, .ft = ft, .opts = &opts->write, .batch_rows = opts->batch_rows > 0 ? opts->batch_rows : 8192,
-        .copy_chunks = opts->copy_chunks, .n_leaves = ft->schema.n_leaves,
+        .copy_chunks = opts->copy_chunks, .bloom_columns = opts->bloom_columns,
+        .n_bloom_columns = opts->n_bloom_columns, .n_leaves = ft->schema.n_leaves,
     };
     int threads = opts->threads;
     pq_filewriter *w = NULL;

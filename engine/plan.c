@@ -284,25 +284,6 @@ static int dictionary_rung(const pq_plan_input *in, const pq_row_group *g, const
 
 /* ------------------------------------------------------------------ bloom rung */
 
-static const uint32_t bloom_salt[8] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
-                                       0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
-
-bool pq_bloom_check_hash(const pq_bloom *b, uint64_t hash)
-{
-    uint64_t n_blocks = b->n_bytes / 32;
-    if (n_blocks == 0) return true;
-    uint64_t block = ((hash >> 32) * n_blocks) >> 32;
-    uint32_t key = (uint32_t)hash;
-    const uint8_t *blk = b->bitset + block * 32;
-    for (int i = 0; i < 8; i++) {
-        uint32_t word;
-        memcpy(&word, blk + 4 * i, 4);
-        uint32_t bit = (key * bloom_salt[i]) >> 27;
-        if (!(word & (1u << bit))) return false;
-    }
-    return true;
-}
-
 static int bloom_rung(const pq_plan_input *in, const pq_row_group *g, const pq_expr *const *conj, int n_conj,
                       bool *pruned, pq_error *err)
 {

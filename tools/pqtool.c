@@ -33,6 +33,7 @@ static void die_usage(void)
             "       pqtool meta FILE\n"
             "       pqtool rewrite FILE -o OUT [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
             "                                  [--no-statistics] [--batch-rows N] [--threads N] [--copy]\n"
+            "                                  [--bloom-filter C1,C2]\n"
             "PATH is a Parquet file or a table directory (Hive partitions).\n");
     exit(2);
 }
@@ -527,6 +528,10 @@ static int cmd_rewrite(int argc, char **argv)
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 1 || v > 256) die_usage();
             threads = (int)v;
+        } else if (!strcmp(a, "--bloom-filter") && has_val) {
+            int n = split_list(argv[++i], (const char ***)&ro.bloom_columns);
+            if (n <= 0) die_usage();
+            ro.n_bloom_columns = n;
         } else if (!strcmp(a, "--copy")) ro.copy_chunks = true;
         else if (!strcmp(a, "--no-dictionary")) o.no_dictionary = true;
         else if (!strcmp(a, "--no-statistics")) o.no_statistics = true;
@@ -560,6 +565,7 @@ static int cmd_rewrite(int argc, char **argv)
     }
     pq_footer_free(ft);
     pq_file_close(f);
+    free((void *)ro.bloom_columns);
     return rc == PQ_OK ? 0 : report(&err);
 }
 

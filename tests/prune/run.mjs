@@ -350,7 +350,16 @@ groups.pages = async () => {
 
 // ---- bloom filters
 groups.bloom = async () => {
-  const f = gen('bloom.parquet');
+  // The generated file, and the same rows rewritten by pqfs's writer with
+  // bloom filters of its own (no dictionary: no other rung can prune).
+  const written = path.join(WORK, 'bloom-written.parquet');
+  const rw = await pqtool(['rewrite', gen('bloom.parquet'), '-o', written, '--no-dictionary', '--bloom-filter', 'k,s,d']);
+  expect(rw.code === 0, `bloom: pqtool rewrite failed: ${rw.stderr.trim()}`, cmdline(rw.args));
+  for (const f of [gen('bloom.parquet'), written]) await bloomChecks(f);
+  await bloomCorpus();
+};
+
+async function bloomChecks(f) {
   const cols = ['id', 'k', 's', 'd'];
   const absent = ['k = 2000000000', "s = 'key-3000'", 'k IN (2000000000, 2000000001)', "s IN ('key-3000', 'key-3001')",
     "k = 2000000000 AND s = 'key-12345'"];
@@ -376,6 +385,9 @@ groups.bloom = async () => {
     const s = await agree(f, where, cols, `bloom: ${where}`);
     if (s) expect(s.c.rowsOut === rows, `bloom: ${where}: ${s.c.rowsOut} rows, expected ${rows}`, s.cmd);
   }
+}
+
+async function bloomCorpus() {
   // Corpus: PLAIN string chunk with a bloom filter, and one without its length.
   for (const name of ['data_index_bloom_encoding_stats.parquet', 'data_index_bloom_encoding_with_length.parquet']) {
     const g = cor(name);
@@ -402,7 +414,7 @@ groups.bloom = async () => {
   }
   await typedProbes(gen('dict_bloom.parquet'), 'bloom', ['--no-dictionary', '--no-page-index'], 'byBloom');
   log('bloom: absent keys: 10 of 10 row groups pruned by the bloom filter (0 with --no-bloom); present keys: 0 pruned');
-};
+}
 
 // Typed probes on dict.parquet / dict_bloom.parquet (gen.mjs): [predicate,
 // present?]; every absent value lies between each row group's min and max.

@@ -8,6 +8,7 @@
 #include "colwrite.h"
 #include "encoding.h"
 #include "filewrite.h"
+#include "plan.h"
 #include "rowgroup.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -354,6 +355,49 @@ static void test_chunk_copy(void)
     pq_chunk_out_free(&c);
 }
 
+/* A bloom filter of 5000 even numbers: every one of them may be there, few
+ * odd ones (about the 1% it is sized for); a header the reader decodes. */
+static void test_bloom_filter(void)
+{
+    enum { N = 5000 };
+    static int64_t vals[N];
+    static uint16_t def[N];
+    for (int32_t i = 0; i < N; i++) {
+        vals[i] = 2 * (int64_t)i;
+        def[i] = 1;
+    }
+    one_col s;
+    one_col_init(&s, PQ_INT64);
+    pq_write_opts o;
+    pq_write_opts_init(&o);
+    o.bloom_filter = true;
+    pq_chunk_out c;
+    CHECK(write_chunk(&s, &o, def, N, vals, N, &c) == 0);
+    CHECK(c.bloom.len > 0);
+    pq_bloom_header h;
+    size_t used = 0;
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK(pq_decode_bloom_header((const uint8_t *)c.bloom.data, c.bloom.len, &h, &used, &err) == PQ_OK);
+    CHECK(h.algorithm_block && h.hash_xxhash && h.compression_none);
+    CHECK(h.num_bytes > 0 && used + (size_t)h.num_bytes == c.bloom.len && h.num_bytes % 32 == 0);
+    pq_bloom b = {(const uint8_t *)c.bloom.data + used, (uint32_t)h.num_bytes};
+    int missed = 0, false_pos = 0;
+    for (int32_t i = 0; i < N; i++) {
+        int64_t even = 2 * (int64_t)i, odd = even + 1;
+        missed += !pq_bloom_may_contain(&b, (const uint8_t *)&even, 8);
+        false_pos += pq_bloom_may_contain(&b, (const uint8_t *)&odd, 8);
+    }
+    CHECK_EQ_INT(missed, 0);
+    CHECK(false_pos < N / 30);
+    pq_chunk_out_free(&c);
+    /* Off by default. */
+    pq_write_opts_init(&o);
+    CHECK(write_chunk(&s, &o, def, N, vals, N, &c) == 0);
+    CHECK_EQ_INT(c.bloom.len, 0);
+    pq_chunk_out_free(&c);
+}
+
 /* ------------------------------------------------------------------ round trips */
 
 static int buf_sink(void *ctx, const char *data, size_t len, pq_error *err)
@@ -534,5 +578,6 @@ int main(void)
     test_dictionary_fallback();
     test_chunk_copy();
     test_round_trips();
+    test_bloom_filter();
     return check_report();
 }
