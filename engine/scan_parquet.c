@@ -199,7 +199,19 @@ int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, co
     for (int j = 0; j < q->n_out && rc == PQ_OK; j++) {
         int col = q->out[j];
         if (col < q->n_data) {
-            const pq_node *nd = col_node[col];
+            const pq_node *nd = col_node[col], *ref = q->cols[col].node;
+            /* The output schema is the reference file's: this file's levels
+             * must mean the same (the scan's shape check leaves nullability
+             * and list layout free, which CSV does not mind). */
+            for (int32_t k = 0; k < nd->n_leaves && rc == PQ_OK; k++) {
+                const pq_leaf *fl = &file_schema->leaves[nd->first_leaf + k];
+                const pq_leaf *rl = &q->schema->leaves[ref->first_leaf + k];
+                if (nd->n_leaves != ref->n_leaves || fl->max_def != rl->max_def || fl->max_rep != rl->max_rep)
+                    rc = pq_fail(err, PQ_E_UNSUPPORTED,
+                                 "column '%s' is nullable or nested otherwise than in the table's first file "
+                                 "(levels %d/%d, there %d/%d): one Parquet file cannot hold both",
+                                 q->cols[col].name, fl->max_def, fl->max_rep, rl->max_def, rl->max_rep);
+            }
             for (int32_t k = 0; k < nd->n_leaves && rc == PQ_OK; k++) {
                 e->max_def[e->n] = file_schema->leaves[nd->first_leaf + k].max_def;
                 rc = pq_colwriter_new(&file_schema->leaves[nd->first_leaf + k], &po->opts, &e->w[e->n++], err);

@@ -9,6 +9,7 @@
 #include "encoding.h"
 #include "filewrite.h"
 #include "plan.h"
+#include "scan_parquet.h"
 #include "rowgroup.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -569,6 +570,62 @@ static void test_round_trips(void)
     CHECK_EQ_INT(cases, 96);
 }
 
+/* data.parquet takes its schema from the table's first file: a file whose
+ * column has other levels (REQUIRED there, OPTIONAL here) is refused, not
+ * written with levels the schema does not declare. */
+static void test_parquet_out_levels(void)
+{
+    pq_schema_element el[2][2];
+    memset(el, 0, sizeof el);
+    for (int v = 0; v < 2; v++) {
+        el[v][0].name = "schema";
+        el[v][0].has_num_children = true;
+        el[v][0].num_children = 1;
+        el[v][0].converted_type = PQ_CT_NONE;
+        el[v][1].name = "x";
+        el[v][1].has_type = true;
+        el[v][1].type = PQ_INT64;
+        el[v][1].has_repetition = true;
+        el[v][1].repetition = v == 0 ? PQ_REQUIRED : PQ_OPTIONAL;
+        el[v][1].converted_type = PQ_CT_NONE;
+    }
+    pq_footer ref;
+    memset(&ref, 0, sizeof ref);
+    ref.meta.schema = el[0];
+    ref.meta.n_schema = 2;
+    pq_file_meta other = {.schema = el[1], .n_schema = 2};
+    pq_schema other_schema;
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK(pq_schema_build(&ref.meta, &ref.schema, &err) == PQ_OK);
+    CHECK(pq_schema_build(&other, &other_schema, &err) == PQ_OK);
+    pq_query_spec spec = {.limit = -1};
+    pq_query *q = NULL;
+    CHECK(pq_query_compile(&ref.schema, NULL, NULL, 0, &spec, &q, &err) == PQ_OK);
+    pq_buf file;
+    pq_buf_init(&file);
+    pq_sink sink = {buf_sink, &file};
+    pq_write_opts o;
+    pq_write_opts_init(&o);
+    pq_parquet_out *po = NULL;
+    CHECK(q && pq_parquet_out_new(q, &ref, &o, &sink, &po, &err) == PQ_OK);
+    if (po) {
+        const pq_node *same[1] = {ref.schema.root->children[0]}, *nullable[1] = {other_schema.root->children[0]};
+        pq_rg_encoder *e = NULL;
+        CHECK(pq_rg_encoder_new(po, &ref.schema, same, NULL, &e, &err) == PQ_OK);
+        pq_rg_encoder_free(e);
+        e = NULL;
+        CHECK(pq_rg_encoder_new(po, &other_schema, nullable, NULL, &e, &err) == PQ_ERR && err.cls == PQ_E_UNSUPPORTED);
+        CHECK(strstr(err.msg, "'x'") != NULL);
+        pq_rg_encoder_free(e);
+    }
+    pq_parquet_out_free(po);
+    pq_query_free(q);
+    pq_schema_free(&ref.schema);
+    pq_schema_free(&other_schema);
+    pq_buf_free(&file);
+}
+
 int main(void)
 {
     test_rle_round_trip();
@@ -579,5 +636,6 @@ int main(void)
     test_chunk_copy();
     test_round_trips();
     test_bloom_filter();
+    test_parquet_out_levels();
     return check_report();
 }
