@@ -934,10 +934,11 @@ static void release_result(pq_lake *l, pq_result *res, const char *key)
 
 /* data.parquet: its result, complete (SPEC: materialized on first lookup or
  * open, with an exact size).  A failed result is not kept. */
-static int materialize(pq_lake *l, view *v, pq_result **out, char **key_out, pq_error *err)
+static int materialize(pq_lake *l, view *v, pq_result **out, char **key_out, bool (*stop)(void *), void *stop_ctx,
+                       pq_error *err)
 {
     PQ_TRY(get_result(l, v, out, key_out, err));
-    if (pq_result_wait(*out, err) == PQ_OK) return PQ_OK;
+    if (pq_result_wait(*out, stop, stop_ctx, err) == PQ_OK) return PQ_OK;
     release_result(l, *out, *key_out);
     free(*key_out);
     *out = NULL;
@@ -1059,7 +1060,8 @@ static int fail_logged(pq_lake *l, pq_error *err, const char *path)
     return PQ_ERR;
 }
 
-int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, pq_error *err)
+int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(void *), void *stop_ctx,
+                 pq_error *err)
 {
     memset(out, 0, sizeof *out);
     view v;
@@ -1076,7 +1078,7 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, pq_error *err)
             /* Materialized here, on the first lookup: its size is exact. */
             pq_result *res;
             char *key;
-            rc = materialize(l, &v, &res, &key, err);
+            rc = materialize(l, &v, &res, &key, stop, stop_ctx, err);
             if (rc == PQ_OK) {
                 pq_result_state st;
                 pq_result_state_of(res, &st);
@@ -1221,7 +1223,8 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
     return PQ_OK;
 }
 
-int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, pq_error *err)
+int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, bool (*stop)(void *), void *stop_ctx,
+                      pq_error *err)
 {
     view v;
     if (resolve(l, path, &v, err) != PQ_OK) {
@@ -1244,7 +1247,7 @@ int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, pq_err
         if (v.file == F_SCHEMA) rc = schema_text(l, &v, &h->text, err);
         else if (v.file == F_PLAN) rc = plan_text(l, &v, &h->text, err);
         else if (v.file == F_DATA_CSV) rc = get_result(l, &v, &h->res, &h->key, err);
-        else rc = materialize(l, &v, &h->res, &h->key, err);
+        else rc = materialize(l, &v, &h->res, &h->key, stop, stop_ctx, err);
         break;
     default:
         rc = pq_fail(err, PQ_E_USAGE, "is a directory");

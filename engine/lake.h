@@ -54,13 +54,17 @@ typedef struct pq_lake_attr {
 
 /* PQ_E_NOTFOUND: no such entry; PQ_E_USAGE: an invalid component (bad
  * expression, unknown column) — logged and appended to .pqfs/errors. */
-int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, pq_error *err);
+/* stop (may be NULL) lets a lookup that materializes data.parquet give up
+ * (an interrupted request, the mount going): PQ_E_CANCELLED. */
+int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(void *), void *stop_ctx,
+                 pq_error *err);
 
 typedef int (*pq_lake_dir_cb)(void *ctx, const char *name, const pq_lake_attr *a);
 int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, pq_error *err);
 
 typedef struct pq_lake_handle pq_lake_handle;
-int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, pq_error *err);
+int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, bool (*stop)(void *), void *stop_ctx,
+                      pq_error *err);
 /* Blocks until bytes at off exist, the file ends (*n = 0), it fails, or
  * stop(stop_ctx) says the caller gave up. */
 int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),

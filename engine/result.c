@@ -268,10 +268,10 @@ int pq_result_peek(pq_result *r, uint64_t off, size_t len, const char **data, si
     return rc;
 }
 
-int pq_result_wait(pq_result *r, pq_error *err)
+int pq_result_wait(pq_result *r, bool (*stop)(void *), void *stop_ctx, pq_error *err)
 {
     pthread_mutex_lock(&r->mu);
-    int rc = wait_for_bytes(r, UINT64_MAX - 1, UINT64_MAX, 0, NULL, NULL, err);
+    int rc = wait_for_bytes(r, UINT64_MAX - 1, UINT64_MAX, 0, stop, stop_ctx, err);
     if (rc == PQ_OK && r->failed) {
         *err = r->err;
         rc = PQ_ERR;

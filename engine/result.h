@@ -43,10 +43,11 @@ int pq_result_peek(pq_result *r, uint64_t off, size_t len, const char **data, si
 
 /* Stops the job (its sink fails from now on); readers see an error. */
 void pq_result_cancel(pq_result *r);
-/* Waits until the job has ended: PQ_OK when it succeeded, else its error.
- * For results read only once complete (data.parquet): start those with an
- * ahead_window that does not hold the producer back. */
-int pq_result_wait(pq_result *r, pq_error *err);
+/* Waits until the job has ended: PQ_OK when it succeeded, else its error
+ * (PQ_E_CANCELLED when stop(stop_ctx) says the caller gave up; stop may be
+ * NULL).  For results read only once complete (data.parquet): start those
+ * with an ahead_window that does not hold the producer back. */
+int pq_result_wait(pq_result *r, bool (*stop)(void *), void *stop_ctx, pq_error *err);
 
 typedef struct pq_result_state {
     bool done;                   /* the job ended */

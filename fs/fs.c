@@ -224,6 +224,19 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     conn->want &= ~FUSE_CAP_ASYNC_READ;
 }
 
+typedef struct stop_ctx {
+    fuse_req_t req;
+    pqfs_fs *fs;
+} stop_ctx;
+
+/* A read, or a lookup that materializes data.parquet, gives up when the
+ * request was interrupted or the mount is going. */
+static bool read_should_stop(void *p)
+{
+    stop_ctx *s = p;
+    return fuse_req_interrupted(s->req) || (s->fs->se && fuse_session_exited(s->fs->se));
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     pqfs_fs *fs = fs_of(req);
@@ -237,7 +250,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     pq_error err;
     pq_error_clear(&err);
     pq_lake_attr a;
-    if (pq_lake_stat(fs->lake, path, &a, &err) != PQ_OK) {
+    stop_ctx sc = {req, fs};
+    if (pq_lake_stat(fs->lake, path, &a, read_should_stop, &sc, &err) != PQ_OK) {
         free(path);
         reply_error(req, &err);
         return;
@@ -290,7 +304,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         fuse_reply_err(req, ESTALE);
         return;
     }
-    int rc = pq_lake_stat(fs->lake, path, &a, &err);
+    stop_ctx sc = {req, fs};
+    int rc = pq_lake_stat(fs->lake, path, &a, read_should_stop, &sc, &err);
     free(path);
     if (rc != PQ_OK) {
         reply_error(req, &err);
@@ -428,7 +443,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     pq_error err;
     pq_error_clear(&err);
     pq_lake_handle *h;
-    int rc = pq_lake_open_file(fs->lake, path, &h, &err);
+    stop_ctx sc = {req, fs};
+    int rc = pq_lake_open_file(fs->lake, path, &h, read_should_stop, &sc, &err);
     free(path);
     if (rc != PQ_OK) {
         reply_error(req, &err);
@@ -450,18 +466,6 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         untrack(fs, oh);
         pq_lake_release(h);
     }
-}
-
-typedef struct stop_ctx {
-    fuse_req_t req;
-    pqfs_fs *fs;
-} stop_ctx;
-
-/* A read gives up when the reader was interrupted or the mount is going. */
-static bool read_should_stop(void *p)
-{
-    stop_ctx *s = p;
-    return fuse_req_interrupted(s->req) || (s->fs->se && fuse_session_exited(s->fs->se));
 }
 
 /* Answers a READ once: in place when the bytes can be addressed, else copied. */

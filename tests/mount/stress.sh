@@ -209,6 +209,10 @@ except OSError as e:
     print('error', e)
 PY
     pids+=($!)
+    # A lookup that materializes a data.parquet (it waits for its scan): it
+    # ends too, with the size or an error (EINTR once the mount is going).
+    (timeout 120 stat -c %s "$MNT/big/where=g <> 7/data.parquet" >"$dir/pq.out" 2>&1; echo $? >"$dir/pq.rc") &
+    pids+=($!)
     # Act once every reader has its file open (the daemon counts the opens),
     # then a little later, mid-read.
     local i
@@ -244,7 +248,8 @@ PY
             err=$((err + 1))
         fi
     done
-    echo "$mode during reads: readers done ${treaders}s after; $ok complete and right, $err with an error; slow reader: $(cat "$dir/slow.out")"
+    if [ "$(cat "$dir/pq.rc")" = 124 ]; then hung=1; fail "$mode: the data.parquet lookup hung (timeout)"; fi
+    echo "$mode during reads: readers done ${treaders}s after; $ok complete and right, $err with an error; slow reader: $(cat "$dir/slow.out"); data.parquet lookup: $(head -c 120 "$dir/pq.out")"
     [ "$hung" = 0 ] && pass "$mode: no reader hung"
     # The daemon ends within seconds of the last close.
     if wait_exit "$PID" 10; then pass "$mode: daemon exited"; else fail "$mode: daemon $PID still running 10 s after the readers ended"; fi
