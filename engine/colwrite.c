@@ -35,6 +35,15 @@ void pq_write_opts_init(pq_write_opts *o)
     o->level = 3;
 }
 
+bool pq_write_wants_bloom(const pq_write_opts *o, const pq_leaf *leaf)
+{
+    const pq_node *top = leaf->node;
+    while (top->parent && top->parent->parent) top = top->parent;
+    for (int i = 0; i < o->n_bloom_columns; i++)
+        if (!strcmp(o->bloom_columns[i], leaf->path) || !strcmp(o->bloom_columns[i], top->name)) return true;
+    return false;
+}
+
 /* ------------------------------------------------------------------ sort orders */
 
 typedef enum ord_kind {

@@ -209,8 +209,6 @@ typedef struct rewrite_job {
     const pq_write_opts *opts;
     int32_t batch_rows;
     bool copy_chunks;
-    const char *const *bloom_columns;
-    int n_bloom_columns;
     int32_t n_leaves, n_tasks;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -299,17 +297,6 @@ int pq_chunk_copy_from(pq_file *f, const pq_footer *ft, int32_t g, int32_t c, pq
     return rc;
 }
 
-/* Whether the leaf is one of the bloom filter columns: named by its path or
- * by its top-level field. */
-static bool wants_bloom(const rewrite_job *j, const pq_leaf *leaf)
-{
-    const pq_node *top = leaf->node;
-    while (top->parent && top->parent->parent) top = top->parent;
-    for (int i = 0; i < j->n_bloom_columns; i++)
-        if (!strcmp(j->bloom_columns[i], leaf->path) || !strcmp(j->bloom_columns[i], top->name)) return true;
-    return false;
-}
-
 /* Reads column c of row group g and encodes it into *out (or copies it). */
 static int rewrite_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_out *out, pq_error *err)
 {
@@ -319,7 +306,7 @@ static int rewrite_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_ou
     pq_rg_reader *rg = NULL;
     PQ_TRY(pq_rg_open(j->f, ft, g, &c, 1, &rg, err));
     pq_write_opts o = *j->opts;
-    o.bloom_filter = wants_bloom(j, &ft->schema.leaves[c]);
+    o.bloom_filter = pq_write_wants_bloom(&o, &ft->schema.leaves[c]);
     pq_colwriter *cw = NULL;
     int rc = pq_colwriter_new(&ft->schema.leaves[c], &o, &cw, err);
     pq_col_reader *cr = pq_rg_column(rg, c);
@@ -365,8 +352,7 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
     const pq_file_meta *m = &ft->meta;
     rewrite_job j = {
         .f = f, .ft = ft, .opts = &opts->write, .batch_rows = opts->batch_rows > 0 ? opts->batch_rows : 8192,
-        .copy_chunks = opts->copy_chunks, .bloom_columns = opts->bloom_columns,
-        .n_bloom_columns = opts->n_bloom_columns, .n_leaves = ft->schema.n_leaves,
+        .copy_chunks = opts->copy_chunks, .n_leaves = ft->schema.n_leaves,
     };
     int threads = opts->threads;
     pq_filewriter *w = NULL;

@@ -38,8 +38,6 @@ typedef struct pq_rewrite_opts {
     int32_t batch_rows;        /* rows decoded at a time; 0: 8192 */
     int threads;               /* 0: one per core */
     bool copy_chunks;          /* copy chunks byte for byte where that is safe */
-    const char *const *bloom_columns; /* columns (top-level names or leaf paths) */
-    int n_bloom_columns;       /* that get bloom filters (re-encoded chunks) */
 } pq_rewrite_opts;
 
 void pq_rewrite_opts_init(pq_rewrite_opts *o);

@@ -680,8 +680,11 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
         memset(&st, 0, sizeof st);
         if (j->parquet) {
             /* With no file, a file of the view's schema and no rows. */
+            /* The table's writer settings from the ini, else the defaults. */
+            const pq_lake_table_decl *d = decl_of(l, j->v.t->name);
             pq_write_opts wo;
             pq_write_opts_init(&wo);
+            if (d && d->has_write) wo = d->write;
             rc = pq_scan_parquet(q, pq_footer_ref_get(ref), oc.files, j->snap.files->n_files, &o, &wo, sink, &st, err);
         } else if (j->snap.files->n_files == 0) {
             /* No file can match: the header only. */
@@ -992,7 +995,21 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
             }
             d->parts = parts;
             d->n_parts = o->tables[i].n_parts;
+            d->has_write = o->tables[i].has_write;
+            d->write = o->tables[i].write;
+            d->write.bloom_columns = NULL;
+            d->write.n_bloom_columns = 0;
             l->n_decls = i + 1;
+            if (d->has_write && o->tables[i].write.n_bloom_columns > 0) {
+                const int nb = o->tables[i].write.n_bloom_columns;
+                char **names = calloc((size_t)nb, sizeof *names);
+                if (!names) goto oom;
+                d->write.bloom_columns = (const char *const *)names;
+                for (int b = 0; b < nb; b++) {
+                    if (!(names[b] = strdup(o->tables[i].write.bloom_columns[b]))) goto oom;
+                    d->write.n_bloom_columns = b + 1;
+                }
+            }
         }
     }
     l->footers = pq_footer_cache_new(256u << 20, &l->cc);
@@ -1044,6 +1061,8 @@ void pq_lake_close(pq_lake *l)
         for (int p = 0; p < l->decls[i].n_parts; p++) free((char *)l->decls[i].parts[p].name);
         free((void *)l->decls[i].parts);
         free((char *)l->decls[i].name);
+        for (int b = 0; b < l->decls[i].write.n_bloom_columns; b++) free((char *)l->decls[i].write.bloom_columns[b]);
+        free((void *)l->decls[i].write.bloom_columns);
     }
     free(l->decls);
     pq_footer_cache_free(l->footers);

@@ -14,6 +14,7 @@
 
 #include "io.h"
 #include "status.h"
+#include "colwrite.h"
 #include "table.h"
 
 typedef struct pq_lake pq_lake;
@@ -22,6 +23,8 @@ typedef struct pq_lake_table_decl {
     const char *name;
     const pq_part_decl *parts;
     int n_parts;
+    bool has_write;              /* the ini's writer settings, for data.parquet */
+    pq_write_opts write;         /* (bloom_columns copied by the lake) */
 } pq_lake_table_decl;
 
 typedef enum pq_log_level { PQ_LOG_ERROR, PQ_LOG_WARN, PQ_LOG_INFO, PQ_LOG_DEBUG } pq_log_level;

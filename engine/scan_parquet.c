@@ -213,8 +213,11 @@ int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, co
                                  q->cols[col].name, fl->max_def, fl->max_rep, rl->max_def, rl->max_rep);
             }
             for (int32_t k = 0; k < nd->n_leaves && rc == PQ_OK; k++) {
-                e->max_def[e->n] = file_schema->leaves[nd->first_leaf + k].max_def;
-                rc = pq_colwriter_new(&file_schema->leaves[nd->first_leaf + k], &po->opts, &e->w[e->n++], err);
+                const pq_leaf *leaf = &file_schema->leaves[nd->first_leaf + k];
+                pq_write_opts o = po->opts;
+                o.bloom_filter = pq_write_wants_bloom(&o, leaf);
+                e->max_def[e->n] = leaf->max_def;
+                rc = pq_colwriter_new(leaf, &o, &e->w[e->n++], err);
             }
             continue;
         }
@@ -230,7 +233,9 @@ int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, co
         if (v.type == PQ_V_INT) pc->i64 = v.u.i;
         else if (v.type == PQ_V_DATE) pc->i32 = v.u.date;
         else pc->str = v.u.s;
-        rc = pq_colwriter_new(&po->part_leaves[p], &po->opts, &e->w[e->n++], err);
+        pq_write_opts o = po->opts;
+        o.bloom_filter = pq_write_wants_bloom(&o, &po->part_leaves[p]);
+        rc = pq_colwriter_new(&po->part_leaves[p], &o, &e->w[e->n++], err);
     }
     if (rc != PQ_OK) {
         pq_rg_encoder_free(e);

@@ -79,6 +79,17 @@ static int open_store(const pqfs_config *c, pq_store **out, char *err, size_t ca
     return 0;
 }
 
+static pq_codec codec_of(pqfs_compression c)
+{
+    switch (c) {
+    case PQFS_COMP_SNAPPY: return PQ_CODEC_SNAPPY;
+    case PQFS_COMP_LZ4_RAW: return PQ_CODEC_LZ4_RAW;
+    case PQFS_COMP_GZIP: return PQ_CODEC_GZIP;
+    case PQFS_COMP_NONE: return PQ_CODEC_UNCOMPRESSED;
+    default: return PQ_CODEC_ZSTD;
+    }
+}
+
 static pq_part_type part_type_of(pqfs_part_type t)
 {
     switch (t) {
@@ -143,6 +154,16 @@ int main(int argc, char **argv, char **envp)
         for (int p = 0; p < t->n_partitions; p++)
             parts[i][p] = (pq_part_decl){t->partitions[p].name, part_type_of(t->partitions[p].type)};
         decls[i] = (pq_lake_table_decl){t->name, parts[i], t->n_partitions};
+        /* The writer settings: data.parquet is written with them. */
+        decls[i].has_write = true;
+        pq_write_opts_init(&decls[i].write);
+        decls[i].write.codec = codec_of(t->compression);
+        decls[i].write.level = t->compression_level;
+        decls[i].write.page_size = t->page_size > 0 ? (size_t)t->page_size : 0;
+        decls[i].write.no_dictionary = !t->dictionary;
+        decls[i].write.no_statistics = !t->page_index;
+        decls[i].write.bloom_columns = (const char *const *)t->bloom_filter;
+        decls[i].write.n_bloom_columns = t->n_bloom_filter;
     }
     pq_lake_opts lo = {
         .store = store,

@@ -529,9 +529,9 @@ static int cmd_rewrite(int argc, char **argv)
             if (*end || v < 1 || v > 256) die_usage();
             threads = (int)v;
         } else if (!strcmp(a, "--bloom-filter") && has_val) {
-            int n = split_list(argv[++i], (const char ***)&ro.bloom_columns);
+            int n = split_list(argv[++i], (const char ***)&o.bloom_columns);
             if (n <= 0) die_usage();
-            ro.n_bloom_columns = n;
+            o.n_bloom_columns = n;
         } else if (!strcmp(a, "--copy")) ro.copy_chunks = true;
         else if (!strcmp(a, "--no-dictionary")) o.no_dictionary = true;
         else if (!strcmp(a, "--no-statistics")) o.no_statistics = true;
@@ -565,7 +565,7 @@ static int cmd_rewrite(int argc, char **argv)
     }
     pq_footer_free(ft);
     pq_file_close(f);
-    free((void *)ro.bloom_columns);
+    free((void *)o.bloom_columns);
     return rc == PQ_OK ? 0 : report(&err);
 }
 
