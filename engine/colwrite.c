@@ -35,7 +35,9 @@ void pq_write_opts_init(pq_write_opts *o)
     o->level = 3;
 }
 
-bool pq_write_wants_bloom(const pq_write_opts *o, const pq_leaf *leaf)
+/* Whether `leaf` is one of o->bloom_columns (its path or its top-level
+ * field's name). */
+static bool wants_bloom(const pq_write_opts *o, const pq_leaf *leaf)
 {
     const pq_node *top = leaf->node;
     while (top->parent && top->parent->parent) top = top->parent;
@@ -363,6 +365,7 @@ int pq_colwriter_new(const pq_leaf *leaf, const pq_write_opts *opts, pq_colwrite
     w->def_bw = pq_bit_width((uint32_t)leaf->max_def);
     w->rep_bw = pq_bit_width((uint32_t)leaf->max_rep);
     w->use_dict = !w->o.no_dictionary && leaf->node->phys != PQ_BOOLEAN;
+    if (wants_bloom(opts, leaf)) w->o.bloom_filter = true;
     if (leaf->node->phys == PQ_BOOLEAN) w->o.bloom_filter = false;
     if (w->o.bloom_fpp <= 0 || w->o.bloom_fpp >= 1) w->o.bloom_fpp = 0.01;
     w->stats_ok = true;

@@ -36,15 +36,11 @@ typedef struct pq_write_opts {
     bool no_statistics;        /* neither page nor chunk statistics, no column index */
     bool bloom_filter;         /* a split block bloom filter of the chunk's values */
     double bloom_fpp;          /* its false-positive rate; 0: 0.01 */
-    /* For writers of whole files (rewrite, data.parquet): the columns, by
-     * top-level name or leaf path, whose chunks get bloom_filter. */
+    /* Columns, by top-level name or leaf path, that get a bloom filter as
+     * if bloom_filter were set (one set of options serves a whole file). */
     const char *const *bloom_columns;
     int n_bloom_columns;
 } pq_write_opts;
-
-/* Whether `leaf` is one of o->bloom_columns (its path or its top-level
- * field's name). */
-bool pq_write_wants_bloom(const pq_write_opts *o, const pq_leaf *leaf);
 
 void pq_write_opts_init(pq_write_opts *o);
 

@@ -64,11 +64,6 @@ int pq_filewriter_new(const pq_sink *sink, const pq_schema_element *schema, int3
     return PQ_OK;
 }
 
-uint64_t pq_filewriter_offset(const pq_filewriter *w)
-{
-    return w->off;
-}
-
 void pq_filewriter_free(pq_filewriter *w)
 {
     if (!w) return;
@@ -270,17 +265,13 @@ int pq_chunk_copy_from(pq_file *f, const pq_footer *ft, int32_t g, int32_t c, pq
     PQ_TRY(pq_chunk_extent_of(cc, ft->file_size, false, &ext, err));
     uint8_t *bytes = read_range(f, ft->file_size, (int64_t)ext.start, (int64_t)ext.len, err);
     if (!bytes) return PQ_ERR;
-    uint8_t *oi_raw = NULL, *ci_raw = NULL;
+    uint8_t *ci_raw = NULL;
     pq_arena arena;
     pq_arena_init(&arena, 4096);
+    /* The reader's validated offset index: an unusable one is not copied. */
     pq_offset_index oi;
     bool has_oi = false;
-    int rc = PQ_OK;
-    if (cc->has_offset_index && cc->offset_index_length > 0 && (uint32_t)cc->offset_index_length <= MAX_INDEX_BYTES) {
-        oi_raw = read_range(f, ft->file_size, cc->offset_index_offset, cc->offset_index_length, err);
-        rc = oi_raw ? pq_decode_offset_index(oi_raw, (size_t)cc->offset_index_length, &arena, &oi, err) : PQ_ERR;
-        has_oi = rc == PQ_OK;
-    }
+    int rc = pq_offset_index_load(f, ft, cc, ft->meta.row_groups[g].num_rows, &arena, &oi, &has_oi, err);
     if (rc == PQ_OK && cc->has_column_index && cc->column_index_length > 0 &&
         (uint32_t)cc->column_index_length <= MAX_INDEX_BYTES) {
         ci_raw = read_range(f, ft->file_size, cc->column_index_offset, cc->column_index_length, err);
@@ -291,7 +282,6 @@ int pq_chunk_copy_from(pq_file *f, const pq_footer *ft, int32_t g, int32_t c, pq
                            ft->schema.leaves[c].column_order == PQ_ORDER_TYPE_DEFINED, bytes, ext.start, ext.len,
                            has_oi ? &oi : NULL, ci_raw, ci_raw ? (size_t)cc->column_index_length : 0, out, err);
     free(bytes);
-    free(oi_raw);
     free(ci_raw);
     pq_arena_free(&arena);
     return rc;
@@ -305,10 +295,8 @@ static int rewrite_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_ou
     if (j->copy_chunks && pq_chunk_copyable(ft, g, c)) return pq_chunk_copy_from(j->f, ft, g, c, out, err);
     pq_rg_reader *rg = NULL;
     PQ_TRY(pq_rg_open(j->f, ft, g, &c, 1, &rg, err));
-    pq_write_opts o = *j->opts;
-    o.bloom_filter = pq_write_wants_bloom(&o, &ft->schema.leaves[c]);
     pq_colwriter *cw = NULL;
-    int rc = pq_colwriter_new(&ft->schema.leaves[c], &o, &cw, err);
+    int rc = pq_colwriter_new(&ft->schema.leaves[c], j->opts, &cw, err);
     pq_col_reader *cr = pq_rg_column(rg, c);
     while (rc == PQ_OK && pq_col_position(cr) < rg->num_rows) {
         pq_col_batch b;

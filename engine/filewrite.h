@@ -22,8 +22,6 @@ int pq_filewriter_new(const pq_sink *sink, const pq_schema_element *schema, int3
 int pq_filewriter_add_row_group(pq_filewriter *w, pq_chunk_out *chunks, pq_error *err);
 /* Writes the page indexes and the footer. */
 int pq_filewriter_finish(pq_filewriter *w, pq_error *err);
-/* Bytes written so far. */
-uint64_t pq_filewriter_offset(const pq_filewriter *w);
 void pq_filewriter_free(pq_filewriter *w);
 
 /* Whether column c of row group g can be copied byte for byte: its metadata

@@ -370,14 +370,14 @@ typedef struct loaded_index {
     uint8_t *ci_buf;           /* ColumnIndex bounds point into it */
 } loaded_index;
 
-static int load_offset_index(const pq_plan_input *in, const pq_column_chunk *cc, int64_t rg_rows,
-                             pq_arena *arena, pq_offset_index *out, bool *ok, pq_error *err)
+int pq_offset_index_load(pq_file *f, const pq_footer *ft, const pq_column_chunk *cc, int64_t rg_rows,
+                         pq_arena *arena, pq_offset_index *out, bool *ok, pq_error *err)
 {
     *ok = false;
     if (!cc->has_offset_index || cc->offset_index_length <= 0 || cc->offset_index_offset < 0) return PQ_OK;
     uint8_t *buf;
-    PQ_TRY(read_exact(in->file, in->footer->file_size, (uint64_t)cc->offset_index_offset,
-                      (uint64_t)cc->offset_index_length, &buf, err));
+    PQ_TRY(read_exact(f, ft->file_size, (uint64_t)cc->offset_index_offset, (uint64_t)cc->offset_index_length, &buf,
+                      err));
     if (!buf) return PQ_OK;
     pq_error ignore;
     int rc = pq_decode_offset_index(buf, (size_t)cc->offset_index_length, arena, out, &ignore);
@@ -391,7 +391,7 @@ static int load_offset_index(const pq_plan_input *in, const pq_column_chunk *cc,
         if (pl->first_row_index < 0 || pl->first_row_index >= rg_rows) return PQ_OK;
         if (p && pl->first_row_index <= out->pages[p - 1].first_row_index) return PQ_OK;
         if (pl->offset < 0 || pl->compressed_page_size <= 0 ||
-            (uint64_t)pl->offset + (uint64_t)pl->compressed_page_size > in->footer->file_size)
+            (uint64_t)pl->offset + (uint64_t)pl->compressed_page_size > ft->file_size)
             return PQ_OK;
     }
     *ok = true;
@@ -446,7 +446,7 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
             oi = pq_arena_alloc(arena, sizeof *oi);
             if (!oi) return pq_fail(err, PQ_E_NOMEM, "out of memory");
             bool ok;
-            PQ_TRY(load_offset_index(in, cc, rows, arena, oi, &ok, err));
+            PQ_TRY(pq_offset_index_load(in->file, in->footer, cc, rows, arena, oi, &ok, err));
             if (!ok) continue;
             p->offset_index[leaf] = oi;
         }
@@ -572,7 +572,7 @@ static int load_read_offset_indexes(const pq_plan_input *in, const pq_row_group 
         pq_offset_index *oi = pq_arena_alloc(arena, sizeof *oi);
         if (!oi) return pq_fail(err, PQ_E_NOMEM, "out of memory");
         bool ok;
-        PQ_TRY(load_offset_index(in, &g->columns[leaf], g->num_rows, arena, oi, &ok, err));
+        PQ_TRY(pq_offset_index_load(in->file, in->footer, &g->columns[leaf], g->num_rows, arena, oi, &ok, err));
         if (ok) p->offset_index[leaf] = oi;
     }
     return PQ_OK;
@@ -590,7 +590,7 @@ int pq_plan_offset_index(const pq_plan_input *in, int32_t rg, int32_t leaf, pq_a
     pq_offset_index *oi = pq_arena_alloc(arena, sizeof *oi);
     if (!oi) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     bool ok;
-    PQ_TRY(load_offset_index(in, &g->columns[leaf], g->num_rows, arena, oi, &ok, err));
+    PQ_TRY(pq_offset_index_load(in->file, in->footer, &g->columns[leaf], g->num_rows, arena, oi, &ok, err));
     if (ok) *out = oi;
     return PQ_OK;
 }

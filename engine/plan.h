@@ -88,6 +88,11 @@ int pq_plan_limit_rows(const pq_plan_input *in, int64_t rows, pq_arena *arena, p
  * index is turned off). */
 int pq_plan_offset_index(const pq_plan_input *in, int32_t rg, int32_t leaf, pq_arena *arena,
                          const pq_offset_index **out, pq_error *err);
+/* A chunk's offset index, read and validated (pages from row 0, ascending,
+ * inside the file); *ok false when there is none or it is unusable.  Only
+ * I/O errors are errors. */
+int pq_offset_index_load(pq_file *f, const pq_footer *ft, const pq_column_chunk *cc, int64_t rg_rows,
+                         pq_arena *arena, pq_offset_index *out, bool *ok, pq_error *err);
 
 /* Totals over many row groups (and files) for plan.txt and counters. */
 typedef struct pq_plan_totals {

@@ -271,11 +271,9 @@ int pq_result_peek(pq_result *r, uint64_t off, size_t len, const char **data, si
 int pq_result_wait(pq_result *r, bool (*stop)(void *), void *stop_ctx, pq_error *err)
 {
     pthread_mutex_lock(&r->mu);
+    /* Bytes that never come: the wait ends with the job, and a failed job
+     * has nothing at that offset, so its error is returned. */
     int rc = wait_for_bytes(r, UINT64_MAX - 1, UINT64_MAX, 0, stop, stop_ctx, err);
-    if (rc == PQ_OK && r->failed) {
-        *err = r->err;
-        rc = PQ_ERR;
-    }
     pthread_mutex_unlock(&r->mu);
     return rc;
 }

@@ -193,31 +193,26 @@ int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, co
     e->w = calloc((size_t)po->n_leaves + 1, sizeof *e->w);
     e->max_def = calloc((size_t)po->n_leaves + 1, sizeof *e->max_def);
     e->pc = calloc((size_t)q->n_out + 1, sizeof *e->pc);
-    e->cdef = malloc(sizeof *e->cdef * CONST_BATCH);
-    e->cvals = malloc(sizeof(pq_bytes) * CONST_BATCH); /* the widest value */
-    int rc = e->w && e->max_def && e->pc && e->cdef && e->cvals ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = e->w && e->max_def && e->pc ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
     for (int j = 0; j < q->n_out && rc == PQ_OK; j++) {
         int col = q->out[j];
         if (col < q->n_data) {
             const pq_node *nd = col_node[col], *ref = q->cols[col].node;
-            /* The output schema is the reference file's: this file's levels
-             * must mean the same (the scan's shape check leaves nullability
-             * and list layout free, which CSV does not mind). */
             for (int32_t k = 0; k < nd->n_leaves && rc == PQ_OK; k++) {
                 const pq_leaf *fl = &file_schema->leaves[nd->first_leaf + k];
                 const pq_leaf *rl = &q->schema->leaves[ref->first_leaf + k];
-                if (nd->n_leaves != ref->n_leaves || fl->max_def != rl->max_def || fl->max_rep != rl->max_rep)
+                /* The output schema is the reference file's: this file's
+                 * levels must mean the same (the scan's shape check leaves
+                 * nullability and list layout free, which CSV does not mind). */
+                if (nd->n_leaves != ref->n_leaves || fl->max_def != rl->max_def || fl->max_rep != rl->max_rep) {
                     rc = pq_fail(err, PQ_E_UNSUPPORTED,
                                  "column '%s' is nullable or nested otherwise than in the table's first file "
                                  "(levels %d/%d, there %d/%d): one Parquet file cannot hold both",
                                  q->cols[col].name, fl->max_def, fl->max_rep, rl->max_def, rl->max_rep);
-            }
-            for (int32_t k = 0; k < nd->n_leaves && rc == PQ_OK; k++) {
-                const pq_leaf *leaf = &file_schema->leaves[nd->first_leaf + k];
-                pq_write_opts o = po->opts;
-                o.bloom_filter = pq_write_wants_bloom(&o, leaf);
-                e->max_def[e->n] = leaf->max_def;
-                rc = pq_colwriter_new(leaf, &o, &e->w[e->n++], err);
+                    break;
+                }
+                e->max_def[e->n] = fl->max_def;
+                rc = pq_colwriter_new(fl, &po->opts, &e->w[e->n++], err);
             }
             continue;
         }
@@ -233,9 +228,7 @@ int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, co
         if (v.type == PQ_V_INT) pc->i64 = v.u.i;
         else if (v.type == PQ_V_DATE) pc->i32 = v.u.date;
         else pc->str = v.u.s;
-        pq_write_opts o = po->opts;
-        o.bloom_filter = pq_write_wants_bloom(&o, &po->part_leaves[p]);
-        rc = pq_colwriter_new(&po->part_leaves[p], &o, &e->w[e->n++], err);
+        rc = pq_colwriter_new(&po->part_leaves[p], &po->opts, &e->w[e->n++], err);
     }
     if (rc != PQ_OK) {
         pq_rg_encoder_free(e);
@@ -249,6 +242,10 @@ int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, co
 static int add_constant(pq_rg_encoder *e, pq_colwriter *w, const part_const *pc, pq_phys phys, int64_t n,
                         pq_error *err)
 {
+    /* Taken on first use: most views project no partition column. */
+    if (!e->cdef) e->cdef = malloc(sizeof *e->cdef * CONST_BATCH);
+    if (!e->cvals) e->cvals = malloc(sizeof(pq_bytes) * CONST_BATCH); /* the widest value */
+    if (!e->cdef || !e->cvals) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     while (n > 0) {
         int32_t m = n < CONST_BATCH ? (int32_t)n : CONST_BATCH;
         for (int32_t i = 0; i < m; i++) e->cdef[i] = pc->is_null ? 0 : 1;

@@ -98,6 +98,29 @@ for f in "$data"/*.parquet; do
     done
 done
 echo "views: $views data.parquet outputs read back to their CSV view"
+
+# A whole view's row groups are copied, not re-encoded: the scan says so, and
+# every chunk keeps its codec and compressed size.
+for name in alltypes_tiny_pages data_index_bloom_encoding_stats nested_lists.snappy floating_orders_nan_count; do
+    f=$data/$name.parquet
+    rgs=$("$pqtool" meta "$f" | sed -n 's/^row_groups: //p')
+    got=$("$pqtool" cat "$f" --format parquet -o "$work/$name.whole.parquet" --stats 2>&1 |
+        sed -n 's/^parquet: \([0-9]*\) row groups copied.*/\1/p')
+    chunks() { "$pqtool" meta "$1" | grep -oE '^  [^ ]+: [A-Z_0-9]+ values=[0-9]+ compressed=[0-9]+'; }
+    if [ "$got" != "$rgs" ]; then failed "$name: ${got:-0} of $rgs row groups copied in its whole view"
+    elif [ "$(chunks "$f")" != "$(chunks "$work/$name.whole.parquet")" ]; then failed "$name: copied chunks differ in codec or size"
+    fi
+done
+
+# The rewrite is the same bytes at any thread count (row groups in order).
+f=$data/alltypes_tiny_pages.parquet
+"$pqtool" rewrite "$f" -o "$work/t1.parquet" --threads 1 --page-size 2048 &&
+    "$pqtool" rewrite "$f" -o "$work/t2.parquet" --threads 2 --page-size 2048 &&
+    "$pqtool" rewrite "$data/floating_orders_nan_count.parquet" -o "$work/n1.parquet" --threads 1 --page-size 64 &&
+    "$pqtool" rewrite "$data/floating_orders_nan_count.parquet" -o "$work/n3.parquet" --threads 3 --page-size 64 ||
+    failed "rewrite with --threads failed"
+cmp -s "$work/t1.parquet" "$work/t2.parquet" && cmp -s "$work/n1.parquet" "$work/n3.parquet" ||
+    failed "rewrite: other bytes at another thread count"
 [ "$views" -gt 100 ] || failed "too few data.parquet views ($views)"
 
 if [ ${#duck_pairs[@]} -gt 0 ]; then
