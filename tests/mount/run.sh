@@ -691,9 +691,12 @@ expect_ls_at "$MNT2/codes/where=code = '100'" "code=100 data.csv plan.txt schema
 # the generated data decides which, so only the re-encoded ones are judged).
 meta=$("$PQTOOL" meta "$MNT2/events/where=i32 < 10/data.parquet" 2>&1) || true
 gz=$(echo "$meta" | grep -E '^  [a-z0-9_]+: GZIP ' || true)
-if [ -n "$gz" ] && echo "$gz" | grep -q '^  s: GZIP ' && ! echo "$gz" | grep -q 'RLE_DICTIONARY' &&
-    ! echo "$gz" | grep '^  s: GZIP ' | grep -vq 'bloom_filter='; then pass "ini: data.parquet written with the table's settings"
-else fail "ini: data.parquet's re-encoded chunks lack gzip, no dictionary or the bloom filter on s: $(echo "$meta" | grep -E '^  s: ' | tail -2)"; fi
+# (Here-strings, not pipes: under pipefail `echo | grep -q` fails when grep
+# quits before echo has written everything.)
+s_gz=$(grep '^  s: GZIP ' <<<"$gz" || true)
+if [ -n "$s_gz" ] && ! grep -q 'RLE_DICTIONARY' <<<"$gz" && ! grep -vq 'bloom_filter=' <<<"$s_gz"; then
+    pass "ini: data.parquet written with the table's settings"
+else fail "ini: data.parquet's re-encoded chunks lack gzip, no dictionary or the bloom filter on s: $(grep -E '^  s: ' <<<"$meta" | tail -2)"; fi
 stop_pqfs "$MNT2" "$P2"
 
 # Configuration errors: one line naming the problem (the ini line), a non-zero
