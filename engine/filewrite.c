@@ -20,6 +20,8 @@ struct pq_filewriter {
     int64_t rows;
     pq_buf scratch;
     bool finished;
+    pq_sorting_column *sorting; /* recorded in every row group; NULL: none */
+    int32_t n_sorting;
 };
 
 static int put(pq_filewriter *w, const void *p, size_t n, pq_error *err)
@@ -71,8 +73,23 @@ void pq_filewriter_free(pq_filewriter *w)
     for (int32_t g = 0; g < w->n_rgs; g++) free(w->rgs[g].columns);
     free(w->chunks);
     free(w->rgs);
+    free(w->sorting);
     pq_buf_free(&w->scratch);
     free(w);
+}
+
+int pq_filewriter_set_sorting(pq_filewriter *w, const pq_sorting_column *cols, int32_t n, pq_error *err)
+{
+    pq_sorting_column *copy = NULL;
+    if (n > 0) {
+        copy = malloc(sizeof *copy * (size_t)n);
+        if (!copy) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        memcpy(copy, cols, sizeof *copy * (size_t)n);
+    }
+    free(w->sorting);
+    w->sorting = copy;
+    w->n_sorting = n;
+    return PQ_OK;
 }
 
 int pq_filewriter_add_row_group(pq_filewriter *w, pq_chunk_out *chunks, pq_error *err)
@@ -99,7 +116,8 @@ int pq_filewriter_add_row_group(pq_filewriter *w, pq_chunk_out *chunks, pq_error
     if (!rg->columns) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     rg->n_columns = w->n_leaves;
     rg->num_rows = chunks[0].num_rows;
-    rg->n_sorting = -1;
+    rg->n_sorting = w->sorting ? w->n_sorting : -1;
+    rg->sorting = w->sorting;
     rg->has_file_offset = rg->has_total_compressed_size = rg->has_ordinal = true;
     rg->file_offset = (int64_t)w->off;
     rg->ordinal = (int16_t)w->n_rgs;

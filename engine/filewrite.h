@@ -17,6 +17,9 @@ typedef struct pq_filewriter pq_filewriter;
  * pq_filewriter_finish; n_leaves is how many chunks each row group has. */
 int pq_filewriter_new(const pq_sink *sink, const pq_schema_element *schema, int32_t n_schema, int32_t n_leaves,
                       pq_filewriter **out, pq_error *err);
+/* Records `cols` (copied) as the sorting_columns of the row groups added
+ * from now on; n == 0: none. */
+int pq_filewriter_set_sorting(pq_filewriter *w, const pq_sorting_column *cols, int32_t n, pq_error *err);
 /* Writes one row group: chunks[0..n_leaves), in leaf order, all with the same
  * number of rows.  Takes the chunks over (they are left zeroed). */
 int pq_filewriter_add_row_group(pq_filewriter *w, pq_chunk_out *chunks, pq_error *err);

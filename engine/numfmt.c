@@ -688,7 +688,9 @@ int pq_parse_time_ns(const char *s, size_t n, int64_t *ns)
     return 0;
 }
 
-int pq_parse_timestamp_ns(const char *s, size_t n, int64_t *ns, int *had_offset)
+/* Timestamp text -> seconds since the epoch (UTC when an offset is given)
+ * and nanoseconds past them (0..999999999). */
+static int parse_timestamp_parts(const char *s, size_t n, int64_t *secs_out, int64_t *frac_out, int *had_offset)
 {
     size_t pos = 0;
     int64_t days, time_ns = 0, offset_secs = 0;
@@ -726,12 +728,23 @@ int pq_parse_timestamp_ns(const char *s, size_t n, int64_t *ns, int *had_offset)
         if (pos != n)
             return -1;
     }
-    /* Local time minus its offset from UTC, in seconds (no overflow with at
-     * most 9-digit years), then nanoseconds, refusing anything past int64.
-     * A negative count takes the fraction as negative too, so that the
-     * earliest representable instant does not overflow on the way. */
-    int64_t secs = days * 86400 + time_ns / 1000000000 - offset_secs;
-    int64_t frac = time_ns % 1000000000;
+    /* Local time minus its offset from UTC, in seconds: no overflow with at
+     * most 9-digit years. */
+    *secs_out = days * 86400 + time_ns / 1000000000 - offset_secs;
+    *frac_out = time_ns % 1000000000;
+    if (had_offset)
+        *had_offset = offset;
+    return 0;
+}
+
+int pq_parse_timestamp_ns(const char *s, size_t n, int64_t *ns, int *had_offset)
+{
+    int64_t secs, frac;
+    if (parse_timestamp_parts(s, n, &secs, &frac, had_offset))
+        return -1;
+    /* Nanoseconds, refusing anything past int64.  A negative count takes the
+     * fraction as negative too, so that the earliest representable instant
+     * does not overflow on the way. */
     if (secs < 0 && frac > 0) {
         secs++;
         frac -= 1000000000;
@@ -740,7 +753,20 @@ int pq_parse_timestamp_ns(const char *s, size_t n, int64_t *ns, int *had_offset)
     if (__builtin_mul_overflow(secs, (int64_t)1000000000, &t) || __builtin_add_overflow(t, frac, &t))
         return -1;
     *ns = t;
-    if (had_offset)
-        *had_offset = offset;
+    return 0;
+}
+
+int pq_parse_timestamp_units(const char *s, size_t n, int digits, int64_t *out, int *had_offset)
+{
+    int64_t secs, frac;
+    if (digits < 0 || digits > 9 || parse_timestamp_parts(s, n, &secs, &frac, had_offset))
+        return -1;
+    int64_t div = (int64_t)pow10_u64[9 - digits];
+    if (frac % div != 0)
+        return -2;
+    int64_t t;
+    if (__builtin_mul_overflow(secs, (int64_t)pow10_u64[digits], &t) || __builtin_add_overflow(t, frac / div, &t))
+        return -1;
+    *out = t;
     return 0;
 }

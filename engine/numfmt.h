@@ -65,6 +65,9 @@ int pq_parse_date(const char *s, size_t n, int64_t *days);
  * offset -> nanoseconds since the epoch (UTC when an offset is given, else
  * taken as is).  *had_offset tells which. */
 int pq_parse_timestamp_ns(const char *s, size_t n, int64_t *ns, int *had_offset);
+/* The same text -> units of 10^-digits seconds since the epoch: -2 when the
+ * text is finer than the unit, -1 when it is not a timestamp or overflows. */
+int pq_parse_timestamp_units(const char *s, size_t n, int digits, int64_t *out, int *had_offset);
 /* HH:MM[:SS[.f...]] -> nanoseconds since midnight */
 int pq_parse_time_ns(const char *s, size_t n, int64_t *ns);
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "csvimport.h"
 #include "filewrite.h"
 #include "footer.h"
 #include "io.h"
@@ -34,6 +35,9 @@ static void die_usage(void)
             "       pqtool rewrite FILE -o OUT [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
             "                                  [--no-statistics] [--batch-rows N] [--threads N] [--copy]\n"
             "                                  [--bloom-filter C1,C2]\n"
+            "       pqtool write IN.csv OUT.parquet [--schema LIKE.parquet] [--row-group-rows N] [--sort-by C1,C2]\n"
+            "                                  [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
+            "                                  [--no-statistics] [--threads N] [--bloom-filter C1,C2]\n"
             "PATH is a Parquet file or a table directory (Hive partitions).\n");
     exit(2);
 }
@@ -498,6 +502,34 @@ static int parse_codec(const char *s, pq_write_opts *o)
     return -1;
 }
 
+/* The writer options rewrite and write share; returns whether argv[*i] was
+ * one (and steps over its value). */
+static bool parse_write_opt(int argc, char **argv, int *i, pq_write_opts *o, int *threads)
+{
+    const char *a = argv[*i];
+    bool has_val = *i + 1 < argc;
+    if (!strcmp(a, "--codec") && has_val) {
+        if (parse_codec(argv[++*i], o)) die_usage();
+    } else if (!strcmp(a, "--page-size") && has_val) {
+        char *end;
+        long v = strtol(argv[++*i], &end, 10);
+        if (*end || v <= 0) die_usage();
+        o->page_size = (size_t)v;
+    } else if (!strcmp(a, "--threads") && has_val) {
+        char *end;
+        long v = strtol(argv[++*i], &end, 10);
+        if (*end || v < 1 || v > 256) die_usage();
+        *threads = (int)v;
+    } else if (!strcmp(a, "--bloom-filter") && has_val) {
+        int n = split_list(argv[++*i], (const char ***)&o->bloom_columns);
+        if (n <= 0) die_usage();
+        o->n_bloom_columns = n;
+    } else if (!strcmp(a, "--no-dictionary")) o->no_dictionary = true;
+    else if (!strcmp(a, "--no-statistics")) o->no_statistics = true;
+    else return false;
+    return true;
+}
+
 /* Re-encodes a file with pqfs's writer (the same rows, schema and row
  * groups): a check of the writer against other readers. */
 static int cmd_rewrite(int argc, char **argv)
@@ -511,30 +543,13 @@ static int cmd_rewrite(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
+        if (parse_write_opt(argc, argv, &i, &o, &threads)) continue;
         if (!strcmp(a, "-o") && has_val) out = argv[++i];
-        else if (!strcmp(a, "--codec") && has_val) {
-            if (parse_codec(argv[++i], &o)) die_usage();
-        } else if (!strcmp(a, "--page-size") && has_val) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v <= 0) die_usage();
-            o.page_size = (size_t)v;
-        } else if (!strcmp(a, "--batch-rows") && has_val) {
+        else if (!strcmp(a, "--batch-rows") && has_val) {
             char *end;
             batch_rows = strtol(argv[++i], &end, 10);
             if (*end || batch_rows <= 0 || batch_rows > 1 << 20) die_usage();
-        } else if (!strcmp(a, "--threads") && has_val) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 256) die_usage();
-            threads = (int)v;
-        } else if (!strcmp(a, "--bloom-filter") && has_val) {
-            int n = split_list(argv[++i], (const char ***)&o.bloom_columns);
-            if (n <= 0) die_usage();
-            o.n_bloom_columns = n;
         } else if (!strcmp(a, "--copy")) ro.copy_chunks = true;
-        else if (!strcmp(a, "--no-dictionary")) o.no_dictionary = true;
-        else if (!strcmp(a, "--no-statistics")) o.no_statistics = true;
         else if (a[0] == '-' || in) die_usage();
         else in = a;
     }
@@ -569,6 +584,90 @@ static int cmd_rewrite(int argc, char **argv)
     return rc == PQ_OK ? 0 : report(&err);
 }
 
+/* CSV to Parquet through the parallel writer.  The output appears whole or
+ * not at all: it is written next to OUT under a temporary name and renamed
+ * on success. */
+static int cmd_write(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL, *like = NULL;
+    pq_import_opts io;
+    pq_import_opts_init(&io);
+    pq_write_opts o = io.write;
+    int threads = 0;
+    const char **sort_by = NULL;
+    int n_sort_by = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_val = i + 1 < argc;
+        if (parse_write_opt(argc, argv, &i, &o, &threads)) continue;
+        if (!strcmp(a, "--row-group-rows") && has_val) {
+            char *end;
+            long long v = strtoll(argv[++i], &end, 10);
+            if (*end || v <= 0) die_usage();
+            io.row_group_rows = v;
+        } else if (!strcmp(a, "--sort-by") && has_val) {
+            n_sort_by = split_list(argv[++i], &sort_by);
+            if (n_sort_by <= 0) die_usage();
+        } else if (!strcmp(a, "--schema") && has_val) like = argv[++i];
+        else if (a[0] == '-' && a[1]) die_usage();
+        else if (!in) in = a;
+        else if (!out) out = a;
+        else die_usage();
+    }
+    if (!in || !out) die_usage();
+    pq_error err;
+    pq_error_clear(&err);
+    pq_file *f;
+    if (pq_file_open_local(in, NULL, &f, &err) != PQ_OK) return report(&err);
+    pq_csv_schema inferred = {0};
+    pq_file *lf = NULL;
+    pq_footer *ft = NULL;
+    const pq_schema_element *elements = NULL;
+    int32_t n_elements = 0;
+    int rc = PQ_OK;
+    if (like) {
+        rc = pq_file_open_local(like, NULL, &lf, &err);
+        if (rc == PQ_OK && (rc = pq_footer_read(lf, &ft, &err)) != PQ_OK) pq_error_prefix(&err, "%s: ", like);
+        if (rc == PQ_OK) {
+            elements = ft->meta.schema;
+            n_elements = ft->meta.n_schema;
+        }
+    } else {
+        rc = pq_csv_infer(f, in, &inferred, &err);
+        elements = inferred.elements;
+        n_elements = inferred.n_elements;
+    }
+    char tmp[4096];
+    int fd = -1;
+    if (rc == PQ_OK) {
+        if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", out) >= (int)sizeof tmp)
+            rc = pq_fail(&err, PQ_E_USAGE, "%s: name too long", out);
+        else if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+            rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
+    }
+    if (rc == PQ_OK) {
+        fd_sink fs = {fd, out, false};
+        pq_sink sink = {fd_write, &fs};
+        io.write = o;
+        io.threads = threads;
+        io.sort_by = sort_by;
+        io.n_sort_by = n_sort_by;
+        int64_t rows;
+        rc = pq_csv_import(f, in, elements, n_elements, &io, &sink, &rows, &err);
+        if (rc == PQ_OK && fchmod(fd, 0644) != 0) rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
+        if (close(fd) != 0 && rc == PQ_OK) rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
+        if (rc == PQ_OK && rename(tmp, out) != 0) rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
+        if (rc != PQ_OK) unlink(tmp);
+    }
+    pq_csv_schema_free(&inferred);
+    pq_footer_free(ft);
+    if (lf) pq_file_close(lf);
+    pq_file_close(f);
+    free((void *)o.bloom_columns);
+    free(sort_by);
+    return rc == PQ_OK ? 0 : report(&err);
+}
+
 int main(int argc, char **argv)
 {
     /* Page and output buffers are megabytes, freed and taken again for every
@@ -582,6 +681,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "meta")) return cmd_meta(argc - 2, argv + 2);
     if (!strcmp(argv[1], "plan")) return cmd_plan(argc - 2, argv + 2);
     if (!strcmp(argv[1], "rewrite")) return cmd_rewrite(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "write")) return cmd_write(argc - 2, argv + 2);
     die_usage();
     return 2;
 }
