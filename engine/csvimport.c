@@ -478,28 +478,52 @@ static int convert(const target_col *t, const char *p, size_t n, void *value, pq
 
 /* ------------------------------------------------------------------ row buffers */
 
+/* Rows as the CSV gave them, column by column: the main thread only splits
+ * records and copies each field's text here; the column tasks convert. */
+enum { CELL_NULL = 0, CELL_VALUE = 1, CELL_QUOTED_EMPTY = 2 };
+
+typedef struct col_text {
+    pq_buf bytes;
+    uint32_t *ends;            /* ends[r]: end of row r's text in bytes (starts at ends[r-1] or 0) */
+    uint8_t *cell;             /* CELL_* per row */
+} col_text;
+
+/* A column converted: levels and dense non-NULL values. */
 typedef struct col_buf {
     uint16_t *def;             /* one per row: 1 value, 0 NULL */
-    uint8_t *vals;             /* dense non-NULL values */
-    size_t n_vals, cap_vals;
-    pq_buf heap;
+    uint8_t *vals;
+    size_t n_vals;
+    pq_buf heap;               /* byte-array contents */
 } col_buf;
 
 typedef struct rows_buf {
+    col_text *text;
     col_buf *cols;
     int32_t n_cols;
     int64_t n_rows, cap_rows;
+    int64_t *lines;            /* the CSV line each row starts on */
 } rows_buf;
+
+static void col_text_free(col_text *t)
+{
+    pq_buf_free(&t->bytes);
+    free(t->ends);
+    free(t->cell);
+    memset(t, 0, sizeof *t);
+}
 
 static void rows_buf_free(rows_buf *b)
 {
     if (!b) return;
     for (int32_t c = 0; c < b->n_cols; c++) {
+        col_text_free(&b->text[c]);
         free(b->cols[c].def);
         free(b->cols[c].vals);
         pq_buf_free(&b->cols[c].heap);
     }
+    free(b->text);
     free(b->cols);
+    free(b->lines);
     free(b);
 }
 
@@ -507,68 +531,145 @@ static rows_buf *rows_buf_new(int32_t n_cols)
 {
     rows_buf *b = calloc(1, sizeof *b);
     if (!b) return NULL;
+    b->text = calloc((size_t)n_cols, sizeof *b->text);
     b->cols = calloc((size_t)n_cols, sizeof *b->cols);
-    if (!b->cols) {
+    if (!b->text || !b->cols) {
+        free(b->text);
+        free(b->cols);
         free(b);
         return NULL;
     }
     b->n_cols = n_cols;
-    for (int32_t c = 0; c < n_cols; c++) pq_buf_init(&b->cols[c].heap);
+    for (int32_t c = 0; c < n_cols; c++) {
+        pq_buf_init(&b->text[c].bytes);
+        pq_buf_init(&b->cols[c].heap);
+    }
     return b;
 }
 
-static int rows_buf_grow(rows_buf *b, const target_col *tc)
+static int rows_buf_grow(rows_buf *b)
 {
     int64_t cap = b->cap_rows ? b->cap_rows * 2 : 4096;
+    int64_t *l = realloc(b->lines, sizeof *l * (size_t)cap);
+    if (!l) return -1;
+    b->lines = l;
     for (int32_t c = 0; c < b->n_cols; c++) {
-        col_buf *cb = &b->cols[c];
-        uint16_t *d = realloc(cb->def, sizeof *d * (size_t)cap);
-        if (!d) return -1;
-        cb->def = d;
-        if (cb->cap_vals < (size_t)cap) {
-            uint8_t *v = realloc(cb->vals, tc[c].vsize * (size_t)cap);
-            if (!v) return -1;
-            cb->vals = v;
-            cb->cap_vals = (size_t)cap;
-        }
+        col_text *t = &b->text[c];
+        uint32_t *e = realloc(t->ends, sizeof *e * (size_t)cap);
+        if (!e) return -1;
+        t->ends = e;
+        uint8_t *k = realloc(t->cell, (size_t)cap);
+        if (!k) return -1;
+        t->cell = k;
     }
     b->cap_rows = cap;
     return 0;
 }
 
-/* Byte-array values hold heap offsets while the heap grows; once the rows
- * are complete they become pointers. */
-static void rows_buf_seal(rows_buf *b, const target_col *tc)
+static int field_error(pq_error *err, const char *name, int64_t line, const char *col, const char *p, size_t len,
+                       const char *why)
 {
-    for (int32_t c = 0; c < b->n_cols; c++) {
-        if (tc[c].phys != PQ_BYTE_ARRAY && tc[c].phys != PQ_FIXED_LEN_BYTE_ARRAY) continue; /* no heap */
-        col_buf *cb = &b->cols[c];
+    int shown = len > 40 ? 40 : (int)len;
+    return pq_fail(err, PQ_E_USAGE, "%s: line %lld, column %s: '%.*s%s' is %s", name, (long long)line, col, shown,
+                   p, len > 40 ? "..." : "", why);
+}
+
+/* Converts column c of `b` from its text (which is then freed).  On bad
+ * input *bad_row is the row. */
+static int convert_column(rows_buf *b, const target_col *t, int32_t c, const char *name, int64_t *bad_row,
+                          pq_error *err)
+{
+    col_text *tx = &b->text[c];
+    col_buf *cb = &b->cols[c];
+    size_t n = (size_t)(b->n_rows ? b->n_rows : 1);
+    cb->def = malloc(sizeof *cb->def * n);
+    cb->vals = malloc(t->vsize * n);
+    if (!cb->def || !cb->vals) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    const char *text = tx->bytes.data;
+    bool empty_is_value = t->kind == CV_STRING || t->kind == CV_BINARY;
+    uint32_t start = 0;
+    for (int64_t r = 0; r < b->n_rows; r++) {
+        uint8_t cell = t->csv_field >= 0 ? tx->cell[r] : CELL_NULL;
+        uint32_t end = t->csv_field >= 0 ? tx->ends[r] : 0;
+        if (cell == CELL_NULL || (cell == CELL_QUOTED_EMPTY && !empty_is_value)) {
+            if (t->required) {
+                *bad_row = r;
+                return pq_fail(err, PQ_E_USAGE, "%s: line %lld, column %s: NULL in a required column", name,
+                               (long long)b->lines[r], t->name);
+            }
+            cb->def[r] = 0;
+            start = end;
+            continue;
+        }
+        const char *why = "";
+        int rc = convert(t, text + start, end - start, cb->vals + t->vsize * cb->n_vals, &cb->heap, &why);
+        if (rc == -2) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (rc != 0) {
+            *bad_row = r;
+            return field_error(err, name, b->lines[r], t->name, text + start, end - start, why);
+        }
+        cb->def[r] = 1;
+        cb->n_vals++;
+        start = end;
+    }
+    col_text_free(tx);
+    /* Byte-array values held heap offsets while the heap grew. */
+    if (t->phys == PQ_BYTE_ARRAY || t->phys == PQ_FIXED_LEN_BYTE_ARRAY) {
         pq_bytes *v = (pq_bytes *)cb->vals;
         for (size_t i = 0; i < cb->n_vals; i++) v[i].ptr = (const uint8_t *)cb->heap.data + (uintptr_t)v[i].ptr;
     }
+    return PQ_OK;
 }
 
-/* ------------------------------------------------------------------ encoding tasks */
+/* Appends one record's text to `b`. */
+static int add_record(rows_buf *b, const target_col *tc, int32_t n_cols, const pq_csv_text *fields, int64_t line,
+                      const char *name, pq_error *err)
+{
+    if (b->n_rows == b->cap_rows && rows_buf_grow(b) != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int64_t r = b->n_rows;
+    b->lines[r] = line;
+    for (int32_t c = 0; c < n_cols; c++) {
+        if (tc[c].csv_field < 0) continue;
+        const pq_csv_text *f = &fields[tc[c].csv_field];
+        col_text *t = &b->text[c];
+        if (t->bytes.len + f->len > UINT32_MAX)
+            return pq_fail(err, PQ_E_USAGE, "%s: line %lld: over 4 GiB of text in one row group's column %s", name,
+                           (long long)line, tc[c].name);
+        if (pq_buf_append(&t->bytes, f->p, f->len) != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        t->ends[r] = (uint32_t)t->bytes.len;
+        t->cell[r] = f->len ? CELL_VALUE : f->quoted ? CELL_QUOTED_EMPTY : CELL_NULL;
+    }
+    b->n_rows++;
+    return PQ_OK;
+}
 
-/* A row group on its way to the file: each column is one task.  With a sort
- * it is a slice of the permutation of `src`, gathered by the task. */
+/* ------------------------------------------------------------------ tasks */
+
+/* Work on a set of rows, one task per column: convert (the rows' text into
+ * values) and/or encode (the values into a sealed chunk).  Without a sort a
+ * row group is converted and encoded in one task per column; with one, all
+ * rows are converted first, then each row group is a slice of the sorted
+ * permutation, gathered and encoded. */
 typedef struct rg_job {
     struct rg_job *next;
-    rows_buf *own;             /* freed with the job (no sort) */
-    const rows_buf *src;
-    const uint32_t *perm;      /* sorted: rows of src, n_rows of them; NULL: src in order */
+    rows_buf *own;             /* freed with the job */
+    rows_buf *src;
+    bool convert, encode;
+    const uint32_t *perm;      /* encode rows src[perm[0..n_rows)]; NULL: src in order */
     int64_t n_rows;
     int32_t next_col, done_cols;
     pq_chunk_out *chunks;
     int *rc;
+    int64_t *bad_row;          /* per column: the row that failed, or INT64_MAX */
     pq_error *errs;
 } rg_job;
 
 typedef struct importer {
     const target_col *tc;
     int32_t n_cols;
+    const char *name;
     const pq_write_opts *wopts;
-    uint32_t **vidx;           /* sorted: per column, value index of each row (or UINT32_MAX) */
+    uint32_t **vidx;           /* sorted: per column, the value index of each row */
     pthread_mutex_t mu;
     pthread_cond_t work, done;
     rg_job *head, *tail;       /* in row group order */
@@ -585,8 +686,9 @@ static int encode_column(importer *im, rg_job *j, int32_t c, pq_chunk_out *out, 
     const uint16_t *def = cb->def;
     const uint8_t *vals = cb->vals;
     if (j->perm) {
-        gdef = malloc(sizeof *gdef * (size_t)(j->n_rows ? j->n_rows : 1));
-        gvals = malloc(vsize * (size_t)(j->n_rows ? j->n_rows : 1));
+        size_t n = (size_t)(j->n_rows ? j->n_rows : 1);
+        gdef = malloc(sizeof *gdef * n);
+        gvals = malloc(vsize * n);
         if (!gdef || !gvals) {
             free(gdef);
             free(gvals);
@@ -601,28 +703,27 @@ static int encode_column(importer *im, rg_job *j, int32_t c, pq_chunk_out *out, 
         def = gdef;
         vals = gvals;
     }
-    pq_colwriter *w;
+    pq_colwriter *w = NULL;
     int rc = pq_colwriter_new(t->leaf, im->wopts, &w, err);
     size_t at = 0;
     for (int64_t r0 = 0; rc == PQ_OK && r0 < j->n_rows; r0 += ENCODE_SLICE_ROWS) {
         int32_t n = (int32_t)(j->n_rows - r0 < ENCODE_SLICE_ROWS ? j->n_rows - r0 : ENCODE_SLICE_ROWS);
         int32_t nv = 0;
         for (int32_t i = 0; i < n; i++) nv += def[r0 + i];
-        pq_col_batch b = {.n_rows = n, .n_levels = n, .def = t->required ? NULL : def + r0, .rep = NULL,
-                          .n_values = nv, .values = vals + vsize * at};
-        rc = pq_colwriter_add(w, &b, err);
+        pq_col_batch bt = {.n_rows = n, .n_levels = n, .def = t->required ? NULL : def + r0, .rep = NULL,
+                           .n_values = nv, .values = vals + vsize * at};
+        rc = pq_colwriter_add(w, &bt, err);
         at += (size_t)nv;
     }
     if (rc == PQ_OK) rc = pq_colwriter_finish(w, out, err);
-    if (rc == PQ_OK) pq_colwriter_free(w);
-    else if (w) pq_colwriter_free(w);
+    pq_colwriter_free(w);
     free(gdef);
     free(gvals);
-    if (rc != PQ_OK) pq_error_prefix(err, "column %s: ", t->name);
+    if (rc != PQ_OK) pq_error_prefix(err, "%s: column %s: ", im->name, t->name);
     return rc;
 }
 
-static void *encode_worker(void *arg)
+static void *column_worker(void *arg)
 {
     importer *im = arg;
     pthread_mutex_lock(&im->mu);
@@ -637,7 +738,11 @@ static void *encode_worker(void *arg)
         int32_t c = j->next_col++;
         pthread_mutex_unlock(&im->mu);
         pq_error_clear(&j->errs[c]);
-        j->rc[c] = encode_column(im, j, c, &j->chunks[c], &j->errs[c]);
+        j->bad_row[c] = INT64_MAX;
+        int rc = PQ_OK;
+        if (j->convert) rc = convert_column(j->src, &im->tc[c], c, im->name, &j->bad_row[c], &j->errs[c]);
+        if (rc == PQ_OK && j->encode) rc = encode_column(im, j, c, &j->chunks[c], &j->errs[c]);
+        j->rc[c] = rc;
         pthread_mutex_lock(&im->mu);
         if (++j->done_cols == im->n_cols) pthread_cond_broadcast(&im->done);
     }
@@ -650,6 +755,7 @@ static void rg_job_free(rg_job *j, int32_t n_cols)
     if (!j) return;
     pq_chunks_free(j->chunks, n_cols);
     free(j->rc);
+    free(j->bad_row);
     free(j->errs);
     rows_buf_free(j->own);
     free(j);
@@ -661,8 +767,9 @@ static rg_job *rg_job_new(int32_t n_cols)
     if (!j) return NULL;
     j->chunks = calloc((size_t)n_cols, sizeof *j->chunks);
     j->rc = calloc((size_t)n_cols, sizeof *j->rc);
+    j->bad_row = calloc((size_t)n_cols, sizeof *j->bad_row);
     j->errs = calloc((size_t)n_cols, sizeof *j->errs);
-    if (!j->chunks || !j->rc || !j->errs) {
+    if (!j->chunks || !j->rc || !j->bad_row || !j->errs) {
         rg_job_free(j, n_cols);
         return NULL;
     }
@@ -679,8 +786,10 @@ static void submit(importer *im, rg_job *j)
     pthread_mutex_unlock(&im->mu);
 }
 
-/* Waits for the oldest row group, appends it to the file and frees it. */
-static int drain_one(importer *im, pq_filewriter *fw, pq_error *err)
+/* Waits for the oldest job; on success appends its chunks to the file (when
+ * it encoded).  The error reported is the earliest row's, then the leftmost
+ * column's. */
+static int finish_job(importer *im, pq_filewriter *fw, pq_error *err)
 {
     pthread_mutex_lock(&im->mu);
     rg_job *j = im->head;
@@ -688,13 +797,16 @@ static int drain_one(importer *im, pq_filewriter *fw, pq_error *err)
     im->head = j->next;
     if (!im->head) im->tail = NULL;
     pthread_mutex_unlock(&im->mu);
+    int32_t failed = -1;
+    for (int32_t c = 0; c < im->n_cols; c++)
+        if (j->rc[c] != PQ_OK && (failed < 0 || j->bad_row[c] < j->bad_row[failed])) failed = c;
     int rc = PQ_OK;
-    for (int32_t c = 0; c < im->n_cols && rc == PQ_OK; c++)
-        if (j->rc[c] != PQ_OK) {
-            *err = j->errs[c];
-            rc = PQ_ERR;
-        }
-    if (rc == PQ_OK) rc = pq_filewriter_add_row_group(fw, j->chunks, err);
+    if (failed >= 0) {
+        *err = j->errs[failed];
+        rc = PQ_ERR;
+    } else if (j->encode) {
+        rc = pq_filewriter_add_row_group(fw, j->chunks, err);
+    }
     rg_job_free(j, im->n_cols);
     return rc;
 }
@@ -795,44 +907,6 @@ void pq_import_opts_init(pq_import_opts *o)
     pq_write_opts_init(&o->write);
 }
 
-static int field_error(pq_error *err, const char *name, int64_t line, const char *col, const pq_csv_text *f,
-                       const char *why)
-{
-    int shown = f->len > 40 ? 40 : (int)f->len;
-    return pq_fail(err, PQ_E_USAGE, "%s: line %lld, column %s: '%.*s%s' is %s", name, (long long)line, col, shown,
-                   f->p, f->len > 40 ? "..." : "", why);
-}
-
-/* Appends one record to `b`. */
-static int add_record(rows_buf *b, const target_col *tc, int32_t n_cols, const pq_csv_text *fields,
-                      const char *name, int64_t line, pq_error *err)
-{
-    if (b->n_rows == b->cap_rows && rows_buf_grow(b, tc) != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    int64_t row = b->n_rows;
-    for (int32_t c = 0; c < n_cols; c++) {
-        const target_col *t = &tc[c];
-        col_buf *cb = &b->cols[c];
-        const pq_csv_text *f = t->csv_field >= 0 ? &fields[t->csv_field] : NULL;
-        bool is_null = !f || f->len == 0;
-        if (f && f->len == 0 && f->quoted && (t->kind == CV_STRING || t->kind == CV_BINARY)) is_null = false;
-        if (is_null) {
-            if (t->required)
-                return pq_fail(err, PQ_E_USAGE, "%s: line %lld, column %s: NULL in a required column", name,
-                               (long long)line, t->name);
-            cb->def[row] = 0;
-            continue;
-        }
-        const char *why = "";
-        int rc = convert(t, f->p, f->len, cb->vals + t->vsize * cb->n_vals, &cb->heap, &why);
-        if (rc == -2) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        if (rc != 0) return field_error(err, name, line, t->name, f, why);
-        cb->def[row] = 1;
-        cb->n_vals++;
-    }
-    b->n_rows++;
-    return PQ_OK;
-}
-
 /* Reads the header and maps its names to the target columns. */
 static int map_header(pq_csv_reader *rd, const char *name, target_col *tc, int32_t n_cols, int32_t *n_fields_out,
                       pq_error *err)
@@ -865,13 +939,14 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     pq_schema schema;
     if (pq_schema_build(&meta, &schema, err) != PQ_OK) return PQ_ERR;
     int32_t n_cols = schema.n_leaves;
+    int n_sort = opts->n_sort_by;
     target_col *tc = calloc((size_t)(n_cols ? n_cols : 1), sizeof *tc);
-    pq_sorting_column *sorting = calloc((size_t)(opts->n_sort_by ? opts->n_sort_by : 1), sizeof *sorting);
-    sort_key *keys = calloc((size_t)(opts->n_sort_by ? opts->n_sort_by : 1), sizeof *keys);
+    pq_sorting_column *sorting = calloc((size_t)(n_sort ? n_sort : 1), sizeof *sorting);
+    sort_key *keys = calloc((size_t)(n_sort ? n_sort : 1), sizeof *keys);
     int rc = tc && sorting && keys ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
     for (int32_t c = 0; rc == PQ_OK && c < n_cols; c++)
         if ((rc = classify(&schema.leaves[c], &tc[c], err)) != PQ_OK) pq_error_prefix(err, "%s: ", name);
-    for (int k = 0; rc == PQ_OK && k < opts->n_sort_by; k++) {
+    for (int k = 0; rc == PQ_OK && k < n_sort; k++) {
         int32_t hit = -1;
         for (int32_t c = 0; c < n_cols; c++)
             if (strcmp(tc[c].name, opts->sort_by[k]) == 0) hit = c;
@@ -887,9 +962,9 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     if (rc == PQ_OK) rc = map_header(rd, name, tc, n_cols, &n_fields, err);
     pq_filewriter *fw = NULL;
     if (rc == PQ_OK) rc = pq_filewriter_new(sink, elements, n_elements, n_cols, &fw, err);
-    if (rc == PQ_OK && opts->n_sort_by > 0) rc = pq_filewriter_set_sorting(fw, sorting, opts->n_sort_by, err);
+    if (rc == PQ_OK && n_sort > 0) rc = pq_filewriter_set_sorting(fw, sorting, n_sort, err);
 
-    importer im = {.tc = tc, .n_cols = n_cols, .wopts = &opts->write};
+    importer im = {.tc = tc, .n_cols = n_cols, .name = name, .wopts = &opts->write};
     pthread_mutex_init(&im.mu, NULL);
     pthread_cond_init(&im.work, NULL);
     pthread_cond_init(&im.done, NULL);
@@ -899,43 +974,41 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     pthread_t tids[64];
     int started = 0;
     for (; rc == PQ_OK && started < threads; started++)
-        if (pthread_create(&tids[started], NULL, encode_worker, &im) != 0) {
+        if (pthread_create(&tids[started], NULL, column_worker, &im) != 0) {
             rc = pq_fail(err, PQ_E_NOMEM, "cannot start a writer thread");
             break;
         }
 
+    /* Parse; each full row group goes to the column tasks while the next is
+     * parsed.  At most `threads` + 1 row groups are held. */
     int64_t rg_rows = opts->row_group_rows > 0 ? opts->row_group_rows : DEFAULT_ROW_GROUP_ROWS;
-    bool sorted = opts->n_sort_by > 0;
-    int inflight = 0, max_inflight = 2;
+    bool sorted = n_sort > 0;
+    int inflight = 0, max_inflight = threads < 2 ? 2 : threads;
     int64_t total = 0;
     rows_buf *b = NULL;
     while (rc == PQ_OK) {
         const pq_csv_text *f;
         int32_t nf;
-        rc = pq_csv_next(rd, &f, &nf, err);
-        if (rc != PQ_OK) break;
-        if (nf == 0 || (!sorted && b && b->n_rows == rg_rows)) {
-            /* A full row group (or the last one) goes to the encoders. */
-            if (b && !sorted) {
-                rg_job *j = rg_job_new(n_cols);
-                if (!j) {
-                    rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-                    break;
-                }
-                rows_buf_seal(b, tc);
-                j->own = b;
-                j->src = b;
-                j->n_rows = b->n_rows;
-                total += b->n_rows;
-                b = NULL;
-                submit(&im, j);
-                if (++inflight > max_inflight) {
-                    rc = drain_one(&im, fw, err);
-                    inflight--;
-                }
+        if ((rc = pq_csv_next(rd, &f, &nf, err)) != PQ_OK) break;
+        if (b && !sorted && (nf == 0 || b->n_rows == rg_rows)) {
+            rg_job *j = rg_job_new(n_cols);
+            if (!j) {
+                rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                break;
             }
-            if (nf == 0) break;
+            j->own = j->src = b;
+            j->convert = j->encode = true;
+            j->n_rows = b->n_rows;
+            total += b->n_rows;
+            b = NULL;
+            submit(&im, j);
+            if (++inflight > max_inflight) {
+                rc = finish_job(&im, fw, err);
+                inflight--;
+                if (rc != PQ_OK) break;
+            }
         }
+        if (nf == 0) break;
         if (nf == 1 && n_fields > 1 && f[0].len == 0 && !f[0].quoted) continue; /* a blank line */
         if (nf != n_fields) {
             rc = pq_fail(err, PQ_E_USAGE, "%s: line %lld: %d fields, the header has %d", name,
@@ -950,19 +1023,30 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
             rc = pq_fail(err, PQ_E_USAGE, "%s: too many rows to sort", name);
             break;
         }
-        rc = add_record(b, tc, n_cols, f, name, pq_csv_line(rd), err);
+        rc = add_record(b, tc, n_cols, f, pq_csv_line(rd), name, err);
     }
+    /* Sorted: convert every column (in parallel), sort, then encode slices. */
     uint32_t *perm = NULL;
     if (rc == PQ_OK && sorted && b && b->n_rows > 0) {
-        rows_buf_seal(b, tc);
+        rg_job *j = rg_job_new(n_cols);
+        if (!j) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        else {
+            j->src = b;
+            j->convert = true;
+            j->n_rows = b->n_rows;
+            submit(&im, j);
+            rc = finish_job(&im, fw, err);
+        }
         int64_t n = b->n_rows;
-        perm = malloc(sizeof *perm * (size_t)n);
-        uint32_t *tmp = malloc(sizeof *tmp * (size_t)(n / 2 + 1));
-        im.vidx = calloc((size_t)n_cols, sizeof *im.vidx);
-        if (!perm || !tmp || !im.vidx) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        uint32_t *tmp = NULL;
+        if (rc == PQ_OK) {
+            perm = malloc(sizeof *perm * (size_t)n);
+            tmp = malloc(sizeof *tmp * (size_t)(n / 2 + 1));
+            im.vidx = calloc((size_t)n_cols, sizeof *im.vidx);
+            if (!perm || !tmp || !im.vidx) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        }
         for (int32_t c = 0; rc == PQ_OK && c < n_cols; c++) {
-            im.vidx[c] = malloc(sizeof **im.vidx * (size_t)n);
-            if (!im.vidx[c]) {
+            if (!(im.vidx[c] = malloc(sizeof **im.vidx * (size_t)n))) {
                 rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
                 break;
             }
@@ -970,37 +1054,42 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
             for (int64_t r = 0; r < n; r++) im.vidx[c][r] = b->cols[c].def[r] ? v++ : UINT32_MAX;
         }
         if (rc == PQ_OK) {
-            for (int k = 0; k < opts->n_sort_by; k++) {
+            for (int k = 0; k < n_sort; k++) {
                 int32_t c = sorting[k].column_idx;
                 keys[k] = (sort_key){&tc[c], &b->cols[c], im.vidx[c]};
             }
             for (int64_t r = 0; r < n; r++) perm[r] = (uint32_t)r;
-            merge_sort(keys, opts->n_sort_by, perm, tmp, n);
+            merge_sort(keys, n_sort, perm, tmp, n);
         }
         free(tmp);
         for (int64_t r0 = 0; rc == PQ_OK && r0 < n; r0 += rg_rows) {
-            rg_job *j = rg_job_new(n_cols);
-            if (!j) {
+            if (!(j = rg_job_new(n_cols))) {
                 rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
                 break;
             }
             j->src = b;
+            j->encode = true;
             j->perm = perm + r0;
             j->n_rows = n - r0 < rg_rows ? n - r0 : rg_rows;
             total += j->n_rows;
             submit(&im, j);
             if (++inflight > max_inflight) {
-                rc = drain_one(&im, fw, err);
+                rc = finish_job(&im, fw, err);
                 inflight--;
             }
         }
     }
-    while (inflight > 0) {
+    /* A row group still in flight lies before whatever stopped the parse:
+     * its error, if any, is the one to report. */
+    bool job_failed = false;
+    for (; inflight > 0; inflight--) {
         pq_error e2;
         pq_error_clear(&e2);
-        int r2 = drain_one(&im, fw, rc == PQ_OK ? err : &e2);
-        if (rc == PQ_OK) rc = r2;
-        inflight--;
+        if (finish_job(&im, fw, &e2) != PQ_OK && !job_failed) {
+            job_failed = true;
+            *err = e2;
+            rc = PQ_ERR;
+        }
     }
     pthread_mutex_lock(&im.mu);
     im.quit = true;
@@ -1032,7 +1121,31 @@ typedef struct infer_state {
     bool any;                  /* a non-NULL value was seen */
     bool can_int, can_double, can_bool, can_date, can_ts;
     bool ts_nanos, ts_offset, ts_local;
+    bool ts_micros_only;       /* a value out of the years nanoseconds reach */
 } infer_state;
+
+/* [+-](digits[.digits] | .digits)[e[+-]digits]: text strtod reads whole, so
+ * pq_parse_double accepts it; checked without converting (inference only
+ * needs to know). */
+static bool decimal_syntax(const char *p, size_t n)
+{
+    size_t i = 0, int_digits = 0, frac_digits = 0;
+    if (i < n && (p[i] == '+' || p[i] == '-')) i++;
+    while (i < n && p[i] >= '0' && p[i] <= '9') i++, int_digits++;
+    if (i < n && p[i] == '.') {
+        i++;
+        while (i < n && p[i] >= '0' && p[i] <= '9') i++, frac_digits++;
+    }
+    if (int_digits + frac_digits == 0) return false;
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i++;
+        if (i < n && (p[i] == '+' || p[i] == '-')) i++;
+        size_t exp_digits = 0;
+        while (i < n && p[i] >= '0' && p[i] <= '9') i++, exp_digits++;
+        if (exp_digits == 0) return false;
+    }
+    return i == n;
+}
 
 static void infer_value(infer_state *s, const char *p, size_t n, bool quoted)
 {
@@ -1045,15 +1158,18 @@ static void infer_value(infer_state *s, const char *p, size_t n, bool quoted)
     double d;
     uint8_t bv;
     if (s->can_int && pq_parse_i64(p, n, &i64) != 0) s->can_int = false;
-    if (s->can_double && pq_parse_double(p, n, &d) != 0) s->can_double = false;
+    if (s->can_double && !decimal_syntax(p, n) && pq_parse_double(p, n, &d) != 0) s->can_double = false;
     if (s->can_bool && (parse_bool(p, n, &bv) != 0 || (n == 1))) s->can_bool = false;
-    if (s->can_date && pq_parse_date(p, n, &i64) != 0) s->can_date = false;
+    /* DATE is INT32 days: a year beyond them is not a DATE. */
+    if (s->can_date && (pq_parse_date(p, n, &i64) != 0 || i64 < INT32_MIN || i64 > INT32_MAX)) s->can_date = false;
     if (s->can_ts) {
         int off = 0;
         int rc = pq_parse_timestamp_units(p, n, 6, &i64, &off);
         if (rc == -2) {
             s->ts_nanos = true;
             rc = pq_parse_timestamp_units(p, n, 9, &i64, &off);
+        } else if (rc == 0 && !s->ts_micros_only && pq_parse_timestamp_units(p, n, 9, &i64, &off) != 0) {
+            s->ts_micros_only = true; /* fine unless another value needs NANOS */
         }
         /* A plain date parses as a timestamp too; dates alone stay DATE. */
         if (rc != 0) s->can_ts = false;
@@ -1134,7 +1250,7 @@ int pq_csv_infer(pq_file *in, const char *name, pq_csv_schema *out, pq_error *er
                 e->converted_type = PQ_CT_DATE;
                 e->has_logical = true;
                 e->logical.kind = PQ_LT_DATE;
-            } else if (s->can_ts && !(s->ts_offset && s->ts_local)) {
+            } else if (s->can_ts && !(s->ts_offset && s->ts_local) && !(s->ts_nanos && s->ts_micros_only)) {
                 e->type = PQ_INT64;
                 e->has_logical = true;
                 e->logical.kind = PQ_LT_TIMESTAMP;

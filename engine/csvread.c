@@ -5,6 +5,15 @@
 
 #define BLOCK ((size_t)1 << 20)
 
+/* Where the scan for the end of a record is: a '"' opens a quoted field only
+ * at the start of a field, as split_record reads it (5'11" stays text). */
+enum {
+    SCAN_FIELD_START = 0,      /* at the start of a field */
+    SCAN_UNQUOTED,             /* in an unquoted field (or after a closing quote) */
+    SCAN_QUOTED,               /* inside quotes */
+    SCAN_QUOTE,                /* a '"' inside quotes: closing, or the first of "" */
+};
+
 struct pq_csv_reader {
     pq_file *f;
     const char *name;
@@ -14,7 +23,7 @@ struct pq_csv_reader {
     size_t cap;
     size_t pos, end;           /* unconsumed bytes: buf[pos, end) */
     size_t scan;               /* the record starting at pos is scanned up to here */
-    bool scan_in_quotes;
+    int scan_state;            /* SCAN_* */
     int64_t scan_newlines;     /* line breaks inside quotes seen by the scan */
     bool started;
     int64_t line;              /* line of the next record */
@@ -71,7 +80,7 @@ static int refill(pq_csv_reader *r, pq_error *err)
         if (r->end > PQ_CSV_MAX_RECORD)
             return pq_fail(err, PQ_E_USAGE, "%s: line %lld: a record longer than %zu MiB%s", r->name,
                            (long long)r->line, PQ_CSV_MAX_RECORD >> 20,
-                           r->scan_in_quotes ? " (is a quote left open?)" : "");
+                           r->scan_state == SCAN_QUOTED ? " (is a quote left open?)" : "");
         size_t cap = r->cap ? r->cap * 2 : 2 * BLOCK;
         char *nb = realloc(r->buf, cap);
         if (!nb) return pq_fail(err, PQ_E_NOMEM, "out of memory for a CSV record");
@@ -152,19 +161,26 @@ int pq_csv_next(pq_csv_reader *r, const pq_csv_text **fields, int32_t *n_fields,
     for (;;) {
         /* Find the end of the record at pos: a line break outside quotes. */
         size_t i = r->scan;
-        bool inq = r->scan_in_quotes;
+        int st = r->scan_state;
         int64_t nl = r->scan_newlines;
         const char *b = r->buf;
         for (; i < r->end; i++) {
             char c = b[i];
-            if (c == '"') inq = !inq;
-            else if (c == '\n') {
-                if (!inq) break;
-                nl++;
+            if (st == SCAN_QUOTED) {
+                if (c == '"') st = SCAN_QUOTE;
+                else if (c == '\n') nl++;
+                continue;
             }
+            if (c == '"' && (st == SCAN_FIELD_START || st == SCAN_QUOTE)) {
+                st = SCAN_QUOTED;
+                continue;
+            }
+            if (c == '\n') break;
+            st = c == ',' ? SCAN_FIELD_START : SCAN_UNQUOTED;
         }
+        bool inq = st == SCAN_QUOTED;
         r->scan = i;
-        r->scan_in_quotes = inq;
+        r->scan_state = st;
         r->scan_newlines = nl;
         bool at_eof = r->file_off >= r->file_size;
         if (i == r->end && !at_eof) {
@@ -183,7 +199,7 @@ int pq_csv_next(pq_csv_reader *r, const pq_csv_text **fields, int32_t *n_fields,
         size_t next = i < r->end ? i + 1 : i;
         r->consumed += next - r->pos;
         r->pos = r->scan = next;
-        r->scan_in_quotes = false;
+        r->scan_state = SCAN_FIELD_START;
         r->scan_newlines = 0;
         if (split_record(r, start, stop, n_fields, err) != PQ_OK) return PQ_ERR;
         *fields = r->fields;

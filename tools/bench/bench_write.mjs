@@ -6,12 +6,19 @@
 //
 //   node tools/bench/bench_write.mjs SRC.parquet [--runs N] [--warmup N] [--pqtool PATH] [--out DIR]
 //   node tools/bench/bench_write.mjs SRC.parquet|TABLE_DIR --view [--where EXPR] [...]
+//   node tools/bench/bench_write.mjs SRC.csv --csv [...]
 //
 // --view times a view's data.parquet instead: `pqtool cat SRC [--where EXPR]
 // --format parquet -o OUT` (row groups that match entirely copied, the rest
 // re-encoded) against DuckDB's COPY (SELECT * FROM SRC [WHERE EXPR]) TO OUT
 // (FORMAT parquet, COMPRESSION zstd); a TABLE_DIR is read by DuckDB as
 // read_parquet('TABLE_DIR/**/*.parquet', hive_partitioning = true).
+//
+// --csv times CSV import: `pqtool write SRC.csv OUT` (types inferred in a first
+// pass, then parsed, encoded column by column in parallel, written) against
+// DuckDB's COPY (FROM read_csv(SRC)) TO OUT (FORMAT parquet, COMPRESSION zstd);
+// the check is then that DuckDB parses SRC with the types of pqtool's output
+// to the same rows (tests/writer/duck_csv.mjs).
 //
 // Contenders:
 //   pqtool     pqtool rewrite SRC -o DIR/pqtool.parquet --threads 2: a new process each
@@ -40,6 +47,7 @@ let warmup = 1;
 let pqtool = path.join(repoRoot, 'build', 'pqtool');
 let outDir;
 let viewMode = false;
+let csvMode = false;
 let where;
 {
   const args = process.argv.slice(2);
@@ -51,6 +59,7 @@ let where;
     else if (a === '--pqtool') pqtool = path.resolve(val());
     else if (a === '--out') outDir = path.resolve(val());
     else if (a === '--view') viewMode = true;
+    else if (a === '--csv') csvMode = true;
     else if (a === '--where') where = val();
     else if (a.startsWith('-')) usage(`unknown option ${a}`);
     else if (src === undefined) src = path.resolve(a);
@@ -68,7 +77,7 @@ const duckOut = path.join(outDir, 'duckdb.parquet');
 function runPqtool(threads) {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const args = viewMode
+    const args = csvMode ? ['write', src, pqOut, '--threads', String(threads)] : viewMode
       ? ['cat', src, ...(where ? ['--where', where] : []), '--format', 'parquet', '-o', pqOut, '--threads', String(threads)]
       : ['rewrite', src, '-o', pqOut, '--threads', String(threads)];
     const child = spawn(pqtool, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -83,7 +92,7 @@ function runPqtool(threads) {
 }
 
 const isDir = fs.statSync(src).isDirectory();
-const duckSource = isDir ? `read_parquet(${sqlString(path.join(src, '**', '*.parquet'))}, hive_partitioning = true)`
+const duckSource = csvMode ? `read_csv(${sqlString(src)})` : isDir ? `read_parquet(${sqlString(path.join(src, '**', '*.parquet'))}, hive_partitioning = true)`
   : `read_parquet(${sqlString(src)})`;
 const duckQuery = `SELECT * FROM ${duckSource}${viewMode && where ? ` WHERE ${where}` : ''}`;
 const duck = { 1: await openDuckDB({ threads: 1 }), 2: await openDuckDB({ threads: 2 }) };
@@ -100,7 +109,7 @@ const contenders = [
   { name: 'duckdb-1t', run: () => runDuck(1), t: [] },
 ];
 console.log(`source    ${src}${isDir ? ' (a table)' : ` (${fs.statSync(src).size} bytes)`}`);
-console.log(`pqtool    ${viewMode ? `cat SRC${where ? ` --where '${where}'` : ''} --format parquet` : 'rewrite SRC'} -o OUT --threads 2|1`);
+console.log(`pqtool    ${csvMode ? 'write SRC OUT' : viewMode ? `cat SRC${where ? ` --where '${where}'` : ''} --format parquet` : 'rewrite SRC'} -o OUT --threads 2|1`);
 console.log(`duckdb    COPY (${duckQuery}) TO OUT (FORMAT parquet, COMPRESSION zstd)`);
 for (let i = 0; i < warmup; i++) for (const c of contenders) await c.run();
 for (let r = 0; r < runs; r++) {
@@ -124,9 +133,12 @@ console.log(`ratio     pqtool / duckdb-2t = ${(m.pqtool / m['duckdb-2t']).toFixe
   `pqtool-1t / duckdb-1t = ${(m['pqtool-1t'] / m['duckdb-1t']).toFixed(2)}   (median wall time; < 1: pqtool faster)`);
 console.log(`size      pqtool ${pqSize} bytes, duckdb ${duckSize} bytes: pqtool / duckdb = ${(pqSize / duckSize).toFixed(3)}`);
 for (const k of [1, 2]) closeDuckDB(duck[k]);
-// The check: DuckDB's own output (the same rows) against pqtool's.
-const same = spawnSync('node', [path.join(repoRoot, 'tests/writer/duck_same.mjs'), duckOut, pqOut], { encoding: 'utf8' });
-console.log(`check     DuckDB reads the same rows from pqtool's output as from its own: ${same.stdout.trim()}`);
+// The check: DuckDB's own output (the same rows) against pqtool's; for a CSV,
+// DuckDB's parse of it with the types pqtool chose.
+const same = csvMode
+  ? spawnSync('node', [path.join(repoRoot, 'tests/writer/duck_csv.mjs'), src, pqOut], { encoding: 'utf8' })
+  : spawnSync('node', [path.join(repoRoot, 'tests/writer/duck_same.mjs'), duckOut, pqOut], { encoding: 'utf8' });
+console.log(`check     DuckDB reads the same rows from pqtool's output as from ${csvMode ? 'the CSV' : 'its own'}: ${same.stdout.trim()}`);
 console.log(`note      pqtool is timed as a whole process (start, footer, read, encode, write); DuckDB only as a
           query on a warm in-process instance: this favours DuckDB.  Outputs in ${outDir}.`);
 process.exit(same.status === 0 ? 0 : 1);

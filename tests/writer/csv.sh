@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# `pqtool write` (CSV to Parquet):
+#   - corpus round trip: every flat corpus file's CSV view, written with the
+#     file's own schema (--schema), reads back to the same CSV bytes; DuckDB
+#     reads the same rows from the written file as from the original. Files
+#     with nested columns are refused with one line.
+#   - inference: every corpus CSV view written without a schema reads back to
+#     the same values (csvcmp).
+#   - a generated CSV with every inferred type and the awkward cases: the types
+#     inferred; DuckDB parses the CSV with those types to the same rows;
+#     --row-group-rows cuts row groups; --threads 1 and 3 write the same bytes;
+#     --sort-by sorts (stable, NULLs last) and records sorting_columns;
+#     writer options reach the file (codec, bloom filter).
+#   - bad input: exit 1, one line naming the file, line and column, and no
+#     output file (nor a temporary one) left behind.
+#   tests/writer/csv.sh PQTOOL WORKDIR
+set -u
+pqtool=$1 work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+shared=${PQFS_SHARED_DIR:-$root/../shared}
+data=$shared/testdata/parquet-testing/data
+csvcmp=$shared/tools/csvcmp.py
+duck=1
+if ! command -v node >/dev/null || [ ! -d "$root/tools/js/node_modules/@duckdb" ]; then
+    duck=0
+    echo "note: node or tools/js/node_modules missing: DuckDB comparisons skipped"
+fi
+rm -rf "$work"
+mkdir -p "$work"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+failed() { echo "FAIL: $*"; fail=$((fail + 1)); }
+check() { if eval "$2"; then ok; else failed "$1"; fi; }
+
+# ---------------------------------------------------------------- corpus
+if [ -d "$data" ]; then
+    same=0 refused=0 inferred=0 duck_pairs=()
+    for f in "$data"/*.parquet; do
+        name=$(basename "$f" .parquet)
+        "$pqtool" cat "$f" -o "$work/$name.csv" 2>/dev/null || { rm -f "$work/$name.csv"; continue; }
+        out=$work/$name.w.parquet
+        if "$pqtool" write "$work/$name.csv" "$out" --schema "$f" 2>"$work/err"; then
+            if "$pqtool" cat "$out" -o "$work/$name.w.csv" 2>"$work/err" && cmp -s "$work/$name.csv" "$work/$name.w.csv"; then
+                same=$((same + 1))
+                duck_pairs+=("$f" "$out")
+            else
+                failed "$name: the written file does not read back to the same CSV: $(head -c 300 "$work/err")"
+            fi
+        elif [ "$(wc -l <"$work/err")" -eq 1 ] && grep -qE "^pqtool: $work/$name.csv: column .*: (nested columns|its type) cannot be written from CSV" "$work/err"; then
+            refused=$((refused + 1))
+        else
+            failed "$name: write failed: $(head -c 300 "$work/err")"
+        fi
+        if "$pqtool" write "$work/$name.csv" "$work/$name.i.parquet" 2>"$work/err" &&
+            "$pqtool" cat "$work/$name.i.parquet" -o "$work/$name.i.csv" 2>>"$work/err" &&
+            python3 "$csvcmp" "$work/$name.csv" "$work/$name.i.csv" >"$work/cmp" 2>&1; then
+            inferred=$((inferred + 1))
+        else
+            failed "$name: inferred write: $(head -c 300 "$work/err") $(head -c 300 "$work/cmp")"
+        fi
+    done
+    echo "corpus: $same round trips with the file's schema, $refused refused (nested), $inferred with inferred types"
+    check "at least 40 corpus round trips (got $same)" '[ "$same" -ge 40 ]'
+    check "at least 50 inferred round trips (got $inferred)" '[ "$inferred" -ge 50 ]'
+    if [ "$duck" = 1 ]; then
+        node "$here/duck_same.mjs" "${duck_pairs[@]}" >"$work/duck.log" 2>&1
+        n_same=$(grep -c ': same \|DuckDB refuses both alike\|original unreadable' "$work/duck.log")
+        echo "corpus: DuckDB reads the same rows from $n_same of $((${#duck_pairs[@]} / 2)) as from the originals"
+        # int96_from_spark holds an INT96 past the nanosecond range, which DuckDB
+        # wraps when it reads the original (see its .md); the written file holds
+        # the value normalized, so DuckDB must parse the CSV to its rows instead.
+        grep -v ': same \|DuckDB refuses both alike\|original unreadable' "$work/duck.log" >"$work/duck.bad"
+        known=$work/int96_from_spark.w.parquet
+        if grep -q "^$known: " "$work/duck.bad"; then
+            node "$here/duck_csv.mjs" "$work/int96_from_spark.csv" "$known" >>"$work/duck.log" 2>&1
+            check "DuckDB parses int96_from_spark's CSV to the written rows" 'grep -q "^$known: same 6$" "$work/duck.log"'
+            grep -v "^$known: " "$work/duck.bad" >"$work/duck.bad2"
+            mv "$work/duck.bad2" "$work/duck.bad"
+        fi
+        check "DuckDB reads the corpus round trips alike: $(head -3 "$work/duck.bad")" '[ ! -s "$work/duck.bad" ]'
+    fi
+else
+    echo "note: no corpus at $data: corpus round trips skipped"
+fi
+
+# ---------------------------------------------------------------- generated
+g=$work/g.csv
+python3 "$here/gen_csv.py" "$g" 30000 7
+check "write the generated CSV" '"$pqtool" write "$g" "$work/g.parquet" --row-group-rows 7000 2>"$work/err"'
+"$pqtool" meta "$work/g.parquet" >"$work/g.meta" 2>&1
+schema=$(sed -n '/^schema:/,/^columns:/p' "$work/g.meta" | tr -s ' ' | tr '\n' ';')
+check "inferred types ($schema)" '[ "$schema" = "schema:; id: INT64; k: INT64; name: STRING; price: DOUBLE; ok: BOOLEAN; day: DATE; ts: TIMESTAMP(MICROS); tsz: TIMESTAMP(MICROS,UTC); tsn: TIMESTAMP(NANOS); empty: STRING;columns:;" ]'
+check "30000 rows in 5 row groups" 'grep -q "^rows: 30000$" "$work/g.meta" && grep -q "^row_groups: 5$" "$work/g.meta"'
+check "zstd by default, statistics and page index written" 'grep -q "id: ZSTD .*min=0 max=6999.*column_index=.*offset_index=" "$work/g.meta"'
+"$pqtool" cat "$work/g.parquet" -o "$work/g.back.csv" 2>"$work/err"
+check "reads back to the same values" 'python3 "$csvcmp" "$g" "$work/g.back.csv" >"$work/cmp" 2>&1'
+if [ "$duck" = 1 ]; then
+    check "DuckDB parses the CSV to the same rows: $(node "$here/duck_csv.mjs" "$g" "$work/g.parquet" 2>&1 | tee "$work/duck_g.log")" \
+        'grep -q ": same 30000$" "$work/duck_g.log"'
+fi
+"$pqtool" write "$g" "$work/t1.parquet" --threads 1 --row-group-rows 4000 2>/dev/null
+"$pqtool" write "$g" "$work/t3.parquet" --threads 3 --row-group-rows 4000 2>/dev/null
+check "the same bytes at 1 and 3 threads" 'cmp -s "$work/t1.parquet" "$work/t3.parquet"'
+
+# Sorted: by k then ts, stable, NULLs last; sorting_columns recorded.
+check "write --sort-by" '"$pqtool" write "$g" "$work/s.parquet" --sort-by k,ts --row-group-rows 10000 2>"$work/err"'
+"$pqtool" meta "$work/s.parquet" >"$work/s.meta" 2>&1
+check "every row group records sorting_columns 1,6" '[ "$(grep -c "^row group .* sorted_by=1,6$" "$work/s.meta")" -eq 3 ]'
+"$pqtool" cat "$work/s.parquet" -o "$work/s.csv" 2>/dev/null
+check "rows sorted by k, ts (NULLs last), ties in input order, none lost" 'python3 - "$g" "$work/s.csv" <<"EOF"
+import csv, sys
+src = list(csv.DictReader(open(sys.argv[1], newline="")))
+got = list(csv.DictReader(open(sys.argv[2], newline="")))
+def key(r):
+    k = r["k"]
+    return (k == "", int(k) if k else 0, r["ts"] == "", r["ts"], int(r["id"]))
+want = sorted(src, key=key)
+ok = [r["id"] for r in got] == [r["id"] for r in want]
+sys.exit(0 if ok else 1)
+EOF'
+
+# Writer options reach the file.
+"$pqtool" write "$g" "$work/o.parquet" --codec snappy --no-dictionary --bloom-filter name 2>/dev/null
+"$pqtool" meta "$work/o.parquet" >"$work/o.meta" 2>&1
+check "--codec snappy --no-dictionary" 'grep -q "  name: SNAPPY .*encodings=PLAIN" "$work/o.meta" && ! grep -q "RLE_DICTIONARY" "$work/o.meta"'
+check "--bloom-filter name" 'grep -q "  name: .*bloom_filter=" "$work/o.meta" && ! grep -q "  price: .*bloom_filter=" "$work/o.meta"'
+check "a value the bloom filter holds is found, one it lacks is pruned" \
+    '[ "$("$pqtool" cat "$work/o.parquet" --where "name = '"'"'alpha'"'"'" | wc -l)" -gt 1 ] && "$pqtool" plan "$work/o.parquet" --where "name = '"'"'zzz'"'"'" | grep -q "bloom"'
+
+# ---------------------------------------------------------------- bad input
+bad() { # name, csv text, extra options, expected message pattern
+    printf '%b' "$2" >"$work/bad.csv"
+    rm -f "$work/bad.parquet"
+    # shellcheck disable=SC2086
+    if "$pqtool" write "$work/bad.csv" "$work/bad.parquet" $3 2>"$work/err"; then
+        failed "$1: accepted"
+        return
+    fi
+    if [ "$(wc -l <"$work/err")" -eq 1 ] && grep -qE "^pqtool: $work/bad.csv: $4" "$work/err" &&
+        [ ! -e "$work/bad.parquet" ] && [ -z "$(ls "$work" | grep 'bad.parquet.tmp')" ]; then ok; else
+        failed "$1: $(cat "$work/err")"
+    fi
+}
+bad "field count" 'a,b\n1,2\n3\n' "" "line 3: 1 fields, the header has 2"
+bad "unterminated quote" 'a,b\n1,"x\n' "" "line 2: a quoted field is not closed"
+bad "text after a quote" 'a,b\n1,"x"y\n' "" "line 2, field 2: text after a closing quote"
+bad "not an integer for the schema" 'id,k\n1,2\nzz,3\n' "--schema $work/g.parquet" "line 3, column id: 'zz' is not an integer"
+bad "unknown column for the schema" 'id,nope\n1,2\n' "--schema $work/g.parquet" "line 1: column 'nope' is not in the table's schema"
+bad "timezone offset into a local timestamp" 'ts\n2024-01-01 10:00:00+02\n' "--schema $work/g.parquet" "line 2, column ts: .*time zone offset"
+bad "nanoseconds into micros" 'ts\n2024-01-01 10:00:00.1234567\n' "--schema $work/g.parquet" "line 2, column ts: .*finer than the column's unit"
+bad "duplicate header" 'a,a\n1,2\n' "" "line 1: column 'a' appears twice"
+bad "empty input" '' "" "empty input"
+bad "sort by a missing column" 'a\n1\n' "--sort-by b" "sort_by: no column 'b'"
+
+echo "writer.csv: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
