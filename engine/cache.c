@@ -201,7 +201,14 @@ static void cs_destroy(pq_store *s)
     free(cs);
 }
 
-static const pq_store_ops cached_store_ops = {cs_open, cs_stat, cs_list, cs_create, cs_mkdir, cs_destroy};
+static int cs_rmdir(pq_store *s, const char *path, pq_error *err)
+{
+    cached_store *cs = (cached_store *)s;
+    if (!cs->inner->ops->rmdir) return PQ_OK;
+    return cs->inner->ops->rmdir(cs->inner, path, err);
+}
+
+static const pq_store_ops cached_store_ops = {cs_open, cs_stat, cs_list, cs_create, cs_mkdir, cs_destroy, cs_rmdir};
 
 int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *counters, pq_store **out,
                         pq_error *err)

@@ -585,7 +585,7 @@ static int convert_column(rows_buf *b, const target_col *t, int32_t c, const cha
     cb->def = malloc(sizeof *cb->def * n);
     cb->vals = malloc(t->vsize * n);
     if (!cb->def || !cb->vals) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    const char *text = tx->bytes.data;
+    const char *text = tx->bytes.data ? tx->bytes.data : ""; /* NULL while every field was empty */
     bool empty_is_value = t->kind == CV_STRING || t->kind == CV_BINARY;
     uint32_t start = 0;
     for (int64_t r = 0; r < b->n_rows; r++) {
@@ -616,7 +616,8 @@ static int convert_column(rows_buf *b, const target_col *t, int32_t c, const cha
     /* Byte-array values held heap offsets while the heap grew. */
     if (t->phys == PQ_BYTE_ARRAY || t->phys == PQ_FIXED_LEN_BYTE_ARRAY) {
         pq_bytes *v = (pq_bytes *)cb->vals;
-        for (size_t i = 0; i < cb->n_vals; i++) v[i].ptr = (const uint8_t *)cb->heap.data + (uintptr_t)v[i].ptr;
+        const uint8_t *heap = cb->heap.data ? (const uint8_t *)cb->heap.data : (const uint8_t *)""; /* all empty */
+        for (size_t i = 0; i < cb->n_vals; i++) v[i].ptr = heap + (uintptr_t)v[i].ptr;
     }
     return PQ_OK;
 }
@@ -907,16 +908,26 @@ void pq_import_opts_init(pq_import_opts *o)
     pq_write_opts_init(&o->write);
 }
 
-/* Reads the header and maps its names to the target columns. */
-static int map_header(pq_csv_reader *rd, const char *name, target_col *tc, int32_t n_cols, int32_t *n_fields_out,
-                      pq_error *err)
+/* Reads the header and maps its names to the target columns (and fixed
+ * columns: fixed_field[k] is the CSV field of opts->fixed[k], or -1). */
+static int map_header(pq_csv_reader *rd, const char *name, target_col *tc, int32_t n_cols, const pq_import_opts *opts,
+                      int32_t *fixed_field, int32_t *n_fields_out, pq_error *err)
 {
     const pq_csv_text *f;
     int32_t nf;
     if (pq_csv_next(rd, &f, &nf, err) != PQ_OK) return PQ_ERR;
     if (nf == 0) return pq_fail(err, PQ_E_USAGE, "%s: empty input: a header line is needed", name);
+    for (int k = 0; k < opts->n_fixed; k++) fixed_field[k] = -1;
     for (int32_t i = 0; i < nf; i++) {
         int32_t hit = -1;
+        for (int k = 0; k < opts->n_fixed; k++)
+            if (strlen(opts->fixed[k].name) == f[i].len && memcmp(opts->fixed[k].name, f[i].p, f[i].len) == 0) {
+                if (fixed_field[k] >= 0)
+                    return pq_fail(err, PQ_E_USAGE, "%s: line 1: column '%s' appears twice", name, opts->fixed[k].name);
+                fixed_field[k] = i;
+                hit = n_cols;
+            }
+        if (hit == n_cols) continue;
         for (int32_t c = 0; c < n_cols; c++)
             if (strlen(tc[c].name) == f[i].len && memcmp(tc[c].name, f[i].p, f[i].len) == 0) hit = c;
         if (hit < 0)
@@ -928,6 +939,23 @@ static int map_header(pq_csv_reader *rd, const char *name, target_col *tc, int32
     }
     *n_fields_out = nf;
     return PQ_OK;
+}
+
+/* Whether a CSV field holds a fixed column's value. */
+static bool fixed_matches(const pq_import_fixed *fx, const pq_csv_text *f)
+{
+    bool is_null = f->len == 0 && !f->quoted;
+    if (!fx->value || is_null) return !fx->value && is_null;
+    size_t vl = strlen(fx->value);
+    if (fx->type == PQ_PART_INT64) {
+        int64_t a, b;
+        return pq_parse_i64(f->p, f->len, &a) == 0 && pq_parse_i64(fx->value, vl, &b) == 0 && a == b;
+    }
+    if (fx->type == PQ_PART_DATE) {
+        int64_t a, b;
+        return pq_parse_date(f->p, f->len, &a) == 0 && pq_parse_date(fx->value, vl, &b) == 0 && a == b;
+    }
+    return f->len == vl && memcmp(f->p, fx->value, vl) == 0;
 }
 
 int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elements, int32_t n_elements,
@@ -959,7 +987,9 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     pq_csv_reader *rd = NULL;
     int32_t n_fields = 0;
     if (rc == PQ_OK) rc = pq_csv_open(in, name, &rd, err);
-    if (rc == PQ_OK) rc = map_header(rd, name, tc, n_cols, &n_fields, err);
+    int32_t *fixed_field = calloc((size_t)opts->n_fixed + 1, sizeof *fixed_field);
+    if (rc == PQ_OK && !fixed_field) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK) rc = map_header(rd, name, tc, n_cols, opts, fixed_field, &n_fields, err);
     pq_filewriter *fw = NULL;
     if (rc == PQ_OK) rc = pq_filewriter_new(sink, elements, n_elements, n_cols, &fw, err);
     if (rc == PQ_OK && n_sort > 0) rc = pq_filewriter_set_sorting(fw, sorting, n_sort, err);
@@ -1015,6 +1045,15 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
                          (long long)pq_csv_line(rd), nf, n_fields);
             break;
         }
+        for (int k = 0; k < opts->n_fixed; k++)
+            if (fixed_field[k] >= 0 && !fixed_matches(&opts->fixed[k], &f[fixed_field[k]])) {
+                const pq_csv_text *x = &f[fixed_field[k]];
+                rc = pq_fail(err, PQ_E_USAGE, "%s: line %lld, column %s: '%.*s' contradicts the path (%s=%s)", name,
+                             (long long)pq_csv_line(rd), opts->fixed[k].name, (int)(x->len > 40 ? 40 : x->len), x->p,
+                             opts->fixed[k].name, opts->fixed[k].value ? opts->fixed[k].value : "NULL");
+                break;
+            }
+        if (rc != PQ_OK) break;
         if (!b && !(b = rows_buf_new(n_cols))) {
             rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
             break;
@@ -1111,6 +1150,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     free(tc);
     free(sorting);
     free(keys);
+    free(fixed_field);
     pq_schema_free(&schema);
     return rc;
 }

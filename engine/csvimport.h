@@ -17,6 +17,7 @@
 
 #include "colwrite.h"
 #include "io.h"
+#include "table.h"
 
 /* A flat schema: elements[0] is the root, elements[1..n) the columns. */
 typedef struct pq_csv_schema {
@@ -35,12 +36,22 @@ void pq_csv_schema_free(pq_csv_schema *s);
  * column is optional. */
 int pq_csv_infer(pq_file *in, const char *name, pq_csv_schema *out, pq_error *err);
 
+/* A column whose value is fixed (a partition column, from the path): not
+ * written; a CSV column of that name must hold that value on every row. */
+typedef struct pq_import_fixed {
+    const char *name;
+    const char *value;         /* NULL: NULL */
+    pq_part_type type;         /* how values compare: INT64, DATE, else as text */
+} pq_import_fixed;
+
 typedef struct pq_import_opts {
     pq_write_opts write;
     int64_t row_group_rows;    /* 0: 1,048,576 */
     int threads;               /* 0: one per core */
     const char *const *sort_by; /* column names */
     int n_sort_by;
+    const pq_import_fixed *fixed;
+    int n_fixed;
 } pq_import_opts;
 
 void pq_import_opts_init(pq_import_opts *o);

@@ -438,7 +438,8 @@ static int local_upload_commit(pq_upload *u, pq_error *err)
 {
     local_upload *lu = (local_upload *)u;
     int rc = PQ_OK;
-    if (fsync(lu->fd) != 0 || close(lu->fd) != 0) {
+    /* mkostemp made it 0600; a lake file is for every reader of the lake. */
+    if (fchmod(lu->fd, 0644) != 0 || fsync(lu->fd) != 0 || close(lu->fd) != 0) {
         rc = pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: cannot flush: %s",
                      lu->final_path, strerror(errno));
         unlink(lu->tmp_path);
@@ -502,6 +503,14 @@ static int local_store_mkdir(pq_store *s, const char *path, pq_error *err)
     return PQ_OK;
 }
 
+static int local_store_rmdir(pq_store *s, const char *path, pq_error *err)
+{
+    char full[PATH_MAX];
+    PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
+    if (rmdir(full) != 0) return pq_fail(err, PQ_E_IO, "%s: cannot remove directory: %s", full, strerror(errno));
+    return PQ_OK;
+}
+
 static void local_store_destroy(pq_store *s)
 {
     local_store *ls = (local_store *)s;
@@ -512,7 +521,7 @@ static void local_store_destroy(pq_store *s)
 
 static const pq_store_ops local_store_ops = {
     local_store_open,   local_store_stat,  local_store_list,   local_store_create,
-    local_store_mkdir,  local_store_destroy,
+    local_store_mkdir,  local_store_destroy, local_store_rmdir,
 };
 
 int pq_store_local_new(const char *root, pq_store **out, pq_error *err)

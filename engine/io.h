@@ -103,6 +103,9 @@ typedef struct pq_store_ops {
     int (*create)(pq_store *s, const char *path, pq_upload **out, pq_error *err);
     int (*mkdir)(pq_store *s, const char *path, pq_error *err);
     void (*destroy)(pq_store *s);
+    /* Removes an empty directory (a failed write's); NULL: the store has no
+     * directories. */
+    int (*rmdir)(pq_store *s, const char *path, pq_error *err);
 } pq_store_ops;
 
 struct pq_store {

@@ -8,74 +8,16 @@
 #include <time.h>
 
 #include "cache.h"
+#include "lake_internal.h"
 #include "query.h"
 #include "render.h"
 #include "result.h"
 #include "scan.h"
 
-#define MAX_COMPONENTS 128
-#define ERROR_RING 128
 /* How far a data.csv producer may run ahead of its furthest reader. */
 #define RESULT_AHEAD (64u << 20)
 
-/* ------------------------------------------------------------------ state */
-
-typedef struct table_info {
-    struct table_info *next;
-    char *name;                  /* "" for a single-table mount */
-    char *root;                  /* store path */
-    uint64_t fetched_ms;
-    int refs;
-    int n_parts;
-    char **part_names;
-    pq_part_type *part_types;
-    char *ref_path;              /* first file in table order: the schema */
-    pq_stat ref_id;
-    int n_files;
-} table_info;
-
-typedef struct result_entry {
-    struct result_entry *next;
-    char *key;
-    pq_result *res;
-    int readers;
-    uint64_t last_used_ms;
-    uint64_t size;               /* once complete */
-} result_entry;
-
-typedef struct lake_counters {
-    _Atomic uint64_t views_opened, results_reused, results_started, results_cancelled;
-    _Atomic uint64_t files_total, files_pruned, row_groups_total, row_groups_pruned[PQ_RUNG_COUNT];
-    _Atomic uint64_t row_groups_fully_matched, pages_total, pages_pruned, rows_decoded, rows_out, errors;
-} lake_counters;
-
-struct pq_lake {
-    pq_store *store;             /* the caching wrapper */
-    pq_io_counters *io;          /* the real store's counters */
-    pq_cache_counters cc;
-    pq_footer_cache *footers;
-    uint64_t ttl_ms;
-    int threads;
-    char *cache_dir;
-    uint64_t cache_size;
-    pq_lake_table_decl *decls;
-    int n_decls;
-    pq_log_fn log;
-    void *log_ctx;
-    bool single_table;
-
-    pthread_mutex_t mu;
-    table_info *tables;
-    result_entry *results;
-    uint64_t cached_bytes;
-    char *errors[ERROR_RING];
-    int n_errors, err_head;
-    bool shutting_down;
-    lake_counters c;
-};
-
-static void logf_(pq_lake *l, pq_log_level lv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void logf_(pq_lake *l, pq_log_level lv, const char *fmt, ...)
+void lake_logf(pq_lake *l, pq_log_level lv, const char *fmt, ...)
 {
     if (!l->log) return;
     char msg[1024];
@@ -96,7 +38,7 @@ void pq_lake_report(pq_lake *l, const pq_error *err)
     snprintf(line + n, sizeof line - n, "%s", err->msg);
     for (char *p = line; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
-    logf_(l, err->cls == PQ_E_USAGE ? PQ_LOG_WARN : PQ_LOG_ERROR, "%s", err->msg);
+    lake_logf(l, err->cls == PQ_E_USAGE ? PQ_LOG_WARN : PQ_LOG_ERROR, "%s", err->msg);
     atomic_fetch_add(&l->c.errors, 1);
     pthread_mutex_lock(&l->mu);
     free(l->errors[l->err_head]);
@@ -120,7 +62,7 @@ static void table_info_free(table_info *t)
     free(t);
 }
 
-static void table_info_put(pq_lake *l, table_info *t)
+void lake_table_info_put(pq_lake *l, table_info *t)
 {
     pthread_mutex_lock(&l->mu);
     bool last = --t->refs == 0;
@@ -128,15 +70,54 @@ static void table_info_put(pq_lake *l, table_info *t)
     if (last) table_info_free(t);
 }
 
-static const pq_lake_table_decl *decl_of(const pq_lake *l, const char *name)
+const pq_lake_table_decl *lake_decl_of(const pq_lake *l, const char *name)
 {
     for (int i = 0; i < l->n_decls; i++)
         if (!strcmp(l->decls[i].name, name)) return &l->decls[i];
     return NULL;
 }
 
+bool lake_table_known(pq_lake *l, const char *name)
+{
+    if (lake_decl_of(l, name)) return true;
+    pthread_mutex_lock(&l->mu);
+    bool made = false;
+    for (int i = 0; i < l->n_made && !made; i++) made = !strcmp(l->made_tables[i], name);
+    pthread_mutex_unlock(&l->mu);
+    return made;
+}
+
+int lake_table_made(pq_lake *l, const char *name, pq_error *err)
+{
+    pthread_mutex_lock(&l->mu);
+    char **m = realloc(l->made_tables, sizeof *m * (size_t)(l->n_made + 1));
+    char *copy = strdup(name);
+    if (m) l->made_tables = m;
+    if (!m || !copy) {
+        pthread_mutex_unlock(&l->mu);
+        free(copy);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    l->made_tables[l->n_made++] = copy;
+    pthread_mutex_unlock(&l->mu);
+    return PQ_OK;
+}
+
+void lake_table_forget(pq_lake *l, const char *root)
+{
+    pthread_mutex_lock(&l->mu);
+    for (table_info **pp = &l->tables; *pp; pp = &(*pp)->next) {
+        table_info *t = *pp;
+        if (strcmp(t->root, root)) continue;
+        *pp = t->next;
+        if (--t->refs == 0) table_info_free(t);
+        break;
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
 /* The table's layout, types and schema file, from a (cached) discovery. */
-static int table_get(pq_lake *l, const char *name, const char *root, table_info **out, pq_error *err)
+int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **out, pq_error *err)
 {
     uint64_t now = pq_now_ms();
     pthread_mutex_lock(&l->mu);
@@ -158,7 +139,7 @@ static int table_get(pq_lake *l, const char *name, const char *root, table_info 
     }
     pthread_mutex_unlock(&l->mu);
 
-    const pq_lake_table_decl *d = decl_of(l, name);
+    const pq_lake_table_decl *d = lake_decl_of(l, name);
     pq_table_opts o = {0};
     if (d) {
         o.declared = d->parts;
@@ -202,29 +183,9 @@ oom:
 
 /* ------------------------------------------------------------------ path resolution */
 
-typedef enum { K_ROOT, K_META_DIR, K_META_STATS, K_META_ERRORS, K_VIEW_DIR, K_VIEW_FILE } res_kind;
-typedef enum { F_DATA_CSV, F_DATA_PARQUET, F_SCHEMA, F_PLAN } view_file;
-
-typedef struct view {
-    res_kind kind;
-    view_file file;
-    table_info *t;
-    pq_arena arena;
-    char *real_dir;              /* deepest real partition directory (store path) */
-    int n_real;
-    char **real_vals;            /* values of the first n_real partition columns */
-    const char **eq_cols, **eq_vals;
-    int n_eq;
-    const char **wheres;
-    int n_wheres;
-    const char **select;
-    int n_select;
-    int64_t limit;
-} view;
-
-static void view_free(pq_lake *l, view *v)
+void lake_view_free(pq_lake *l, view *v)
 {
-    if (v->t) table_info_put(l, v->t);
+    if (v->t) lake_table_info_put(l, v->t);
     pq_arena_free(&v->arena);
 }
 
@@ -242,7 +203,7 @@ static int find_cb(void *ctx, const pq_dirent *e)
     return 1;
 }
 
-static int dir_has(pq_lake *l, const char *dir, const char *name, bool *is_dir, pq_error *err)
+int lake_dir_has(pq_lake *l, const char *dir, const char *name, bool *is_dir, pq_error *err)
 {
     find_ctx f = {.name = name};
     PQ_TRY(l->store->ops->list(l->store, dir, find_cb, &f, err));
@@ -250,7 +211,7 @@ static int dir_has(pq_lake *l, const char *dir, const char *name, bool *is_dir, 
     return f.found ? 1 : 0;
 }
 
-static char *join(pq_arena *a, const char *dir, const char *name)
+char *lake_join(pq_arena *a, const char *dir, const char *name)
 {
     size_t dl = strlen(dir), nl = strlen(name);
     char *p = pq_arena_alloc(a, dl + nl + 2);
@@ -274,12 +235,12 @@ static char *decode(pq_arena *a, const char *s, size_t n)
     return out;
 }
 
-static bool is_hidden(const char *name)
+bool lake_is_hidden(const char *name)
 {
     return name[0] == '.' || name[0] == '_';
 }
 
-static int view_file_of(const char *name, view_file *f)
+int lake_view_file_of(const char *name, view_file *f)
 {
     if (!strcmp(name, "data.csv")) *f = F_DATA_CSV;
     else if (!strcmp(name, "data.parquet")) *f = F_DATA_PARQUET;
@@ -303,7 +264,7 @@ static int add_str(pq_arena *a, const char ***arr, int *n, const char *s)
 
 /* Resolves a path into a view (or a special entry).  Validates every
  * component, compiling the view's query when it has filters. */
-static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
+int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
 {
     memset(v, 0, sizeof *v);
     pq_arena_init(&v->arena, 4096);
@@ -330,17 +291,17 @@ static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
     }
     int i = 0;
     if (l->single_table) {
-        PQ_TRY(table_get(l, "", "", &v->t, err));
+        PQ_TRY(lake_table_get(l, "", "", &v->t, err));
     } else {
         bool is_dir;
-        if (is_hidden(comps[0])) return pq_fail(err, PQ_E_NOTFOUND, "no such table");
-        int has = dir_has(l, "", comps[0], &is_dir, err);
+        if (lake_is_hidden(comps[0])) return pq_fail(err, PQ_E_NOTFOUND, "no such table");
+        int has = lake_dir_has(l, "", comps[0], &is_dir, err);
         if (has < 0) return PQ_ERR;
         if (!has || !is_dir) return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
-        PQ_TRY(table_get(l, comps[0], comps[0], &v->t, err));
+        PQ_TRY(lake_table_get(l, comps[0], comps[0], &v->t, err));
         /* As the root's listing: a directory without Parquet files is not
          * a table (SPEC section 2), unless the ini declares it. */
-        if (v->t->n_files == 0 && !decl_of(l, comps[0]))
+        if (v->t->n_files == 0 && !lake_table_known(l, comps[0]))
             return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
         i = 1;
     }
@@ -352,7 +313,7 @@ static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
     bool has_limit = false, has_select = false;
     for (; i < n; i++) {
         const char *c = comps[i];
-        if (i == n - 1 && view_file_of(c, &v->file)) {
+        if (i == n - 1 && lake_view_file_of(c, &v->file)) {
             v->kind = K_VIEW_FILE;
             break;
         }
@@ -395,10 +356,10 @@ static int resolve(pq_lake *l, const char *path, view *v, pq_error *err)
              * subdirectories, not the same name again. */
             if (v->n_real < t->n_parts && !strcmp(key, t->part_names[v->n_real])) {
                 bool is_dir;
-                int has = dir_has(l, v->real_dir, c, &is_dir, err);
+                int has = lake_dir_has(l, v->real_dir, c, &is_dir, err);
                 if (has < 0) return PQ_ERR;
                 if (has && is_dir) {
-                    v->real_dir = join(&v->arena, v->real_dir, c);
+                    v->real_dir = lake_join(&v->arena, v->real_dir, c);
                     if (!v->real_dir) return pq_fail(err, PQ_E_NOMEM, "out of memory");
                     v->real_vals[v->n_real++] = is_null ? NULL : value;
                     continue;
@@ -591,7 +552,7 @@ static void data_job_free(void *p)
 {
     data_job *j = p;
     snapshot_free(&j->snap);
-    view_free(j->l, &j->v);
+    lake_view_free(j->l, &j->v);
     free(j);
 }
 
@@ -681,7 +642,7 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
         if (j->parquet) {
             /* With no file, a file of the view's schema and no rows. */
             /* The table's writer settings from the ini, else the defaults. */
-            const pq_lake_table_decl *d = decl_of(l, j->v.t->name);
+            const pq_lake_table_decl *d = lake_decl_of(l, j->v.t->name);
             pq_write_opts wo;
             pq_write_opts_init(&wo);
             if (d && d->has_write) wo = d->write;
@@ -997,9 +958,22 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
             d->n_parts = o->tables[i].n_parts;
             d->has_write = o->tables[i].has_write;
             d->write = o->tables[i].write;
+            d->row_group_rows = o->tables[i].row_group_rows;
             d->write.bloom_columns = NULL;
             d->write.n_bloom_columns = 0;
+            d->sort_by = NULL;
+            d->n_sort_by = 0;
             l->n_decls = i + 1;
+            if (o->tables[i].n_sort_by > 0) {
+                const int ns = o->tables[i].n_sort_by;
+                char **names = calloc((size_t)ns, sizeof *names);
+                if (!names) goto oom;
+                d->sort_by = (const char *const *)names;
+                for (int b = 0; b < ns; b++) {
+                    if (!(names[b] = strdup(o->tables[i].sort_by[b]))) goto oom;
+                    d->n_sort_by = b + 1;
+                }
+            }
             if (d->has_write && o->tables[i].write.n_bloom_columns > 0) {
                 const int nb = o->tables[i].write.n_bloom_columns;
                 char **names = calloc((size_t)nb, sizeof *names);
@@ -1063,7 +1037,11 @@ void pq_lake_close(pq_lake *l)
         free((char *)l->decls[i].name);
         for (int b = 0; b < l->decls[i].write.n_bloom_columns; b++) free((char *)l->decls[i].write.bloom_columns[b]);
         free((void *)l->decls[i].write.bloom_columns);
+        for (int b = 0; b < l->decls[i].n_sort_by; b++) free((char *)l->decls[i].sort_by[b]);
+        free((void *)l->decls[i].sort_by);
     }
+    for (int i = 0; i < l->n_made; i++) free(l->made_tables[i]);
+    free(l->made_tables);
     free(l->decls);
     pq_footer_cache_free(l->footers);
     pq_store_destroy(l->store);
@@ -1072,7 +1050,7 @@ void pq_lake_close(pq_lake *l)
     free(l);
 }
 
-static int fail_logged(pq_lake *l, pq_error *err, const char *path)
+int lake_fail_logged(pq_lake *l, pq_error *err, const char *path)
 {
     pq_error_prefix(err, "%s: ", path[0] ? path : "/");
     if (err->cls != PQ_E_NOTFOUND) pq_lake_report(l, err);
@@ -1084,9 +1062,9 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
 {
     memset(out, 0, sizeof *out);
     view v;
-    if (resolve(l, path, &v, err) != PQ_OK) {
-        view_free(l, &v);
-        return fail_logged(l, err, path);
+    if (lake_resolve(l, path, &v, err) != PQ_OK) {
+        lake_view_free(l, &v);
+        return lake_fail_logged(l, err, path);
     }
     int rc = PQ_OK;
     switch (v.kind) {
@@ -1135,7 +1113,7 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
         }
         break;
     }
-    view_free(l, &v);
+    lake_view_free(l, &v);
     return rc;
 }
 
@@ -1153,12 +1131,12 @@ typedef struct readdir_ctx {
 static int root_entry(void *ctx, const pq_dirent *e)
 {
     readdir_ctx *r = ctx;
-    if (!e->st.is_dir || is_hidden(e->name)) return 0;
+    if (!e->st.is_dir || lake_is_hidden(e->name)) return 0;
     table_info *t;
     pq_error ignore;
-    if (table_get(r->l, e->name, e->name, &t, &ignore) != PQ_OK) return 0;
-    bool has_files = t->n_files > 0 || decl_of(r->l, e->name);
-    table_info_put(r->l, t);
+    if (lake_table_get(r->l, e->name, e->name, &t, &ignore) != PQ_OK) return 0;
+    bool has_files = t->n_files > 0 || lake_table_known(r->l, e->name);
+    lake_table_info_put(r->l, t);
     if (!has_files) return 0;
     pq_lake_attr a = {.is_dir = true, .mtime_ns = e->st.mtime_ns};
     return r->cb(r->ctx, e->name, &a) ? 1 : 0;
@@ -1169,7 +1147,7 @@ static int partition_entry(void *ctx, const pq_dirent *e)
     readdir_ctx *r = ctx;
     const view *v = r->v;
     const table_info *t = v->t;
-    if (!e->st.is_dir || v->n_real >= t->n_parts || is_hidden(e->name)) return 0;
+    if (!e->st.is_dir || v->n_real >= t->n_parts || lake_is_hidden(e->name)) return 0;
     const char *eq = strchr(e->name, '=');
     if (!eq) return 0;
     char key[1024];
@@ -1200,9 +1178,9 @@ static int partition_entry(void *ctx, const pq_dirent *e)
 int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, pq_error *err)
 {
     view v;
-    if (resolve(l, path, &v, err) != PQ_OK) {
-        view_free(l, &v);
-        return fail_logged(l, err, path);
+    if (lake_resolve(l, path, &v, err) != PQ_OK) {
+        lake_view_free(l, &v);
+        return lake_fail_logged(l, err, path);
     }
     int rc = PQ_OK;
     readdir_ctx r = {.l = l, .v = &v, .cb = cb, .ctx = ctx, .err = err};
@@ -1237,8 +1215,8 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
     default:
         rc = pq_fail(err, PQ_E_USAGE, "not a directory");
     }
-    view_free(l, &v);
-    if (rc != PQ_OK) return fail_logged(l, err, path);
+    lake_view_free(l, &v);
+    if (rc != PQ_OK) return lake_fail_logged(l, err, path);
     return PQ_OK;
 }
 
@@ -1246,13 +1224,13 @@ int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, bool (
                       pq_error *err)
 {
     view v;
-    if (resolve(l, path, &v, err) != PQ_OK) {
-        view_free(l, &v);
-        return fail_logged(l, err, path);
+    if (lake_resolve(l, path, &v, err) != PQ_OK) {
+        lake_view_free(l, &v);
+        return lake_fail_logged(l, err, path);
     }
     pq_lake_handle *h = calloc(1, sizeof *h);
     if (!h) {
-        view_free(l, &v);
+        lake_view_free(l, &v);
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     h->l = l;
@@ -1271,11 +1249,11 @@ int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, bool (
     default:
         rc = pq_fail(err, PQ_E_USAGE, "is a directory");
     }
-    view_free(l, &v);
+    lake_view_free(l, &v);
     if (rc != PQ_OK) {
         pq_buf_free(&h->text);
         free(h);
-        return fail_logged(l, err, path);
+        return lake_fail_logged(l, err, path);
     }
     *out = h;
     return PQ_OK;

@@ -23,8 +23,11 @@ typedef struct pq_lake_table_decl {
     const char *name;
     const pq_part_decl *parts;
     int n_parts;
-    bool has_write;              /* the ini's writer settings, for data.parquet */
+    bool has_write;              /* the ini's writer settings, for data.parquet and writes */
     pq_write_opts write;         /* (bloom_columns copied by the lake) */
+    int64_t row_group_rows;      /* writes; 0: 1,048,576 */
+    const char *const *sort_by;  /* writes (copied by the lake) */
+    int n_sort_by;
 } pq_lake_table_decl;
 
 typedef enum pq_log_level { PQ_LOG_ERROR, PQ_LOG_WARN, PQ_LOG_INFO, PQ_LOG_DEBUG } pq_log_level;
@@ -81,6 +84,28 @@ int pq_lake_peek(pq_lake_handle *h, uint64_t off, size_t len, const char **data,
 /* Whether the handle's size is now exact (data.csv complete). */
 bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size);
 void pq_lake_release(pq_lake_handle *h);
+
+/* ------------------------------------------------------------------ writes (SPEC section 6)
+ * A file created in a table or partition directory is staged in cache_dir;
+ * commit parses it (CSV with a header, or Parquet), checks it against the
+ * table's schema, fills the partition columns from the path and writes one
+ * new part file <stem>-<unique>.parquet into that directory (made when it is
+ * missing), atomically.
+ * Bad input is PQ_E_USAGE (logged, and in .pqfs/errors); a path that takes no
+ * writes (a view, the root, a view file's name) is PQ_E_DENIED. */
+typedef struct pq_lake_upload pq_lake_upload;
+int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error *err);
+int pq_lake_upload_write(pq_lake_upload *u, const void *buf, size_t len, uint64_t off, pq_error *err);
+int pq_lake_upload_truncate(pq_lake_upload *u, uint64_t size, pq_error *err);
+uint64_t pq_lake_upload_size(pq_lake_upload *u);
+/* Writes the part file.  Once only: later calls return the first outcome. */
+int pq_lake_upload_commit(pq_lake_upload *u, pq_error *err);
+/* Frees the upload, discarding what was staged. */
+void pq_lake_upload_free(pq_lake_upload *u);
+/* mkdir: at the root a new table (its schema from the first file written).
+ * Partition directories need none: a write into COL=VALUE/ (a path that
+ * resolves as a filter until the directory exists) makes them. */
+int pq_lake_mkdir(pq_lake *l, const char *path, pq_error *err);
 
 /* Records an error for .pqfs/errors and the log. */
 void pq_lake_report(pq_lake *l, const pq_error *err);

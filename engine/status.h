@@ -26,6 +26,7 @@ typedef enum pq_errclass {
     PQ_E_CANCELLED,   /* the consumer went away */
     PQ_E_NOTFOUND,    /* no such table, directory or file */
     PQ_E_READONLY,    /* a write where only reads are allowed */
+    PQ_E_DENIED,      /* an operation this path does not allow (EPERM) */
 } pq_errclass;
 
 typedef struct pq_error {

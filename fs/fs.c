@@ -30,7 +30,9 @@ typedef struct inode {
 typedef struct open_handle {
     struct open_handle *prev, *next;
     pq_lake_handle *file;        /* a file, or */
-    struct dir_listing *dir;     /* a directory listing */
+    struct dir_listing *dir;     /* a directory listing, or */
+    pq_lake_upload *upload;      /* a file being written into the lake */
+    fuse_ino_t upload_ino;
     /* The kernel's reference plus one per READ being answered: a reply
      * points into the file's bytes, and the reader it completes may close
      * the file (RELEASE on another thread) before fuse_reply_buf returns. */
@@ -58,6 +60,7 @@ int pqfs_errno(const pq_error *err)
     case PQ_E_NOSPACE: return ENOSPC;
     case PQ_E_CANCELLED: return EINTR;
     case PQ_E_READONLY: return EROFS;
+    case PQ_E_DENIED: return EPERM;
     case PQ_E_UNSUPPORTED: return EIO;
     case PQ_E_CORRUPT: case PQ_E_IO: default: return EIO;
     }
@@ -190,7 +193,7 @@ static void fill_stat(pqfs_fs *fs, fuse_ino_t ino, const pq_lake_attr *a, struct
 {
     memset(st, 0, sizeof *st);
     st->st_ino = ino;
-    st->st_mode = a->is_dir ? (S_IFDIR | 0555) : (S_IFREG | 0444);
+    st->st_mode = a->is_dir ? (S_IFDIR | (fs->o.read_only ? 0555 : 0755)) : (S_IFREG | 0444);
     st->st_nlink = a->is_dir ? 2 : 1;
     st->st_size = (off_t)a->size;
     st->st_blksize = BLOCK_SIZE;
@@ -282,6 +285,20 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
     fuse_reply_none(req);
 }
 
+/* Whether ino is a file being written (created and not yet released). */
+static bool upload_size_of(pqfs_fs *fs, fuse_ino_t ino, uint64_t *size)
+{
+    bool found = false;
+    pthread_mutex_lock(&fs->mu);
+    for (open_handle *oh = fs->open; oh && !found; oh = oh->next)
+        if (oh->upload && oh->upload_ino == ino) {
+            *size = pq_lake_upload_size(oh->upload);
+            found = true;
+        }
+    pthread_mutex_unlock(&fs->mu);
+    return found;
+}
+
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     pqfs_fs *fs = fs_of(req);
@@ -298,6 +315,16 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
             fuse_reply_attr(req, &st, 0);
             return;
         }
+    }
+    /* A file being written is not in the lake yet: its staged size. */
+    uint64_t staged;
+    if (upload_size_of(fs, ino, &staged)) {
+        struct stat st;
+        pq_lake_attr ua = {.size = staged, .size_final = true};
+        fill_stat(fs, ino, &ua, &st);
+        st.st_mode = S_IFREG | 0644;
+        fuse_reply_attr(req, &st, 0);
+        return;
     }
     char *path = path_of(fs, ino);
     if (!path) {
@@ -513,7 +540,21 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
-    file_handle_put(fs_of(req), handle_of(fi));
+    pqfs_fs *fs = fs_of(req);
+    open_handle *oh = handle_of(fi);
+    if (oh->upload) {
+        /* close() got the outcome from FLUSH.  A file whose bytes came after
+         * its last flush (a descriptor passed on) is written now; an empty
+         * one (touch) writes nothing. */
+        pq_error err;
+        pq_error_clear(&err);
+        if (pq_lake_upload_size(oh->upload) > 0) (void)pq_lake_upload_commit(oh->upload, &err);
+        pq_lake_upload_free(oh->upload);
+        untrack(fs, oh);
+        fuse_reply_err(req, 0);
+        return;
+    }
+    file_handle_put(fs, oh);
     fuse_reply_err(req, 0);
 }
 
@@ -528,36 +569,171 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
     fuse_reply_statfs(req, &st);
 }
 
-/* Writes come with the writer; until then the mount is read-only. */
+/* Writes (SPEC section 6): only new files in table and partition
+ * directories, and mkdir of tables and partitions. */
+static bool refuse_if_read_only(fuse_req_t req, const pqfs_fs *fs)
+{
+    if (!fs->o.read_only) return false;
+    fuse_reply_err(req, EROFS);
+    return true;
+}
+
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-    (void)parent, (void)name, (void)mode;
-    fuse_reply_err(req, EROFS);
+    (void)mode;
+    pqfs_fs *fs = fs_of(req);
+    if (refuse_if_read_only(req, fs)) return;
+    char *pp = path_of(fs, parent);
+    char *path = pp ? child_path(pp, name) : NULL;
+    free(pp);
+    if (!path) {
+        fuse_reply_err(req, pp ? ENOMEM : ESTALE);
+        return;
+    }
+    pq_error err;
+    pq_error_clear(&err);
+    pq_lake_attr a;
+    if (pq_lake_mkdir(fs->lake, path, &err) != PQ_OK ||
+        pq_lake_stat(fs->lake, path, &a, NULL, NULL, &err) != PQ_OK) {
+        free(path);
+        reply_error(req, &err);
+        return;
+    }
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    e.ino = remember(fs, path);
+    free(path);
+    if (!e.ino) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    fill_stat(fs, e.ino, &a, &e.attr);
+    e.attr_timeout = attr_timeout(fs, &a);
+    e.entry_timeout = fs->o.entry_timeout;
+    if (fuse_reply_entry(req, &e) != 0) forget_one(fs, e.ino, 1);
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
-    (void)parent, (void)name, (void)mode, (void)fi;
-    fuse_reply_err(req, EROFS);
+    (void)mode;
+    pqfs_fs *fs = fs_of(req);
+    if (refuse_if_read_only(req, fs)) return;
+    char *pp = path_of(fs, parent);
+    char *path = pp ? child_path(pp, name) : NULL;
+    free(pp);
+    if (!path) {
+        fuse_reply_err(req, pp ? ENOMEM : ESTALE);
+        return;
+    }
+    pq_error err;
+    pq_error_clear(&err);
+    pq_lake_upload *u;
+    if (pq_lake_create(fs->lake, path, &u, &err) != PQ_OK) {
+        free(path);
+        reply_error(req, &err);
+        return;
+    }
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    e.ino = remember(fs, path);
+    free(path);
+    open_handle *oh = e.ino ? track(fs, NULL, NULL) : NULL;
+    if (!oh) {
+        if (e.ino) forget_one(fs, e.ino, 1);
+        pq_lake_upload_free(u);
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    pthread_mutex_lock(&fs->mu);
+    oh->upload = u;
+    oh->upload_ino = e.ino;
+    pthread_mutex_unlock(&fs->mu);
+    pq_lake_attr a = {.size = 0, .size_final = true};
+    fill_stat(fs, e.ino, &a, &e.attr);
+    e.attr.st_mode = S_IFREG | 0644;
+    /* Not cached: the name is not in the lake until the file is closed. */
+    e.attr_timeout = 0;
+    e.entry_timeout = 0;
+    fi->fh = (uint64_t)(uintptr_t)oh;
+    fi->direct_io = 1;
+    if (fuse_reply_create(req, &e, fi) != 0) {
+        forget_one(fs, e.ino, 1);
+        pq_lake_upload_free(u);
+        untrack(fs, oh);
+    }
 }
 
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+                     struct fuse_file_info *fi)
+{
+    (void)ino;
+    open_handle *oh = handle_of(fi);
+    if (!oh->upload) {
+        fuse_reply_err(req, EBADF);
+        return;
+    }
+    pq_error err;
+    pq_error_clear(&err);
+    if (pq_lake_upload_write(oh->upload, buf, size, (uint64_t)off, &err) != PQ_OK) reply_error(req, &err);
+    else fuse_reply_write(req, size);
+}
+
+/* close(): a file being written goes into the lake now, and close() gets
+ * the outcome.  Not while nothing is written: a shell's `> FILE` closes its
+ * first descriptor (dup2) before the command writes a byte. */
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    open_handle *oh = handle_of(fi);
+    pq_error err;
+    pq_error_clear(&err);
+    if (oh->upload && pq_lake_upload_size(oh->upload) > 0 && pq_lake_upload_commit(oh->upload, &err) != PQ_OK)
+        reply_error(req, &err);
+    else fuse_reply_err(req, 0);
+}
+
+/* Data is never deleted or renamed through the mount. */
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     (void)parent, (void)name;
-    fuse_reply_err(req, EROFS);
+    fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
                       unsigned int flags)
 {
     (void)parent, (void)name, (void)newparent, (void)newname, (void)flags;
-    fuse_reply_err(req, EROFS);
+    fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
 }
 
+/* Only a file being written can change: its size (O_TRUNC, ftruncate);
+ * its mode and times are taken as given (cp -p) and not kept. */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
-    (void)ino, (void)attr, (void)to_set, (void)fi;
-    fuse_reply_err(req, EROFS);
+    pqfs_fs *fs = fs_of(req);
+    open_handle *oh = fi ? handle_of(fi) : NULL;
+    pq_lake_upload *u = oh ? oh->upload : NULL;
+    if (!u) {
+        pthread_mutex_lock(&fs->mu);
+        for (open_handle *h = fs->open; h && !u; h = h->next)
+            if (h->upload && h->upload_ino == ino) u = h->upload;
+        pthread_mutex_unlock(&fs->mu);
+    }
+    if (!u) {
+        fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
+        return;
+    }
+    pq_error err;
+    pq_error_clear(&err);
+    if ((to_set & FUSE_SET_ATTR_SIZE) && pq_lake_upload_truncate(u, (uint64_t)attr->st_size, &err) != PQ_OK) {
+        reply_error(req, &err);
+        return;
+    }
+    struct stat st;
+    pq_lake_attr a = {.size = pq_lake_upload_size(u), .size_final = true};
+    fill_stat(fs, ino, &a, &st);
+    st.st_mode = S_IFREG | 0644;
+    fuse_reply_attr(req, &st, 0);
 }
 
 static const struct fuse_lowlevel_ops ops = {
@@ -573,6 +749,8 @@ static const struct fuse_lowlevel_ops ops = {
     .rename = op_rename,
     .open = op_open,
     .read = op_read,
+    .write = op_write,
+    .flush = op_flush,
     .release = op_release,
     .opendir = op_opendir,
     .readdir = op_readdir,
@@ -612,6 +790,7 @@ void pqfs_fs_free(pqfs_fs *fs)
         fs->open = oh->next;
         if (oh->file) pq_lake_release(oh->file);
         if (oh->dir) listing_free(oh->dir);
+        if (oh->upload) pq_lake_upload_free(oh->upload); /* never closed: nothing is written */
         free(oh);
     }
     for (int b = 0; b < INODE_BUCKETS; b++) {

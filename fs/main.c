@@ -164,6 +164,9 @@ int main(int argc, char **argv, char **envp)
         decls[i].write.no_statistics = !t->page_index;
         decls[i].write.bloom_columns = (const char *const *)t->bloom_filter;
         decls[i].write.n_bloom_columns = t->n_bloom_filter;
+        decls[i].row_group_rows = t->row_group_rows;
+        decls[i].sort_by = (const char *const *)t->sort_by;
+        decls[i].n_sort_by = t->n_sort_by;
     }
     pq_lake_opts lo = {
         .store = store,

@@ -1,0 +1,114 @@
+/* The lake's internals, shared by lake.c (reads) and lake_write.c (writes). */
+#ifndef PQ_LAKE_INTERNAL_H
+#define PQ_LAKE_INTERNAL_H
+
+#include <pthread.h>
+
+#include "cache.h"
+#include "lake.h"
+#include "plan.h"
+#include "query.h"
+#include "result.h"
+
+#define MAX_COMPONENTS 128
+#define ERROR_RING 128
+
+
+typedef struct table_info {
+    struct table_info *next;
+    char *name;                  /* "" for a single-table mount */
+    char *root;                  /* store path */
+    uint64_t fetched_ms;
+    int refs;
+    int n_parts;
+    char **part_names;
+    pq_part_type *part_types;
+    char *ref_path;              /* first file in table order: the schema */
+    pq_stat ref_id;
+    int n_files;
+} table_info;
+
+typedef struct result_entry {
+    struct result_entry *next;
+    char *key;
+    pq_result *res;
+    int readers;
+    uint64_t last_used_ms;
+    uint64_t size;               /* once complete */
+} result_entry;
+
+typedef struct lake_counters {
+    _Atomic uint64_t views_opened, results_reused, results_started, results_cancelled;
+    _Atomic uint64_t files_total, files_pruned, row_groups_total, row_groups_pruned[PQ_RUNG_COUNT];
+    _Atomic uint64_t row_groups_fully_matched, pages_total, pages_pruned, rows_decoded, rows_out, errors;
+} lake_counters;
+
+struct pq_lake {
+    pq_store *store;             /* the caching wrapper */
+    pq_io_counters *io;          /* the real store's counters */
+    pq_cache_counters cc;
+    pq_footer_cache *footers;
+    uint64_t ttl_ms;
+    int threads;
+    char *cache_dir;
+    uint64_t cache_size;
+    pq_lake_table_decl *decls;
+    int n_decls;
+    pq_log_fn log;
+    void *log_ctx;
+    bool single_table;
+
+    pthread_mutex_t mu;
+    table_info *tables;
+    result_entry *results;
+    uint64_t cached_bytes;
+    char *errors[ERROR_RING];
+    int n_errors, err_head;
+    bool shutting_down;
+    char **made_tables;          /* tables made by mkdir in this mount (no files yet) */
+    int n_made;
+    lake_counters c;
+};
+
+typedef enum { K_ROOT, K_META_DIR, K_META_STATS, K_META_ERRORS, K_VIEW_DIR, K_VIEW_FILE } res_kind;
+typedef enum { F_DATA_CSV, F_DATA_PARQUET, F_SCHEMA, F_PLAN } view_file;
+
+typedef struct view {
+    res_kind kind;
+    view_file file;
+    table_info *t;
+    pq_arena arena;
+    char *real_dir;              /* deepest real partition directory (store path) */
+    int n_real;
+    char **real_vals;            /* values of the first n_real partition columns */
+    const char **eq_cols, **eq_vals;
+    int n_eq;
+    const char **wheres;
+    int n_wheres;
+    const char **select;
+    int n_select;
+    int64_t limit;
+} view;
+
+
+void lake_logf(pq_lake *l, pq_log_level lv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const pq_lake_table_decl *lake_decl_of(const pq_lake *l, const char *name);
+/* The table's layout, types and schema file, from a (cached) discovery. */
+int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **out, pq_error *err);
+void lake_table_info_put(pq_lake *l, table_info *t);
+/* Drops the cached discovery of the table at `root` (after a write). */
+void lake_table_forget(pq_lake *l, const char *root);
+/* Whether `name` is a table without files: declared in the ini or made by mkdir. */
+bool lake_table_known(pq_lake *l, const char *name);
+int lake_table_made(pq_lake *l, const char *name, pq_error *err);
+/* Resolves a path (SPEC section 3) into *v; lake_view_free after. */
+int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err);
+void lake_view_free(pq_lake *l, view *v);
+int lake_dir_has(pq_lake *l, const char *dir, const char *name, bool *is_dir, pq_error *err);
+char *lake_join(pq_arena *a, const char *dir, const char *name);
+bool lake_is_hidden(const char *name);
+int lake_view_file_of(const char *name, view_file *f);
+/* Logs err (with path) and records it for .pqfs/errors; returns PQ_ERR. */
+int lake_fail_logged(pq_lake *l, pq_error *err, const char *path);
+
+#endif

@@ -1,0 +1,467 @@
+/* Writes into the lake (SPEC section 6): files created in a table or
+ * partition directory are staged in cache_dir and become one new Parquet
+ * part file each when they are closed; mkdir makes tables and partition
+ * directories. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "csvimport.h"
+#include "filewrite.h"
+#include "lake_internal.h"
+#include "numfmt.h"
+
+struct pq_lake_upload {
+    pq_lake *l;
+    char *path;                  /* the new file's mount path, for messages */
+    char *dir;                   /* its directory's mount path */
+    char *name;
+    int fd;                      /* the staged bytes */
+    char *stage_path;
+    _Atomic uint64_t size;       /* read without mu: a commit holds mu while it works */
+    _Atomic bool committed;
+    pthread_mutex_t mu;          /* the commit */
+    int commit_rc;
+    pq_error commit_err;
+};
+
+/* Splits "a/b/name" into a copy of the directory ("a/b", "" at the root)
+ * and the last component. */
+static int split_path(const char *path, char **dir, const char **name, pq_error *err)
+{
+    const char *slash = strrchr(path, '/');
+    *name = slash ? slash + 1 : path;
+    *dir = strndup(path, slash ? (size_t)(slash - path) : 0);
+    if (!*dir) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    return PQ_OK;
+}
+
+/* Resolves a directory that takes writes: a table root or a partition
+ * directory.  Partition directories need not exist: COL=VALUE components on
+ * the partition columns below the real ones (which the path grammar reads as
+ * filters) name the directories the write creates.  part_vals[p] (in the
+ * view's arena) gets every partition column's value, NULL for NULL. */
+static int resolve_target_dir(pq_lake *l, const char *dir, view *v, char ***part_vals, pq_error *err)
+{
+    if (lake_resolve(l, dir, v, err) != PQ_OK) return PQ_ERR;
+    if (v->kind == K_ROOT)
+        return pq_fail(err, PQ_E_DENIED, "files cannot be written at the root (mkdir makes a table)");
+    if (v->kind != K_VIEW_DIR) return pq_fail(err, PQ_E_DENIED, "this directory takes no writes");
+    if (v->n_wheres || v->n_select || v->limit >= 0)
+        return pq_fail(err, PQ_E_DENIED, "a view (where=, select=, limit=) takes no writes");
+    const table_info *t = v->t;
+    char **vals = pq_arena_alloc(&v->arena, sizeof *vals * (size_t)(t->n_parts + 1));
+    bool *set = pq_arena_alloc(&v->arena, sizeof *set * (size_t)(t->n_parts + 1));
+    if (!vals || !set) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (int p = 0; p < t->n_parts; p++) {
+        set[p] = p < v->n_real;
+        vals[p] = p < v->n_real ? v->real_vals[p] : NULL;
+    }
+    for (int k = 0; k < v->n_eq; k++) {
+        int p = v->n_real;
+        while (p < t->n_parts && strcmp(t->part_names[p], v->eq_cols[k])) p++;
+        if (p == t->n_parts || set[p])
+            return pq_fail(err, PQ_E_DENIED, "%s=...: a filter on a data column (a view) takes no writes", v->eq_cols[k]);
+        set[p] = true;
+        vals[p] = (char *)v->eq_vals[k];
+    }
+    for (int p = 0; p < t->n_parts; p++)
+        if (!set[p]) return pq_fail(err, PQ_E_DENIED, "write into a partition directory: %s=... is missing", t->part_names[p]);
+    *part_vals = vals;
+    return PQ_OK;
+}
+
+/* A partition value as a directory name component: Hive's escapes. */
+static char *encode_part_value(pq_arena *a, const char *v)
+{
+    if (!v) return pq_arena_strndup(a, "__HIVE_DEFAULT_PARTITION__", 26);
+    size_t n = strlen(v);
+    char *out = pq_arena_alloc(a, n * 3 + 1);
+    if (!out) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c < 0x20 || c == 0x7f || strchr("/\\\"#%'*=?:[]^{}", c)) {
+            k += (size_t)sprintf(out + k, "%%%02X", c);
+        } else {
+            out[k++] = (char)c;
+        }
+    }
+    out[k] = '\0';
+    return out;
+}
+
+/* The store path of the partition directory for `vals`, made when missing;
+ * made[0..*n_made) are the directories made, outermost first. */
+static int target_dir(pq_lake *l, view *v, char **vals, char **out, char **made, int *n_made, pq_error *err)
+{
+    const table_info *t = v->t;
+    char *d = v->real_dir;
+    *n_made = 0;
+    for (int p = v->n_real; p < t->n_parts; p++) {
+        char *ev = encode_part_value(&v->arena, vals[p]);
+        size_t n = strlen(t->part_names[p]) + (ev ? strlen(ev) : 0) + 2;
+        char *comp = ev ? pq_arena_alloc(&v->arena, n) : NULL;
+        if (!comp) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        snprintf(comp, n, "%s=%s", t->part_names[p], ev);
+        char *next = lake_join(&v->arena, d, comp);
+        if (!next) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        bool is_dir;
+        int has = lake_dir_has(l, d, comp, &is_dir, err);
+        if (has < 0) return PQ_ERR;
+        if (!has) {
+            PQ_TRY(l->store->ops->mkdir(l->store, next, err));
+            made[(*n_made)++] = next;
+            pq_store_cached_invalidate(l->store, d);
+        }
+        d = next;
+    }
+    *out = d;
+    return PQ_OK;
+}
+
+int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error *err)
+{
+    *out = NULL;
+    char *dir;
+    const char *name;
+    PQ_TRY(split_path(path, &dir, &name, err));
+    view_file vf;
+    int rc = PQ_OK;
+    if (lake_view_file_of(name, &vf))
+        rc = pq_fail(err, PQ_E_DENIED, "%s is a view file: read-only", name);
+    else if (lake_is_hidden(name) || !name[0])
+        rc = pq_fail(err, PQ_E_DENIED, "%s: names starting with '.' or '_' are not data", name);
+    view v;
+    bool resolved = false;
+    char **vals;
+    if (rc == PQ_OK) {
+        rc = resolve_target_dir(l, dir, &v, &vals, err);
+        resolved = true;
+    }
+    if (resolved) lake_view_free(l, &v);
+    pq_lake_upload *u = NULL;
+    if (rc == PQ_OK) {
+        u = calloc(1, sizeof *u);
+        if (!u) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    if (rc == PQ_OK) {
+        u->l = l;
+        u->fd = -1;
+        u->path = strdup(path);
+        u->name = strdup(name);
+        u->dir = dir;
+        dir = NULL;
+        const char *base = l->cache_dir ? l->cache_dir : "/tmp";
+        size_t n = strlen(base) + 32;
+        u->stage_path = malloc(n);
+        if (!u->path || !u->name || !u->stage_path) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        else {
+            snprintf(u->stage_path, n, "%s/stage-XXXXXX", base);
+            u->fd = mkostemp(u->stage_path, O_CLOEXEC);
+            if (u->fd < 0)
+                rc = pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "cannot stage a write in %s: %s", base,
+                             strerror(errno));
+        }
+        pthread_mutex_init(&u->mu, NULL);
+    }
+    free(dir);
+    if (rc != PQ_OK) {
+        if (u && u->fd < 0) {
+            free(u->stage_path);
+            u->stage_path = NULL;
+        }
+        pq_lake_upload_free(u);
+        return lake_fail_logged(l, err, path);
+    }
+    *out = u;
+    return PQ_OK;
+}
+
+int pq_lake_upload_write(pq_lake_upload *u, const void *buf, size_t len, uint64_t off, pq_error *err)
+{
+    if (u->committed) return pq_fail(err, PQ_E_DENIED, "%s: already written into the lake", u->path);
+    size_t at = 0;
+    while (at < len) {
+        ssize_t n = pwrite(u->fd, (const char *)buf + at, len - at, (off_t)(off + at));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: staging failed: %s", u->path,
+                           strerror(errno));
+        }
+        at += (size_t)n;
+    }
+    uint64_t end = off + len, cur = u->size;
+    while (end > cur && !atomic_compare_exchange_weak(&u->size, &cur, end)) {
+    }
+    return PQ_OK;
+}
+
+int pq_lake_upload_truncate(pq_lake_upload *u, uint64_t size, pq_error *err)
+{
+    if (ftruncate(u->fd, (off_t)size) != 0)
+        return pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: %s", u->path, strerror(errno));
+    u->size = size;
+    return PQ_OK;
+}
+
+uint64_t pq_lake_upload_size(pq_lake_upload *u)
+{
+    return u->size;
+}
+
+void pq_lake_upload_free(pq_lake_upload *u)
+{
+    if (!u) return;
+    if (u->fd >= 0) close(u->fd);
+    if (u->stage_path) unlink(u->stage_path);
+    free(u->stage_path);
+    free(u->path);
+    free(u->dir);
+    free(u->name);
+    pthread_mutex_destroy(&u->mu);
+    free(u);
+}
+
+/* ------------------------------------------------------------------ commit */
+
+typedef struct upload_sink {
+    pq_upload *up;
+} upload_sink;
+
+static int upload_sink_write(void *ctx, const char *data, size_t len, pq_error *err)
+{
+    upload_sink *s = ctx;
+    return s->up->ops->write(s->up, data, len, err);
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+/* <stem>-<unique>.parquet: the stem is the name without its extension. */
+static char *part_name(pq_arena *a, const char *name)
+{
+    static _Atomic uint64_t counter;
+    const char *dot = strrchr(name, '.');
+    size_t stem = dot && dot != name ? (size_t)(dot - name) : strlen(name);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t unique = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+                      ((uint64_t)getpid() << 48) ^ (counter++ * 0x9E3779B97F4A7C15ull);
+    char buf[4200];
+    if (stem > 4000) stem = 4000;
+    snprintf(buf, sizeof buf, "%.*s-%016llx.parquet", (int)stem, name, (unsigned long long)unique);
+    return pq_arena_strndup(a, buf, strlen(buf));
+}
+
+/* The leaves of a Parquet input must be the table's: same paths, types and
+ * levels; its top-level names must not be partition columns. */
+static int check_parquet_schema(const pq_schema *table, const pq_schema *in, const table_info *t, const char *name,
+                                pq_error *err)
+{
+    for (int32_t c = 0; c < in->root->n_children; c++)
+        for (int p = 0; p < t->n_parts; p++)
+            if (!strcmp(in->root->children[c]->name, t->part_names[p]))
+                return pq_fail(err, PQ_E_USAGE, "%s: has the partition column '%s': partition values come from the path",
+                               name, t->part_names[p]);
+    if (!table) return PQ_OK;
+    if (table->n_leaves != in->n_leaves)
+        return pq_fail(err, PQ_E_USAGE, "%s: %d columns, the table has %d", name, in->n_leaves, table->n_leaves);
+    for (int32_t c = 0; c < in->n_leaves; c++) {
+        const pq_leaf *a = &table->leaves[c], *b = &in->leaves[c];
+        if (strcmp(a->path, b->path) || a->node->phys != b->node->phys || a->max_rep != b->max_rep ||
+            a->node->type_length != b->node->type_length || a->node->logical.kind != b->node->logical.kind ||
+            a->max_def < b->max_def)
+            return pq_fail(err, PQ_E_USAGE, "%s: column %d (%s) does not match the table's (%s)", name, c + 1,
+                           b->path, a->path);
+    }
+    return PQ_OK;
+}
+
+/* Makes the partition directory and starts the upload of name into it. */
+static int open_output(pq_lake *l, view *v, char **vals, const char *name, char **dir_out, char **made,
+                       int *n_made, pq_upload **up, pq_error *err)
+{
+    PQ_TRY(target_dir(l, v, vals, dir_out, made, n_made, err));
+    char *path = lake_join(&v->arena, *dir_out, name);
+    if (!path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    return l->store->ops->create(l->store, path, up, err);
+}
+
+static int do_commit(pq_lake_upload *u, pq_error *err)
+{
+    pq_lake *l = u->l;
+    view v;
+    char **vals;
+    if (resolve_target_dir(l, u->dir, &v, &vals, err) != PQ_OK) {
+        lake_view_free(l, &v);
+        return PQ_ERR;
+    }
+    table_info *t = v.t;
+    const pq_lake_table_decl *d = lake_decl_of(l, t->name);
+    pq_file *in = NULL;
+    pq_footer_ref *ref = NULL;
+    pq_footer *in_ft = NULL;
+    pq_csv_schema inferred = {0};
+    pq_upload *up = NULL;
+    pq_import_fixed *fixed = NULL;
+    int rc = pq_file_open_local(u->stage_path, NULL, &in, err);
+    if (rc == PQ_OK && t->ref_path) {
+        rc = pq_footer_cache_get(l->footers, l->store, t->ref_path, &t->ref_id, &ref, err);
+        if (rc != PQ_OK) pq_error_prefix(err, "%s: ", t->ref_path);
+    }
+    const pq_footer *table_ft = ref ? pq_footer_ref_get(ref) : NULL;
+    char *out_path = rc == PQ_OK ? part_name(&v.arena, u->name) : NULL;
+    if (rc == PQ_OK && !out_path) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    /* Checks the input before making directories: a bad file leaves nothing. */
+    char *out_dir = NULL;
+    char **made = pq_arena_alloc(&v.arena, sizeof *made * (size_t)(t->n_parts + 1));
+    int n_made = 0;
+    if (rc == PQ_OK && !made) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    bool parquet = has_suffix(u->name, ".parquet");
+    int64_t rows = 0;
+    if (rc == PQ_OK && parquet) {
+        rc = pq_footer_read(in, &in_ft, err);
+        if (rc != PQ_OK) {
+            err->cls = PQ_E_USAGE; /* the input is bad, not the lake */
+            pq_error_prefix(err, "%s: not a readable Parquet file: ", u->name);
+        }
+        if (rc == PQ_OK) rc = check_parquet_schema(table_ft ? &table_ft->schema : NULL, &in_ft->schema, t, u->name, err);
+        if (rc == PQ_OK) rc = open_output(l, &v, vals, out_path, &out_dir, made, &n_made, &up, err);
+        if (rc == PQ_OK) {
+            upload_sink us = {up};
+            pq_sink sink = {upload_sink_write, &us};
+            pq_rewrite_opts ro;
+            pq_rewrite_opts_init(&ro);
+            if (d && d->has_write) ro.write = d->write;
+            ro.threads = l->threads;
+            rc = pq_file_rewrite(in, in_ft, u->path, &ro, &sink, err);
+            rows = in_ft->meta.num_rows;
+        }
+    } else if (rc == PQ_OK) {
+        const pq_schema_element *elements;
+        int32_t n_elements;
+        if (table_ft) {
+            elements = table_ft->meta.schema;
+            n_elements = table_ft->meta.n_schema;
+        } else {
+            rc = pq_csv_infer(in, u->path, &inferred, err);
+            elements = inferred.elements;
+            n_elements = inferred.n_elements;
+        }
+        if (rc == PQ_OK && t->n_parts > 0) {
+            fixed = calloc((size_t)t->n_parts, sizeof *fixed);
+            if (!fixed) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            for (int p = 0; rc == PQ_OK && p < t->n_parts; p++)
+                fixed[p] = (pq_import_fixed){t->part_names[p], vals[p], t->part_types[p]};
+        }
+        if (rc == PQ_OK) rc = open_output(l, &v, vals, out_path, &out_dir, made, &n_made, &up, err);
+        if (rc == PQ_OK) {
+            upload_sink us = {up};
+            pq_sink sink = {upload_sink_write, &us};
+            pq_import_opts io;
+            pq_import_opts_init(&io);
+            if (d && d->has_write) io.write = d->write;
+            if (d) {
+                io.row_group_rows = d->row_group_rows;
+                io.sort_by = d->sort_by;
+                io.n_sort_by = d->n_sort_by;
+            }
+            io.threads = l->threads;
+            io.fixed = fixed;
+            io.n_fixed = t->n_parts;
+            rc = pq_csv_import(in, u->path, elements, n_elements, &io, &sink, &rows, err);
+        }
+    }
+    if (up) {
+        if (rc == PQ_OK) rc = up->ops->commit(up, err);
+        else up->ops->abort(up);
+    }
+    if (rc != PQ_OK && l->store->ops->rmdir) {
+        /* A failed write leaves no directory behind either (one another
+         * writer has put a file in stays: rmdir fails on it). */
+        for (int i = n_made - 1; i >= 0; i--) {
+            pq_error ignore;
+            (void)l->store->ops->rmdir(l->store, made[i], &ignore);
+        }
+        if (n_made) pq_store_cached_invalidate(l->store, NULL);
+    }
+    if (rc == PQ_OK) {
+        /* The next listing sees the file; the table's schema file may be it. */
+        pq_store_cached_invalidate(l->store, out_dir);
+        lake_table_forget(l, t->root);
+        lake_logf(l, PQ_LOG_INFO, "wrote %s/%s: %lld rows", out_dir, out_path, (long long)rows);
+    }
+    free(fixed);
+    pq_csv_schema_free(&inferred);
+    pq_footer_free(in_ft);
+    if (ref) pq_footer_ref_put(l->footers, ref);
+    if (in) pq_file_close(in);
+    lake_view_free(l, &v);
+    return rc;
+}
+
+int pq_lake_upload_commit(pq_lake_upload *u, pq_error *err)
+{
+    pthread_mutex_lock(&u->mu);
+    if (!u->committed) {
+        u->committed = true;
+        pq_error_clear(&u->commit_err);
+        u->commit_rc = do_commit(u, &u->commit_err);
+        if (u->commit_rc != PQ_OK) {
+            /* Messages about the input already name it. */
+            if (strncmp(u->commit_err.msg, u->path, strlen(u->path)))
+                pq_error_prefix(&u->commit_err, "%s: ", u->path);
+            pq_lake_report(u->l, &u->commit_err);
+        }
+    }
+    int rc = u->commit_rc;
+    if (rc != PQ_OK) *err = u->commit_err;
+    pthread_mutex_unlock(&u->mu);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ mkdir */
+
+
+int pq_lake_mkdir(pq_lake *l, const char *path, pq_error *err)
+{
+    char *dir;
+    const char *name;
+    PQ_TRY(split_path(path, &dir, &name, err));
+    view_file vf;
+    int rc = PQ_OK;
+    if (!name[0] || lake_is_hidden(name) || lake_view_file_of(name, &vf))
+        rc = pq_fail(err, PQ_E_DENIED, "%s: not a table or partition name", name);
+    if (rc == PQ_OK && !dir[0] && !l->single_table) {
+        /* A new table: a directory at the root, known as a table until it
+         * has files (its schema comes from the first file written). */
+        if (strchr(name, '=')) rc = pq_fail(err, PQ_E_DENIED, "%s: a table name has no '='", name);
+        bool is_dir;
+        int has = rc == PQ_OK ? lake_dir_has(l, "", name, &is_dir, err) : 0;
+        if (has < 0) rc = PQ_ERR;
+        else if (has) rc = pq_fail(err, PQ_E_DENIED, "%s exists", name); /* EEXIST comes from the lookup */
+        if (rc == PQ_OK) rc = l->store->ops->mkdir(l->store, name, err);
+        if (rc == PQ_OK) rc = lake_table_made(l, name, err);
+        if (rc == PQ_OK) pq_store_cached_invalidate(l->store, "");
+    } else if (rc == PQ_OK) {
+        /* Below a table, COL=VALUE on a partition column already resolves
+         * (as a filter until the directory exists) and a write into it makes
+         * the directory: anything else is not part of the layout. */
+        rc = pq_fail(err, PQ_E_DENIED, "%s: only tables are made with mkdir; a partition directory COL=VALUE is "
+                                       "made by the first file written into it", name);
+    }
+    free(dir);
+    if (rc != PQ_OK) return lake_fail_logged(l, err, path);
+    lake_logf(l, PQ_LOG_INFO, "made directory %s", path);
+    return PQ_OK;
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Writes through the mount (SPEC section 6), with the real pqfs daemon:
+#   - cp of a CSV into a partition directory (existing, or new and nested:
+#     COL=VALUE/ makes it) writes one <stem>-<unique>.parquet there; every view
+#     then has the rows (csvcmp against the inputs), and DuckDB reads the lake
+#     to the same rows;
+#   - a CSV column that matches the path is accepted, one that contradicts it,
+#     a bad value, a wrong field count are EINVAL at close, named (line and
+#     column) in /.pqfs/errors, and leave nothing in the lake;
+#   - a shell's `>` redirection (dup2 closes the first descriptor unwritten);
+#   - a Parquet file with the table's schema is taken in; another is EINVAL;
+#   - mkdir at the root makes a table whose schema the first CSV defines;
+#   - the table's ini writer settings (compression, row_group_rows, sort_by)
+#     shape the written file;
+#   - EPERM for views (where=), view files, rm, mv; EROFS on a read-only mount;
+#   - four concurrent cp into one partition all land.
+#   tests/mount/write.sh BUILD_DIR
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+[ $# -eq 1 ] || { echo "usage: write.sh BUILD_DIR" >&2; exit 2; }
+BUILD=$(cd "$1" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+mount_test_init
+
+check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
+# close_errno CMD...: runs a copy and prints OK or the errno name its close/open gave.
+copy_errno() {
+    python3 - "$1" "$2" <<'PY'
+import errno, shutil, sys
+try:
+    with open(sys.argv[1], 'rb') as src, open(sys.argv[2], 'wb') as dst:
+        shutil.copyfileobj(src, dst)
+    print('OK')
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))
+PY
+}
+lake_files() { find "$LAKE" -type f | sort; }
+
+LAKE=$WORK/lake MNT=$WORK/mnt IN=$WORK/in
+mkdir -p "$LAKE/events/dt=2024-01-01/region=eu" "$IN"
+printf 'id,name,amount,ts\n1,a,1.5,2024-01-01 10:00:00\n2,"b, c",,2024-01-01 11:00:00\n' >"$IN/seed.csv"
+"$PQTOOL" write "$IN/seed.csv" "$LAKE/events/dt=2024-01-01/region=eu/part-0.parquet"
+cat >"$WORK/lake.ini" <<EOF
+[pqfs]
+source = $LAKE
+cache_dir = $WORK/cache
+metadata_ttl = 30s
+
+[table events]
+partitions = dt:date, region:string
+compression = snappy
+row_group_rows = 3
+sort_by = id
+EOF
+start_pqfs "$WORK/pqfs.log" "$WORK/lake.ini" "$MNT"
+PID=$PQFS_PID
+
+# ------------------------------------------------------------ into partitions
+printf 'id,name,amount,ts\n5,e,5.5,2024-01-02 00:00:00\n3,"q ""x""",3,2024-01-02 01:00:00\n4,,,\n' >"$IN/a.csv"
+check "cp into an existing partition directory" 'cp "$IN/a.csv" "$MNT/events/dt=2024-01-01/region=eu/"'
+new=$(find "$LAKE/events/dt=2024-01-01/region=eu" -name 'a-*.parquet')
+check "one new part file a-<16 hex>.parquet, readable by all" \
+    '[ "$(echo "$new" | grep -cE "/a-[0-9a-f]{16}\.parquet$")" = 1 ] && [ "$(stat -c %a "$new")" = 644 ]'
+printf 'id,name,amount,ts,region,dt\n7,g,7,2024-03-04 05:06:07,us,2024-01-09\n' >"$IN/b.csv"
+check "cp into new nested partition directories (dt=2024-01-09/region=us/ made)" \
+    'cp "$IN/b.csv" "$MNT/events/dt=2024-01-09/region=us/" && [ -n "$(find "$LAKE/events/dt=2024-01-09/region=us" -name "b-*.parquet")" ]'
+printf 'id,name,amount,ts\n8,h,8,\n' >"$IN/c.csv"
+check "cp into the NULL partition (__HIVE_DEFAULT_PARTITION__)" \
+    'cp "$IN/c.csv" "$MNT/events/dt=2024-01-09/region=__HIVE_DEFAULT_PARTITION__/" && [ -n "$(find "$LAKE/events/dt=2024-01-09/region=__HIVE_DEFAULT_PARTITION__" -name "c-*.parquet")" ]'
+check "a shell redirection writes (printf > FILE)" \
+    'printf "id,name,amount,ts\n9,r,9,\n" >"$MNT/events/dt=2024-01-09/region=us/redirect.csv" && [ -n "$(find "$LAKE/events/dt=2024-01-09/region=us" -name "redirect-*.parquet")" ]'
+
+# Every view has the rows: the table root against the inputs (partitions appended).
+{
+    echo "id,name,amount,ts,dt,region"
+    tail -n +2 "$IN/seed.csv" | sed 's/$/,2024-01-01,eu/'
+    tail -n +2 "$IN/a.csv" | sed 's/$/,2024-01-01,eu/'
+    echo "7,g,7.0,2024-03-04 05:06:07,2024-01-09,us"
+    echo "8,h,8.0,,2024-01-09,"
+    echo "9,r,9.0,,2024-01-09,us"
+} >"$WORK/expect.csv"
+cat "$MNT/events/data.csv" >"$WORK/got.csv"
+check "events/data.csv has every written row: $(python3 "$CSVCMP" --unordered "$WORK/expect.csv" "$WORK/got.csv" 2>&1 | head -3)" \
+    'python3 "$CSVCMP" --unordered "$WORK/expect.csv" "$WORK/got.csv" >/dev/null 2>&1'
+check "a filtered view sees written rows (where=id>=5: 5,7,8,9)" \
+    '[ "$(tail -n +2 "$MNT/events/where=id>=5/select=id/data.csv" | sort -n | tr "\n" " ")" = "5 7 8 9 " ]'
+duck_rows=$(node "$here/duck.mjs" sql "SELECT count(*) || '/' || sum(id) FROM read_parquet('$LAKE/events/**/*.parquet', hive_partitioning = true)" 2>&1 | head -1)
+check "DuckDB reads the lake with the written files: 8 rows, ids summing to 39 (got $duck_rows)" '[ "$duck_rows" = "8/39" ]'
+
+# The ini's writer settings: snappy, row groups of 3, sorted by id.
+meta=$("$PQTOOL" meta "$new")
+check "written with the table's compression (snappy)" 'grep -q "  id: SNAPPY" <<<"$meta"'
+check "sorted by id, sorting_columns recorded" 'grep -q "^row group 0: rows=3 .*sorted_by=0$" <<<"$meta" && [ "$("$PQTOOL" cat "$new" --select id | tail -n +2 | tr "\n" " ")" = "3 4 5 " ]'
+
+# ------------------------------------------------------------ bad input: EINVAL, nothing left
+before=$(lake_files)
+printf 'id,name,amount,ts,dt\n10,x,1,,2024-01-05\n' >"$IN/contra.csv"
+check "a column that contradicts the path: EINVAL at close" '[ "$(copy_errno "$IN/contra.csv" "$MNT/events/dt=2024-01-01/region=eu/contra.csv")" = EINVAL ]'
+printf 'id,name,amount,ts\n11,x,abc,\n' >"$IN/bad.csv"
+check "a value that does not fit its column: EINVAL" '[ "$(copy_errno "$IN/bad.csv" "$MNT/events/dt=2024-01-01/region=eu/bad.csv")" = EINVAL ]'
+printf 'id,name,amount,ts\n12,x\n' >"$IN/short.csv"
+check "a record with too few fields: EINVAL" '[ "$(copy_errno "$IN/short.csv" "$MNT/events/dt=2024-01-07/region=eu/short.csv")" = EINVAL ]'
+printf 'id,nope\n1,2\n' >"$IN/col.csv"
+check "a column the table lacks: EINVAL" '[ "$(copy_errno "$IN/col.csv" "$MNT/events/dt=2024-01-01/region=eu/col.csv")" = EINVAL ]'
+check "failed writes leave nothing in the lake (no file, no temp, no directory)" '[ "$(lake_files)" = "$before" ] && [ ! -e "$LAKE/events/dt=2024-01-07" ]'
+errs=$(cat "$MNT/.pqfs/errors")
+check "the reasons are in /.pqfs/errors with line and column" \
+    'grep -q "contra.csv: line 2, column dt: .2024-01-05. contradicts the path (dt=2024-01-01)" <<<"$errs" &&
+     grep -q "bad.csv: line 2, column amount: .abc. is not a number" <<<"$errs" &&
+     grep -q "short.csv: line 2: 2 fields, the header has 4" <<<"$errs" &&
+     grep -q "col.csv: line 1: column .nope. is not in the table.s schema" <<<"$errs"'
+
+# ------------------------------------------------------------ Parquet input
+"$PQTOOL" write "$IN/a.csv" "$IN/same.parquet" --schema "$LAKE/events/dt=2024-01-01/region=eu/part-0.parquet"
+check "a Parquet file with the table's schema is taken in" \
+    'cp "$IN/same.parquet" "$MNT/events/dt=2024-01-02/region=eu/" && [ "$(tail -n +2 "$MNT/events/dt=2024-01-02/data.csv" | wc -l)" = 3 ]'
+check "a Parquet file with another schema: EINVAL" \
+    '[ "$(copy_errno "$SHARED/testdata/parquet-testing/data/alltypes_plain.parquet" "$MNT/events/dt=2024-01-02/region=eu/other.parquet")" = EINVAL ]'
+
+# ------------------------------------------------------------ refused at once
+check "a where= view takes no writes: EPERM" '[ "$(copy_errno "$IN/a.csv" "$MNT/events/where=id>1/x.csv")" = EPERM ]'
+check "a data-column filter takes no writes: EPERM" '[ "$(copy_errno "$IN/a.csv" "$MNT/events/dt=2024-01-01/region=eu/name=a/x.csv")" = EPERM ]'
+check "a partition directory without all partition columns: EPERM" '[ "$(copy_errno "$IN/a.csv" "$MNT/events/dt=2024-01-01/x.csv")" = EPERM ]'
+check "data.csv is read-only: EPERM" '[ "$(copy_errno "$IN/a.csv" "$MNT/events/data.csv")" = EPERM ]'
+check "rm of a view file: EPERM" '! rm -f "$MNT/events/data.csv" 2>"$WORK/err" && grep -q "Operation not permitted" "$WORK/err"'
+check "mv of a partition directory: EPERM" '! mv "$MNT/events/dt=2024-01-01" "$MNT/events/dt=2030-01-01" 2>"$WORK/err" && grep -q "Operation not permitted" "$WORK/err"'
+
+# ------------------------------------------------------------ concurrent writers
+cps=()
+for k in 1 2 3 4; do
+    printf 'id,name,amount,ts\n%d,p%d,1,\n%d,q%d,2,\n' $((100 + k)) "$k" $((200 + k)) "$k" >"$IN/par$k.csv"
+    cp "$IN/par$k.csv" "$MNT/events/dt=2024-02-01/region=eu/" &
+    cps+=($!)
+done
+wait "${cps[@]}" # not a bare wait: the daemon and the watchdog are children too
+check "four concurrent cp into one partition: four files, eight rows" \
+    '[ "$(find "$LAKE/events/dt=2024-02-01/region=eu" -name "par*.parquet" | wc -l)" = 4 ] && [ "$(tail -n +2 "$MNT/events/dt=2024-02-01/data.csv" | wc -l)" = 8 ]'
+
+# ------------------------------------------------------------ a new table
+check "mkdir at the root makes a table" 'mkdir "$MNT/fresh" && ls "$MNT" | grep -qx fresh'
+printf 'k,when,flag,score\n1,2024-01-01,true,0.5\n2,,false,nan\n' >"$IN/fresh.csv"
+check "its first CSV defines the schema" 'cp "$IN/fresh.csv" "$MNT/fresh/" && cat "$MNT/fresh/data.csv" >"$WORK/fresh.got" && cmp "$IN/fresh.csv" "$WORK/fresh.got"'
+check "types inferred (int64, date, boolean, double)" \
+    'grep -q "^k,INT64," "$MNT/fresh/schema.txt" && grep -q "^when,DATE" "$MNT/fresh/schema.txt" && grep -q "^flag,BOOLEAN" "$MNT/fresh/schema.txt"'
+printf 'k,when,flag,score\n3,2024-02-02,,1\n' >"$IN/fresh2.csv"
+check "a second file appends" 'cp "$IN/fresh2.csv" "$MNT/fresh/" && [ "$(tail -n +2 "$MNT/fresh/data.csv" | wc -l)" = 3 ]'
+check "mkdir of anything else: EPERM" '! mkdir "$MNT/events/junk" 2>/dev/null'
+
+stop_pqfs "$MNT" "$PID"
+
+# ------------------------------------------------------------ read-only mount
+start_pqfs "$WORK/pqfs-ro.log" "$LAKE" "$WORK/ro" -o "cache_dir=$WORK/cache-ro,read_only=true"
+check "read-only mount: EROFS" '[ "$(copy_errno "$IN/a.csv" "$WORK/ro/events/dt=2024-01-01/region=eu/x.csv")" = EROFS ]'
+check "read-only mount: mkdir EROFS" '! mkdir "$WORK/ro/t2" 2>"$WORK/err" && grep -q "Read-only file system" "$WORK/err"'
+stop_pqfs "$WORK/ro" "$PQFS_PID"
+
+summary mount.write
