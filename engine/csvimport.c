@@ -15,6 +15,7 @@
 
 #define DEFAULT_ROW_GROUP_ROWS 1048576
 #define ENCODE_SLICE_ROWS 65536
+#define SLICE_ROWS 65536       /* rows parsed before the column tasks get them */
 
 /* ------------------------------------------------------------------ target columns */
 
@@ -663,6 +664,18 @@ typedef struct rg_job {
     int *rc;
     int64_t *bad_row;          /* per column: the row that failed, or INT64_MAX */
     pq_error *errs;
+    /* Streamed (no sort): the row group arrives as slices while it is
+     * parsed; each column takes them in order (one task at a time per
+     * column), converting and adding them to its column writer, and seals
+     * its chunk once the row group is complete (`sealed`). */
+    bool stream, sealed;
+    rows_buf **slices;         /* NULL once every column is done with it */
+    int32_t n_slices, cap_slices;
+    int32_t *slice_done;       /* columns done with each slice */
+    pq_colwriter **w;
+    int32_t *next_slice;
+    int64_t *row_base;         /* rows of the row group before next_slice */
+    bool *busy, *finished;
 } rg_job;
 
 typedef struct importer {
@@ -675,6 +688,9 @@ typedef struct importer {
     pthread_cond_t work, done;
     rg_job *head, *tail;       /* in row group order */
     bool quit;
+    pthread_cond_t space;      /* a slice was freed, or a column failed */
+    int32_t pending_slices;    /* parsed and not yet freed */
+    bool failed;               /* a column task failed: stop parsing */
 } importer;
 
 static int encode_column(importer *im, rg_job *j, int32_t c, pq_chunk_out *out, pq_error *err)
@@ -724,16 +740,99 @@ static int encode_column(importer *im, rg_job *j, int32_t c, pq_chunk_out *out, 
     return rc;
 }
 
+/* One streamed task: slice k of column c converted and added to the
+ * column's writer, or (k < 0) the column's chunk sealed.  Called and
+ * returns with im->mu held. */
+static void stream_task(importer *im, rg_job *j, int32_t c, int32_t k)
+{
+    const target_col *t = &im->tc[c];
+    rows_buf *sl = k >= 0 ? j->slices[k] : NULL;
+    pthread_mutex_unlock(&im->mu);
+    pq_error *err = &j->errs[c];
+    int rc = PQ_OK;
+    int64_t bad = INT64_MAX;
+    if (!j->w[c]) rc = pq_colwriter_new(t->leaf, im->wopts, &j->w[c], err);
+    if (rc == PQ_OK && sl) {
+        rc = convert_column(sl, t, c, im->name, &bad, err);
+        col_buf *cb = &sl->cols[c];
+        for (int64_t r0 = 0, at = 0; rc == PQ_OK && r0 < sl->n_rows; r0 += ENCODE_SLICE_ROWS) {
+            int32_t n = (int32_t)(sl->n_rows - r0 < ENCODE_SLICE_ROWS ? sl->n_rows - r0 : ENCODE_SLICE_ROWS);
+            int32_t nv = 0;
+            for (int32_t i = 0; i < n; i++) nv += cb->def[r0 + i];
+            pq_col_batch bt = {.n_rows = n, .n_levels = n, .def = t->required ? NULL : cb->def + r0,
+                               .n_values = nv, .values = cb->vals + t->vsize * (size_t)at};
+            rc = pq_colwriter_add(j->w[c], &bt, err);
+            at += nv;
+        }
+        if (rc != PQ_OK && bad == INT64_MAX) pq_error_prefix(err, "%s: column %s: ", im->name, t->name);
+        free(cb->def);
+        free(cb->vals);
+        pq_buf_free(&cb->heap);
+        memset(cb, 0, sizeof *cb);
+    } else if (rc == PQ_OK) {
+        rc = pq_colwriter_finish(j->w[c], &j->chunks[c], err);
+        if (rc != PQ_OK) pq_error_prefix(err, "%s: column %s: ", im->name, t->name);
+    }
+    pthread_mutex_lock(&im->mu);
+    j->busy[c] = false;
+    if (sl) {
+        if (bad != INT64_MAX) bad += j->row_base[c];
+        j->row_base[c] += sl->n_rows;
+        j->next_slice[c]++;
+        if (++j->slice_done[k] == im->n_cols) {
+            rows_buf_free(sl);
+            j->slices[k] = NULL;
+            im->pending_slices--;
+            pthread_cond_broadcast(&im->space);
+        }
+    }
+    if (rc != PQ_OK || !sl) {
+        j->rc[c] = rc;
+        j->bad_row[c] = bad;
+        j->finished[c] = true;
+        if (rc != PQ_OK) {
+            im->failed = true;
+            pthread_cond_broadcast(&im->space);
+        }
+        if (++j->done_cols == im->n_cols) pthread_cond_broadcast(&im->done);
+    }
+}
+
+/* A streamed task that can run now: *c and *k (slice, or -1: seal). */
+static bool stream_pick(const importer *im, const rg_job *j, int32_t *c, int32_t *k)
+{
+    for (int32_t i = 0; i < im->n_cols; i++) {
+        if (j->busy[i] || j->finished[i]) continue;
+        if (j->next_slice[i] < j->n_slices) {
+            *c = i;
+            *k = j->next_slice[i];
+            return true;
+        }
+        if (j->sealed) {
+            *c = i;
+            *k = -1;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void *column_worker(void *arg)
 {
     importer *im = arg;
     pthread_mutex_lock(&im->mu);
     for (;;) {
         rg_job *j = im->head;
-        while (j && j->next_col >= im->n_cols) j = j->next;
+        int32_t sc = -1, sk = -1;
+        while (j && (j->stream ? !stream_pick(im, j, &sc, &sk) : j->next_col >= im->n_cols)) j = j->next;
         if (!j) {
             if (im->quit) break;
             pthread_cond_wait(&im->work, &im->mu);
+            continue;
+        }
+        if (j->stream) {
+            j->busy[sc] = true;
+            stream_task(im, j, sc, sk);
             continue;
         }
         int32_t c = j->next_col++;
@@ -754,6 +853,16 @@ static void *column_worker(void *arg)
 static void rg_job_free(rg_job *j, int32_t n_cols)
 {
     if (!j) return;
+    for (int32_t k = 0; k < j->n_slices; k++) rows_buf_free(j->slices[k]); /* left by a failed column */
+    free(j->slices);
+    free(j->slice_done);
+    if (j->w)
+        for (int32_t c = 0; c < n_cols; c++) pq_colwriter_free(j->w[c]);
+    free(j->w);
+    free(j->next_slice);
+    free(j->row_base);
+    free(j->busy);
+    free(j->finished);
     pq_chunks_free(j->chunks, n_cols);
     free(j->rc);
     free(j->bad_row);
@@ -777,6 +886,70 @@ static rg_job *rg_job_new(int32_t n_cols)
     return j;
 }
 
+static rg_job *stream_job_new(int32_t n_cols)
+{
+    rg_job *j = rg_job_new(n_cols);
+    if (!j) return NULL;
+    j->stream = true;
+    j->encode = true; /* finish_job appends it */
+    size_t n = (size_t)n_cols;
+    j->w = calloc(n, sizeof *j->w);
+    j->next_slice = calloc(n, sizeof *j->next_slice);
+    j->row_base = calloc(n, sizeof *j->row_base);
+    j->busy = calloc(n, sizeof *j->busy);
+    j->finished = calloc(n, sizeof *j->finished);
+    if (!j->w || !j->next_slice || !j->row_base || !j->busy || !j->finished) {
+        rg_job_free(j, n_cols);
+        return NULL;
+    }
+    for (int32_t c = 0; c < n_cols; c++) j->bad_row[c] = INT64_MAX;
+    return j;
+}
+
+/* Hands a parsed slice to a streamed job (or frees it when a column failed),
+ * then waits while too many slices are pending. */
+static int stream_push(importer *im, rg_job *j, rows_buf *sl, int32_t max_pending, pq_error *err)
+{
+    pthread_mutex_lock(&im->mu);
+    if (j->n_slices == j->cap_slices) {
+        int32_t cap = j->cap_slices ? j->cap_slices * 2 : 32;
+        rows_buf **ns = realloc(j->slices, sizeof *ns * (size_t)cap);
+        int32_t *nd = realloc(j->slice_done, sizeof *nd * (size_t)cap);
+        if (ns) j->slices = ns;
+        if (nd) j->slice_done = nd;
+        if (!ns || !nd) {
+            pthread_mutex_unlock(&im->mu);
+            rows_buf_free(sl);
+            return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        }
+        j->cap_slices = cap;
+    }
+    j->slices[j->n_slices] = sl;
+    j->slice_done[j->n_slices] = 0;
+    j->n_slices++;
+    im->pending_slices++;
+    /* Columns that failed skip the slice. */
+    for (int32_t c = 0; c < im->n_cols; c++)
+        if (j->finished[c]) j->slice_done[j->n_slices - 1]++;
+    if (j->slice_done[j->n_slices - 1] == im->n_cols) {
+        rows_buf_free(sl);
+        j->slices[j->n_slices - 1] = NULL;
+        im->pending_slices--;
+    }
+    pthread_cond_broadcast(&im->work);
+    while (im->pending_slices > max_pending && !im->failed) pthread_cond_wait(&im->space, &im->mu);
+    pthread_mutex_unlock(&im->mu);
+    return PQ_OK;
+}
+
+static void stream_seal(importer *im, rg_job *j)
+{
+    pthread_mutex_lock(&im->mu);
+    j->sealed = true;
+    pthread_cond_broadcast(&im->work);
+    pthread_mutex_unlock(&im->mu);
+}
+
 static void submit(importer *im, rg_job *j)
 {
     pthread_mutex_lock(&im->mu);
@@ -797,6 +970,8 @@ static int finish_job(importer *im, pq_filewriter *fw, pq_error *err)
     while (j->done_cols < im->n_cols) pthread_cond_wait(&im->done, &im->mu);
     im->head = j->next;
     if (!im->head) im->tail = NULL;
+    for (int32_t k = 0; k < j->n_slices; k++)
+        if (j->slices[k]) im->pending_slices--;
     pthread_mutex_unlock(&im->mu);
     int32_t failed = -1;
     for (int32_t c = 0; c < im->n_cols; c++)
@@ -998,6 +1173,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     pthread_mutex_init(&im.mu, NULL);
     pthread_cond_init(&im.work, NULL);
     pthread_cond_init(&im.done, NULL);
+    pthread_cond_init(&im.space, NULL);
     int threads = opts->threads > 0 ? opts->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (threads < 1) threads = 1;
     if (threads > 64) threads = 64;
@@ -1009,34 +1185,39 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
             break;
         }
 
-    /* Parse; each full row group goes to the column tasks while the next is
-     * parsed.  At most `threads` + 1 row groups are held. */
+    /* Parse.  Without a sort, each row group is a streamed job: slices of
+     * SLICE_ROWS rows go to its column tasks while the rest is parsed, and
+     * at most `threads` + 1 row groups are held.  With a sort, all rows are
+     * staged first. */
     int64_t rg_rows = opts->row_group_rows > 0 ? opts->row_group_rows : DEFAULT_ROW_GROUP_ROWS;
     bool sorted = n_sort > 0;
     int inflight = 0, max_inflight = threads < 2 ? 2 : threads;
-    int64_t total = 0;
-    rows_buf *b = NULL;
+    int32_t max_pending = 4 * threads + 4;
+    int64_t total = 0, cur_rows = 0;
+    rows_buf *b = NULL;        /* sorted: every row; else the slice being parsed */
+    rg_job *cur = NULL;        /* the row group being parsed (no sort) */
     while (rc == PQ_OK) {
         const pq_csv_text *f;
         int32_t nf;
         if ((rc = pq_csv_next(rd, &f, &nf, err)) != PQ_OK) break;
-        if (b && !sorted && (nf == 0 || b->n_rows == rg_rows)) {
-            rg_job *j = rg_job_new(n_cols);
-            if (!j) {
-                rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-                break;
-            }
-            j->own = j->src = b;
-            j->convert = j->encode = true;
-            j->n_rows = b->n_rows;
-            total += b->n_rows;
+        if (!sorted && b && (nf == 0 || b->n_rows == SLICE_ROWS || cur_rows == rg_rows)) {
+            rc = stream_push(&im, cur, b, max_pending, err);
             b = NULL;
-            submit(&im, j);
-            if (++inflight > max_inflight) {
-                rc = finish_job(&im, fw, err);
-                inflight--;
-                if (rc != PQ_OK) break;
+            if (rc != PQ_OK) break;
+            if (nf == 0 || cur_rows == rg_rows) {
+                stream_seal(&im, cur);
+                total += cur_rows;
+                cur = NULL;
+                cur_rows = 0;
+                if (++inflight > max_inflight) {
+                    inflight--;
+                    if ((rc = finish_job(&im, fw, err)) != PQ_OK) break;
+                }
             }
+            pthread_mutex_lock(&im.mu);
+            bool stop = im.failed; /* reported by the drain below */
+            pthread_mutex_unlock(&im.mu);
+            if (stop) break;
         }
         if (nf == 0) break;
         if (nf == 1 && n_fields > 1 && f[0].len == 0 && !f[0].quoted) continue; /* a blank line */
@@ -1054,6 +1235,13 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
                 break;
             }
         if (rc != PQ_OK) break;
+        if (!sorted && !cur) {
+            if (!(cur = stream_job_new(n_cols))) {
+                rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                break;
+            }
+            submit(&im, cur);
+        }
         if (!b && !(b = rows_buf_new(n_cols))) {
             rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
             break;
@@ -1063,6 +1251,14 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
             break;
         }
         rc = add_record(b, tc, n_cols, f, pq_csv_line(rd), name, err);
+        cur_rows++;
+    }
+    if (cur) {
+        /* Stopped inside a row group: its tasks end with what they have. */
+        rows_buf_free(b);
+        b = NULL;
+        stream_seal(&im, cur);
+        inflight++;
     }
     /* Sorted: convert every column (in parallel), sort, then encode slices. */
     uint32_t *perm = NULL;
@@ -1147,6 +1343,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     pthread_mutex_destroy(&im.mu);
     pthread_cond_destroy(&im.work);
     pthread_cond_destroy(&im.done);
+    pthread_cond_destroy(&im.space);
     free(tc);
     free(sorting);
     free(keys);

@@ -153,5 +153,24 @@ bad "duplicate header" 'a,a\n1,2\n' "" "line 1: column 'a' appears twice"
 bad "empty input" '' "" "empty input"
 bad "sort by a missing column" 'a\n1\n' "--sort-by b" "sort_by: no column 'b'"
 
+# A bad value deep in a streamed row group (past many slices), at 1 and 3 threads:
+# the earliest bad row is named, and nothing is written.
+python3 - "$work/deep.csv" <<'EOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("id,k,name\n")
+    for i in range(300000):
+        f.write("%d,%s,n%d\n" % (i, "zz" if i in (150000, 250000) else str(i % 7), i))
+EOF
+printf 'id,k,name\n0,1,x\n' >"$work/deep_ref.csv"
+"$pqtool" write "$work/deep_ref.csv" "$work/deep_ref.parquet" 2>/dev/null
+for t in 1 3; do
+    rm -f "$work/deep.parquet"
+    "$pqtool" write "$work/deep.csv" "$work/deep.parquet" --schema "$work/deep_ref.parquet" --threads $t \
+        --row-group-rows 100000 2>"$work/err" && failed "deep bad value accepted"
+    check "deep bad value at $t threads: $(cat "$work/err")" \
+        'grep -qx "pqtool: $work/deep.csv: line 150002, column k: .zz. is not an integer" "$work/err" && [ ! -e "$work/deep.parquet" ]'
+done
+
 echo "writer.csv: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
