@@ -71,12 +71,15 @@ static pqfs_fs *fs_of(fuse_req_t req)
     return fuse_req_userdata(req);
 }
 
-static open_handle *track(pqfs_fs *fs, pq_lake_handle *file, struct dir_listing *dir)
+static open_handle *track(pqfs_fs *fs, pq_lake_handle *file, struct dir_listing *dir, pq_lake_upload *upload,
+                          fuse_ino_t upload_ino)
 {
     open_handle *oh = calloc(1, sizeof *oh);
     if (!oh) return NULL;
     oh->file = file;
     oh->dir = dir;
+    oh->upload = upload;
+    oh->upload_ino = upload_ino;
     atomic_init(&oh->refs, 1);
     pthread_mutex_lock(&fs->mu);
     oh->next = fs->open;
@@ -397,7 +400,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         reply_error(req, &err);
         return;
     }
-    open_handle *oh = track(fs, NULL, d);
+    open_handle *oh = track(fs, NULL, d, NULL, 0);
     if (!oh) {
         listing_free(d);
         fuse_reply_err(req, ENOMEM);
@@ -477,7 +480,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         reply_error(req, &err);
         return;
     }
-    open_handle *oh = track(fs, h, NULL);
+    open_handle *oh = track(fs, h, NULL, NULL, 0);
     if (!oh) {
         pq_lake_release(h);
         fuse_reply_err(req, ENOMEM);
@@ -637,17 +640,13 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     memset(&e, 0, sizeof e);
     e.ino = remember(fs, path);
     free(path);
-    open_handle *oh = e.ino ? track(fs, NULL, NULL) : NULL;
+    open_handle *oh = e.ino ? track(fs, NULL, NULL, u, e.ino) : NULL;
     if (!oh) {
         if (e.ino) forget_one(fs, e.ino, 1);
         pq_lake_upload_free(u);
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    pthread_mutex_lock(&fs->mu);
-    oh->upload = u;
-    oh->upload_ino = e.ino;
-    pthread_mutex_unlock(&fs->mu);
     pq_lake_attr a = {.size = 0, .size_final = true};
     fill_stat(fs, e.ino, &a, &e.attr);
     e.attr.st_mode = S_IFREG | 0644;

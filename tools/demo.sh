@@ -64,6 +64,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+rm -rf "$LAKE/demo_writes"   # the table the demo writes (below), from an interrupted run
 step "mount: pqfs $LAKE $MNT"
 "$BUILD/pqfs" "$LAKE" "$MNT" -f -o "cache_dir=$CACHE,metadata_ttl=5s" 2>"$BUILD/demo-pqfs.log" &
 PQFS_PID=$!
@@ -86,6 +87,14 @@ show cat "events/where=amount > 1000 AND country IN ('DE','FR')/select=id,countr
 step "what was pruned to answer it"
 show cat "events/where=id BETWEEN 100000 AND 100100/select=id,amount/plan.txt"
 show cat "events/where=id BETWEEN 100000 AND 100100/select=id,amount/limit=3/data.csv"
+step "writing: mkdir makes a table, a CSV copied in becomes a Parquet part file"
+printf 'id,city,visited\n1,Lisbon,2024-05-01\n2,"Oslo, NO",\n' >"$ROOT/$BUILD/demo-visits.csv"
+show mkdir demo_writes
+show cp "$ROOT/$BUILD/demo-visits.csv" demo_writes/visits.csv
+show cat demo_writes/data.csv
+show cat demo_writes/schema.txt
+show find "$ROOT/$LAKE/demo_writes" -name '*.parquet'
+rm -rf "$ROOT/$LAKE/demo_writes"
 step "counters"
 show_head 12 cat .pqfs/stats
 cd "$ROOT"
