@@ -76,11 +76,12 @@ static int refill(pq_csv_reader *r, pq_error *err)
         r->scan -= r->pos;
         r->pos = 0;
     }
+    /* What is left after compaction is one unfinished record. */
+    if (r->end > PQ_CSV_MAX_RECORD)
+        return pq_fail(err, PQ_E_USAGE, "%s: line %lld: a record longer than %zu MiB%s", r->name,
+                       (long long)r->line, PQ_CSV_MAX_RECORD >> 20,
+                       r->scan_state == SCAN_QUOTED ? " (is a quote left open?)" : "");
     if (r->cap - r->end < BLOCK) {
-        if (r->end > PQ_CSV_MAX_RECORD)
-            return pq_fail(err, PQ_E_USAGE, "%s: line %lld: a record longer than %zu MiB%s", r->name,
-                           (long long)r->line, PQ_CSV_MAX_RECORD >> 20,
-                           r->scan_state == SCAN_QUOTED ? " (is a quote left open?)" : "");
         size_t cap = r->cap ? r->cap * 2 : 2 * BLOCK;
         char *nb = realloc(r->buf, cap);
         if (!nb) return pq_fail(err, PQ_E_NOMEM, "out of memory for a CSV record");
