@@ -42,6 +42,7 @@ typedef enum conv_kind {
 typedef struct target_col {
     const pq_leaf *leaf;
     const char *name;
+    size_t name_len;
     conv_kind kind;
     pq_phys phys;
     size_t vsize;              /* bytes per value in the typed array */
@@ -101,6 +102,7 @@ static int classify(const pq_leaf *leaf, target_col *t, pq_error *err)
     memset(t, 0, sizeof *t);
     t->leaf = leaf;
     t->name = nd->name;
+    t->name_len = strlen(nd->name);
     t->phys = nd->phys;
     t->vsize = pq_value_size(nd->phys);
     t->required = leaf->max_def == 0;
@@ -1092,6 +1094,8 @@ static int map_header(pq_csv_reader *rd, const char *name, target_col *tc, int32
     int32_t nf;
     if (pq_csv_next(rd, &f, &nf, err) != PQ_OK) return PQ_ERR;
     if (nf == 0) return pq_fail(err, PQ_E_USAGE, "%s: empty input: a header line is needed", name);
+    if (nf > n_cols + opts->n_fixed)
+        return pq_fail(err, PQ_E_USAGE, "%s: line 1: %d columns, the table has %d", name, nf, n_cols + opts->n_fixed);
     for (int k = 0; k < opts->n_fixed; k++) fixed_field[k] = -1;
     for (int32_t i = 0; i < nf; i++) {
         int32_t hit = -1;
@@ -1104,7 +1108,7 @@ static int map_header(pq_csv_reader *rd, const char *name, target_col *tc, int32
             }
         if (hit == n_cols) continue;
         for (int32_t c = 0; c < n_cols; c++)
-            if (strlen(tc[c].name) == f[i].len && memcmp(tc[c].name, f[i].p, f[i].len) == 0) hit = c;
+            if (tc[c].name_len == f[i].len && memcmp(tc[c].name, f[i].p, f[i].len) == 0) hit = c;
         if (hit < 0)
             return pq_fail(err, PQ_E_USAGE, "%s: line 1: column '%.*s' is not in the table's schema", name,
                            (int)(f[i].len > 100 ? 100 : f[i].len), f[i].p);
@@ -1415,6 +1419,36 @@ static void infer_value(infer_state *s, const char *p, size_t n, bool quoted)
     }
 }
 
+/* Header names must be distinct: checked with a hash table (a header can
+ * hold many thousands of names). */
+static int check_unique_names(const pq_csv_text *f, int32_t n, const char *name, pq_error *err)
+{
+    size_t cap = 16;
+    while (cap < (size_t)n * 2) cap *= 2;
+    int32_t *slot = malloc(sizeof *slot * cap);
+    if (!slot) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < cap; i++) slot[i] = -1;
+    int rc = PQ_OK;
+    for (int32_t c = 0; c < n && rc == PQ_OK; c++) {
+        uint64_t h = 1469598103934665603ull;
+        for (uint32_t i = 0; i < f[c].len; i++) h = (h ^ (uint8_t)f[c].p[i]) * 1099511628211ull;
+        for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+            if (slot[i] < 0) {
+                slot[i] = c;
+                break;
+            }
+            const pq_csv_text *o = &f[slot[i]];
+            if (o->len == f[c].len && memcmp(o->p, f[c].p, f[c].len) == 0) {
+                rc = pq_fail(err, PQ_E_USAGE, "%s: line 1: column '%.*s' appears twice", name,
+                             (int)(f[c].len > 100 ? 100 : f[c].len), f[c].p);
+                break;
+            }
+        }
+    }
+    free(slot);
+    return rc;
+}
+
 void pq_csv_schema_free(pq_csv_schema *s)
 {
     if (!s) return;
@@ -1435,6 +1469,11 @@ int pq_csv_infer(pq_file *in, const char *name, pq_csv_schema *out, pq_error *er
     if (rc == PQ_OK && nf == 0) rc = pq_fail(err, PQ_E_USAGE, "%s: empty input: a header line is needed", name);
     int32_t n_cols = nf;
     infer_state *st = NULL;
+    if (rc == PQ_OK && n_cols > PQ_CSV_MAX_COLUMNS)
+        rc = pq_fail(err, PQ_E_USAGE, "%s: line 1: %d columns, more than %d", name, n_cols, PQ_CSV_MAX_COLUMNS);
+    for (int32_t c = 0; rc == PQ_OK && c < n_cols; c++)
+        if (f[c].len == 0) rc = pq_fail(err, PQ_E_USAGE, "%s: line 1: column %d has no name", name, c + 1);
+    if (rc == PQ_OK) rc = check_unique_names(f, n_cols, name, err);
     if (rc == PQ_OK) {
         out->elements = calloc((size_t)n_cols + 1, sizeof *out->elements);
         st = calloc((size_t)n_cols, sizeof *st);
@@ -1445,9 +1484,6 @@ int pq_csv_infer(pq_file *in, const char *name, pq_csv_schema *out, pq_error *er
             rc = pq_fail(err, PQ_E_USAGE, "%s: line 1: column %d has no name", name, c + 1);
             break;
         }
-        for (int32_t k = 0; k < c; k++)
-            if (strlen(out->elements[k + 1].name) == f[c].len && memcmp(out->elements[k + 1].name, f[c].p, f[c].len) == 0)
-                rc = pq_fail(err, PQ_E_USAGE, "%s: line 1: column '%.*s' appears twice", name, (int)f[c].len, f[c].p);
         pq_schema_element *e = &out->elements[c + 1];
         e->name = pq_arena_strndup(&out->arena, f[c].p, f[c].len);
         if (!e->name) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");

@@ -19,6 +19,9 @@
 #include "io.h"
 #include "table.h"
 
+/* Columns a CSV header may have (inference). */
+#define PQ_CSV_MAX_COLUMNS 65536
+
 /* A flat schema: elements[0] is the root, elements[1..n) the columns. */
 typedef struct pq_csv_schema {
     pq_schema_element *elements;
