@@ -165,6 +165,12 @@ int pq_csv_next(pq_csv_reader *r, const pq_csv_text **fields, int32_t *n_fields,
         int st = r->scan_state;
         int64_t nl = r->scan_newlines;
         const char *b = r->buf;
+        /* Most records hold no quote: then the record ends at the next line
+         * break, found with memchr instead of the state machine. */
+        if (st == SCAN_FIELD_START && i == r->pos && i < r->end) {
+            const char *lf = memchr(b + i, '\n', r->end - i);
+            if (lf && !memchr(b + i, '"', (size_t)(lf - (b + i)))) i = (size_t)(lf - b);
+        }
         for (; i < r->end; i++) {
             char c = b[i];
             if (st == SCAN_QUOTED) {
