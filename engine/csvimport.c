@@ -693,6 +693,7 @@ typedef struct importer {
     pthread_cond_t space;      /* a slice was freed, or a column failed */
     int32_t pending_slices;    /* parsed and not yet freed */
     bool failed;               /* a column task failed: stop parsing */
+    _Atomic bool mismatch;     /* a value did not fit its column's type */
 } importer;
 
 static int encode_column(importer *im, rg_job *j, int32_t c, pq_chunk_out *out, pq_error *err)
@@ -756,6 +757,7 @@ static void stream_task(importer *im, rg_job *j, int32_t c, int32_t k)
     if (!j->w[c]) rc = pq_colwriter_new(t->leaf, im->wopts, &j->w[c], err);
     if (rc == PQ_OK && sl) {
         rc = convert_column(sl, t, c, im->name, &bad, err);
+        if (rc != PQ_OK && bad != INT64_MAX) im->mismatch = true;
         col_buf *cb = &sl->cols[c];
         for (int64_t r0 = 0, at = 0; rc == PQ_OK && r0 < sl->n_rows; r0 += ENCODE_SLICE_ROWS) {
             int32_t n = (int32_t)(sl->n_rows - r0 < ENCODE_SLICE_ROWS ? sl->n_rows - r0 : ENCODE_SLICE_ROWS);
@@ -843,6 +845,7 @@ static void *column_worker(void *arg)
         j->bad_row[c] = INT64_MAX;
         int rc = PQ_OK;
         if (j->convert) rc = convert_column(j->src, &im->tc[c], c, im->name, &j->bad_row[c], &j->errs[c]);
+        if (rc != PQ_OK && j->bad_row[c] != INT64_MAX) im->mismatch = true;
         if (rc == PQ_OK && j->encode) rc = encode_column(im, j, c, &j->chunks[c], &j->errs[c]);
         j->rc[c] = rc;
         pthread_mutex_lock(&im->mu);
@@ -1337,6 +1340,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
     if (rc == PQ_OK) rc = pq_filewriter_finish(fw, err);
     if (rc == PQ_OK && rows_out) *rows_out = total;
+    if (opts->mismatch) *opts->mismatch = rc != PQ_OK && im.mismatch;
     pq_filewriter_free(fw);
     if (im.vidx)
         for (int32_t c = 0; c < n_cols; c++) free(im.vidx[c]);
@@ -1459,6 +1463,14 @@ void pq_csv_schema_free(pq_csv_schema *s)
 
 int pq_csv_infer(pq_file *in, const char *name, pq_csv_schema *out, pq_error *err)
 {
+    return pq_csv_infer_rows(in, name, 0, out, NULL, err);
+}
+
+int pq_csv_infer_rows(pq_file *in, const char *name, int64_t max_rows, pq_csv_schema *out, bool *whole,
+                      pq_error *err)
+{
+    if (whole) *whole = true;
+    int64_t seen = 0;
     memset(out, 0, sizeof *out);
     pq_arena_init(&out->arena, 4096);
     pq_csv_reader *rd;
@@ -1490,8 +1502,19 @@ int pq_csv_infer(pq_file *in, const char *name, pq_csv_schema *out, pq_error *er
         st[c] = (infer_state){.can_int = true, .can_double = true, .can_bool = true, .can_date = true, .can_ts = true};
     }
     while (rc == PQ_OK) {
+        if (max_rows > 0 && seen >= max_rows) {
+            /* A column without a value yet would be STRING by default:
+             * read on until it has one. */
+            bool determined = true;
+            for (int32_t c = 0; c < n_cols && determined; c++) determined = st[c].any;
+            if (determined) {
+                if (whole) *whole = false;
+                break;
+            }
+        }
         rc = pq_csv_next(rd, &f, &nf, err);
         if (rc != PQ_OK || nf == 0) break;
+        seen++;
         if (nf == 1 && n_cols > 1 && f[0].len == 0 && !f[0].quoted) continue;
         if (nf != n_cols) {
             rc = pq_fail(err, PQ_E_USAGE, "%s: line %lld: %d fields, the header has %d", name,
@@ -1543,4 +1566,26 @@ int pq_csv_infer(pq_file *in, const char *name, pq_csv_schema *out, pq_error *er
     pq_csv_free(rd);
     if (rc != PQ_OK) pq_csv_schema_free(out);
     return rc;
+}
+
+int pq_csv_import_inferred(pq_file *in, const char *name, const pq_import_opts *opts, const pq_sink *sink,
+                           int (*restart)(void *ctx, pq_error *err), void *restart_ctx, pq_csv_schema *schema,
+                           int64_t *rows_out, pq_error *err)
+{
+    /* Types from a sample, then one pass; a value past the sample that
+     * does not fit means the sample was not enough: the sink is emptied and
+     * the types are taken from the whole file, as a second pass. */
+    bool whole;
+    PQ_TRY(pq_csv_infer_rows(in, name, PQ_CSV_INFER_SAMPLE_ROWS, schema, &whole, err));
+    pq_import_opts o = *opts;
+    bool mismatch = false;
+    o.mismatch = &mismatch;
+    int rc = pq_csv_import(in, name, schema->elements, schema->n_elements, &o, sink, rows_out, err);
+    if (rc == PQ_OK || whole || !mismatch) return rc;
+    pq_csv_schema_free(schema);
+    pq_error_clear(err);
+    PQ_TRY(restart(restart_ctx, err));
+    PQ_TRY(pq_csv_infer(in, name, schema, err));
+    o.mismatch = NULL;
+    return pq_csv_import(in, name, schema->elements, schema->n_elements, &o, sink, rows_out, err);
 }

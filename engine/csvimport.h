@@ -38,6 +38,11 @@ void pq_csv_schema_free(pq_csv_schema *s);
  * when none does), else STRING.  A column without values is STRING.  Every
  * column is optional. */
 int pq_csv_infer(pq_file *in, const char *name, pq_csv_schema *out, pq_error *err);
+/* The same from at most max_rows rows (0: all); *whole (may be NULL) says
+ * whether they were all the rows. */
+int pq_csv_infer_rows(pq_file *in, const char *name, int64_t max_rows, pq_csv_schema *out, bool *whole,
+                      pq_error *err);
+#define PQ_CSV_INFER_SAMPLE_ROWS 200000
 
 /* A column whose value is fixed (a partition column, from the path): not
  * written; a CSV column of that name must hold that value on every row. */
@@ -55,6 +60,7 @@ typedef struct pq_import_opts {
     int n_sort_by;
     const pq_import_fixed *fixed;
     int n_fixed;
+    bool *mismatch;            /* out (may be NULL): failed because a value did not fit its column's type */
 } pq_import_opts;
 
 void pq_import_opts_init(pq_import_opts *o);
@@ -66,5 +72,14 @@ void pq_import_opts_init(pq_import_opts *o);
  * line and column.  *rows_out (may be NULL) gets the rows written. */
 int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elements, int32_t n_elements,
                   const pq_import_opts *opts, const pq_sink *sink, int64_t *rows_out, pq_error *err);
+
+/* CSV to Parquet with inferred types in one pass where it can: the types
+ * come from the first PQ_CSV_INFER_SAMPLE_ROWS rows; when a later value does
+ * not fit them, restart(restart_ctx) empties the sink and the file is read
+ * twice (types from every row, as pq_csv_infer, then the import).  *schema
+ * gets the types used (pq_csv_schema_free it, also on failure). */
+int pq_csv_import_inferred(pq_file *in, const char *name, const pq_import_opts *opts, const pq_sink *sink,
+                           int (*restart)(void *ctx, pq_error *err), void *restart_ctx, pq_csv_schema *schema,
+                           int64_t *rows_out, pq_error *err);
 
 #endif

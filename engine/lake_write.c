@@ -233,7 +233,18 @@ void pq_lake_upload_free(pq_lake_upload *u)
 
 typedef struct upload_sink {
     pq_upload *up;
+    pq_store *store;           /* for a restart: the upload begun again */
+    const char *path;
 } upload_sink;
+
+/* Empties the upload for a second pass (pq_csv_import_inferred). */
+static int upload_restart(void *ctx, pq_error *err)
+{
+    upload_sink *s = ctx;
+    s->up->ops->abort(s->up);
+    s->up = NULL;
+    return s->store->ops->create(s->store, s->path, &s->up, err);
+}
 
 static int upload_sink_write(void *ctx, const char *data, size_t len, pq_error *err)
 {
@@ -289,12 +300,12 @@ static int check_parquet_schema(const pq_schema *table, const pq_schema *in, con
 
 /* Makes the partition directory and starts the upload of name into it. */
 static int open_output(pq_lake *l, view *v, char **vals, const char *name, char **dir_out, char **made,
-                       int *n_made, pq_upload **up, pq_error *err)
+                       int *n_made, upload_sink *us, pq_error *err)
 {
     PQ_TRY(target_dir(l, v, vals, dir_out, made, n_made, err));
-    char *path = lake_join(&v->arena, *dir_out, name);
-    if (!path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    return l->store->ops->create(l->store, path, up, err);
+    us->path = lake_join(&v->arena, *dir_out, name);
+    if (!us->path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    return l->store->ops->create(l->store, us->path, &us->up, err);
 }
 
 static int do_commit(pq_lake_upload *u, pq_error *err)
@@ -312,7 +323,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
     pq_footer_ref *ref = NULL;
     pq_footer *in_ft = NULL;
     pq_csv_schema inferred = {0};
-    pq_upload *up = NULL;
+    upload_sink us = {NULL, l->store, NULL};
     pq_import_fixed *fixed = NULL;
     int rc = pq_file_open_local(u->stage_path, NULL, &in, err);
     if (rc == PQ_OK && t->ref_path) {
@@ -336,9 +347,8 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             pq_error_prefix(err, "%s: not a readable Parquet file: ", u->name);
         }
         if (rc == PQ_OK) rc = check_parquet_schema(table_ft ? &table_ft->schema : NULL, &in_ft->schema, t, u->name, err);
-        if (rc == PQ_OK) rc = open_output(l, &v, vals, out_path, &out_dir, made, &n_made, &up, err);
+        if (rc == PQ_OK) rc = open_output(l, &v, vals, out_path, &out_dir, made, &n_made, &us, err);
         if (rc == PQ_OK) {
-            upload_sink us = {up};
             pq_sink sink = {upload_sink_write, &us};
             pq_rewrite_opts ro;
             pq_rewrite_opts_init(&ro);
@@ -348,25 +358,14 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             rows = in_ft->meta.num_rows;
         }
     } else if (rc == PQ_OK) {
-        const pq_schema_element *elements;
-        int32_t n_elements;
-        if (table_ft) {
-            elements = table_ft->meta.schema;
-            n_elements = table_ft->meta.n_schema;
-        } else {
-            rc = pq_csv_infer(in, u->path, &inferred, err);
-            elements = inferred.elements;
-            n_elements = inferred.n_elements;
-        }
         if (rc == PQ_OK && t->n_parts > 0) {
             fixed = calloc((size_t)t->n_parts, sizeof *fixed);
             if (!fixed) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
             for (int p = 0; rc == PQ_OK && p < t->n_parts; p++)
                 fixed[p] = (pq_import_fixed){t->part_names[p], vals[p], t->part_types[p]};
         }
-        if (rc == PQ_OK) rc = open_output(l, &v, vals, out_path, &out_dir, made, &n_made, &up, err);
+        if (rc == PQ_OK) rc = open_output(l, &v, vals, out_path, &out_dir, made, &n_made, &us, err);
         if (rc == PQ_OK) {
-            upload_sink us = {up};
             pq_sink sink = {upload_sink_write, &us};
             pq_import_opts io;
             pq_import_opts_init(&io);
@@ -379,12 +378,16 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             io.threads = l->threads;
             io.fixed = fixed;
             io.n_fixed = t->n_parts;
-            rc = pq_csv_import(in, u->path, elements, n_elements, &io, &sink, &rows, err);
+            /* A new table's types: from the CSV. */
+            if (table_ft)
+                rc = pq_csv_import(in, u->path, table_ft->meta.schema, table_ft->meta.n_schema, &io, &sink, &rows, err);
+            else
+                rc = pq_csv_import_inferred(in, u->path, &io, &sink, upload_restart, &us, &inferred, &rows, err);
         }
     }
-    if (up) {
-        if (rc == PQ_OK) rc = up->ops->commit(up, err);
-        else up->ops->abort(up);
+    if (us.up) {
+        if (rc == PQ_OK) rc = us.up->ops->commit(us.up, err);
+        else us.up->ops->abort(us.up);
     }
     if (rc != PQ_OK && l->store->ops->rmdir) {
         /* A failed write leaves no directory behind either (one another

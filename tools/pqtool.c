@@ -584,6 +584,14 @@ static int cmd_rewrite(int argc, char **argv)
     return rc == PQ_OK ? 0 : report(&err);
 }
 
+/* Empties the output file for a second pass (pq_csv_import_inferred). */
+static int restart_fd(void *ctx, pq_error *err)
+{
+    int fd = *(int *)ctx;
+    if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0) return pq_fail(err, PQ_E_IO, "%s", strerror(errno));
+    return PQ_OK;
+}
+
 /* CSV to Parquet through the parallel writer.  The output appears whole or
  * not at all: it is written next to OUT under a temporary name and renamed
  * on success. */
@@ -632,10 +640,6 @@ static int cmd_write(int argc, char **argv)
             elements = ft->meta.schema;
             n_elements = ft->meta.n_schema;
         }
-    } else {
-        rc = pq_csv_infer(f, in, &inferred, &err);
-        elements = inferred.elements;
-        n_elements = inferred.n_elements;
     }
     char tmp[4096];
     int fd = -1;
@@ -653,7 +657,8 @@ static int cmd_write(int argc, char **argv)
         io.sort_by = sort_by;
         io.n_sort_by = n_sort_by;
         int64_t rows;
-        rc = pq_csv_import(f, in, elements, n_elements, &io, &sink, &rows, &err);
+        if (like) rc = pq_csv_import(f, in, elements, n_elements, &io, &sink, &rows, &err);
+        else rc = pq_csv_import_inferred(f, in, &io, &sink, restart_fd, &fd, &inferred, &rows, &err);
         if (rc == PQ_OK && fchmod(fd, 0644) != 0) rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
         if (close(fd) != 0 && rc == PQ_OK) rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
         if (rc == PQ_OK && rename(tmp, out) != 0) rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));

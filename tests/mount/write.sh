@@ -148,6 +148,19 @@ check "types inferred (int64, date, boolean, double)" \
     'grep -q "^k,INT64," "$MNT/fresh/schema.txt" && grep -q "^when,DATE" "$MNT/fresh/schema.txt" && grep -q "^flag,BOOLEAN" "$MNT/fresh/schema.txt"'
 printf 'k,when,flag,score\n3,2024-02-02,,1\n' >"$IN/fresh2.csv"
 check "a second file appends" 'cp "$IN/fresh2.csv" "$MNT/fresh/" && [ "$(tail -n +2 "$MNT/fresh/data.csv" | wc -l)" = 3 ]'
+# A new table's types come from a sample; a later value that does not fit makes
+# the write start over with the types of every row (the first upload dropped).
+mkdir "$MNT/wide"
+python3 -c '
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("id,code\n")
+    for i in range(210000):
+        f.write("%d,%s\n" % (i, "x7" if i == 205000 else str(i % 100)))
+' "$IN/wide.csv"
+check "a late value that does not fit the sample's types: written in a second pass" \
+    'cp "$IN/wide.csv" "$MNT/wide/" && grep -q "^code,STRING" "$MNT/wide/schema.txt" && [ "$(tail -n +2 "$MNT/wide/data.csv" | wc -l)" = 210000 ]'
+check "one part file and no temporary left" '[ "$(ls -A "$LAKE/wide" | wc -l)" = 1 ]'
 check "mkdir of anything else: EPERM" '! mkdir "$MNT/events/junk" 2>/dev/null'
 
 stop_pqfs "$MNT" "$PID"

@@ -172,5 +172,24 @@ for t in 1 3; do
         'grep -qx "pqtool: $work/deep.csv: line 150002, column k: .zz. is not an integer" "$work/err" && [ ! -e "$work/deep.parquet" ]'
 done
 
+# Types come from a sample of the first 200,000 rows; a later value that does
+# not fit (1.5 in an int64 column, a date in a boolean one) makes a second pass
+# with the types of every row.  A column with no value in the sample is read on.
+python3 - "$work/late.csv" <<'EOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("id,v,flag,late\n")
+    for i in range(250000):
+        v = "1.5" if i == 240000 else str(i)
+        flag = "2024-01-01" if i == 249999 else ("true" if i % 2 else "false")
+        late = "7" if i == 230000 else ""
+        f.write("%d,%s,%s,%s\n" % (i, v, flag, late))
+EOF
+check "a late value widens the inferred type (second pass)" '"$pqtool" write "$work/late.csv" "$work/late.parquet" 2>"$work/err"'
+late_schema=$("$pqtool" meta "$work/late.parquet" | sed -n '/^schema:/,/^columns:/p' | tr -s ' ' | tr '\n' ';')
+check "types from every row: v DOUBLE, flag STRING, late INT64 ($late_schema)" \
+    '[ "$late_schema" = "schema:; id: INT64; v: DOUBLE; flag: STRING; late: INT64;columns:;" ]'
+check "and every row is there" '[ "$("$pqtool" cat "$work/late.parquet" --where "id >= 0" | wc -l)" = 250001 ]'
+
 echo "writer.csv: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
