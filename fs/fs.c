@@ -243,16 +243,38 @@ static bool read_should_stop(void *p)
     return fuse_req_interrupted(s->req) || (s->fs->se && fuse_session_exited(s->fs->se));
 }
 
-static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+/* The path of `name` in directory `parent`, or NULL with the error replied. */
+static char *path_in(fuse_req_t req, pqfs_fs *fs, fuse_ino_t parent, const char *name)
 {
-    pqfs_fs *fs = fs_of(req);
     char *pp = path_of(fs, parent);
     char *path = pp ? child_path(pp, name) : NULL;
     free(pp);
-    if (!path) {
-        fuse_reply_err(req, pp ? ENOMEM : ESTALE);
+    if (!path) fuse_reply_err(req, pp ? ENOMEM : ESTALE);
+    return path;
+}
+
+/* Replies an entry for `path` (freed) with attributes `a`. */
+static void reply_entry_of(fuse_req_t req, pqfs_fs *fs, char *path, const pq_lake_attr *a)
+{
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    e.ino = remember(fs, path);
+    free(path);
+    if (!e.ino) {
+        fuse_reply_err(req, ENOMEM);
         return;
     }
+    fill_stat(fs, e.ino, a, &e.attr);
+    e.attr_timeout = attr_timeout(fs, a);
+    e.entry_timeout = fs->o.entry_timeout;
+    if (fuse_reply_entry(req, &e) != 0) forget_one(fs, e.ino, 1);
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    pqfs_fs *fs = fs_of(req);
+    char *path = path_in(req, fs, parent, name);
+    if (!path) return;
     pq_error err;
     pq_error_clear(&err);
     pq_lake_attr a;
@@ -262,18 +284,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
         reply_error(req, &err);
         return;
     }
-    struct fuse_entry_param e;
-    memset(&e, 0, sizeof e);
-    e.ino = remember(fs, path);
-    free(path);
-    if (!e.ino) {
-        fuse_reply_err(req, ENOMEM);
-        return;
-    }
-    fill_stat(fs, e.ino, &a, &e.attr);
-    e.attr_timeout = attr_timeout(fs, &a);
-    e.entry_timeout = fs->o.entry_timeout;
-    if (fuse_reply_entry(req, &e) != 0) forget_one(fs, e.ino, 1);
+    reply_entry_of(req, fs, path, &a);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -586,13 +597,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
     (void)mode;
     pqfs_fs *fs = fs_of(req);
     if (refuse_if_read_only(req, fs)) return;
-    char *pp = path_of(fs, parent);
-    char *path = pp ? child_path(pp, name) : NULL;
-    free(pp);
-    if (!path) {
-        fuse_reply_err(req, pp ? ENOMEM : ESTALE);
-        return;
-    }
+    char *path = path_in(req, fs, parent, name);
+    if (!path) return;
     pq_error err;
     pq_error_clear(&err);
     pq_lake_attr a;
@@ -602,18 +608,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
         reply_error(req, &err);
         return;
     }
-    struct fuse_entry_param e;
-    memset(&e, 0, sizeof e);
-    e.ino = remember(fs, path);
-    free(path);
-    if (!e.ino) {
-        fuse_reply_err(req, ENOMEM);
-        return;
-    }
-    fill_stat(fs, e.ino, &a, &e.attr);
-    e.attr_timeout = attr_timeout(fs, &a);
-    e.entry_timeout = fs->o.entry_timeout;
-    if (fuse_reply_entry(req, &e) != 0) forget_one(fs, e.ino, 1);
+    reply_entry_of(req, fs, path, &a);
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
@@ -621,13 +616,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     (void)mode;
     pqfs_fs *fs = fs_of(req);
     if (refuse_if_read_only(req, fs)) return;
-    char *pp = path_of(fs, parent);
-    char *path = pp ? child_path(pp, name) : NULL;
-    free(pp);
-    if (!path) {
-        fuse_reply_err(req, pp ? ENOMEM : ESTALE);
-        return;
-    }
+    char *path = path_in(req, fs, parent, name);
+    if (!path) return;
     pq_error err;
     pq_error_clear(&err);
     pq_lake_upload *u;
