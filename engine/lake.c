@@ -373,7 +373,10 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             v->n_eq = ne;
         }
     }
-    if (v->n_eq || v->n_wheres || v->n_select) {
+    /* A table without files yet (made by mkdir, or declared) has no schema
+     * to check against: its COL=VALUE directories must resolve, so that a
+     * first write can go into them. */
+    if ((v->n_eq || v->n_wheres || v->n_select) && t->ref_path) {
         /* Validate: unknown columns, bad expressions fail the lookup. */
         pq_query *q;
         pq_footer_ref *ref;

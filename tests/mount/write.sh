@@ -55,6 +55,9 @@ partitions = dt:date, region:string
 compression = snappy
 row_group_rows = 3
 sort_by = id
+
+[table sales]
+partitions = month:string
 EOF
 start_pqfs "$WORK/pqfs.log" "$WORK/lake.ini" "$MNT"
 PID=$PQFS_PID
@@ -161,6 +164,12 @@ with open(sys.argv[1], "w") as f:
 check "a late value that does not fit the sample's types: written in a second pass" \
     'cp "$IN/wide.csv" "$MNT/wide/" && grep -q "^code,STRING" "$MNT/wide/schema.txt" && [ "$(tail -n +2 "$MNT/wide/data.csv" | wc -l)" = 210000 ]'
 check "one part file and no temporary left" '[ "$(ls -A "$LAKE/wide" | wc -l)" = 1 ]'
+# A new table with partitions declared in the ini: the first write goes into
+# COL=VALUE/ directories that do not exist yet.
+check "mkdir of a declared partitioned table, then a write into month=2024-01/" \
+    'mkdir "$MNT/sales" && printf "sku,qty\na,1\nb,2\n" >"$IN/sales.csv" && cp "$IN/sales.csv" "$MNT/sales/month=2024-01/" &&
+     [ -n "$(find "$LAKE/sales/month=2024-01" -name "sales-*.parquet")" ] &&
+     [ "$(cat "$MNT/sales/data.csv")" = "$(printf "sku,qty,month\na,1,2024-01\nb,2,2024-01")" ]'
 check "mkdir of anything else: EPERM" '! mkdir "$MNT/events/junk" 2>/dev/null'
 
 stop_pqfs "$MNT" "$PID"
