@@ -1568,6 +1568,20 @@ int pq_csv_infer_rows(pq_file *in, const char *name, int64_t max_rows, pq_csv_sc
     return rc;
 }
 
+/* Fixed columns (partition values from the path) are not written: an
+ * inferred schema loses the CSV columns of those names. */
+static void drop_fixed(pq_csv_schema *s, const pq_import_opts *opts)
+{
+    int32_t kept = 1;
+    for (int32_t i = 1; i < s->n_elements; i++) {
+        bool fixed = false;
+        for (int k = 0; k < opts->n_fixed && !fixed; k++) fixed = !strcmp(s->elements[i].name, opts->fixed[k].name);
+        if (!fixed) s->elements[kept++] = s->elements[i];
+    }
+    s->n_elements = kept;
+    s->elements[0].num_children = kept - 1;
+}
+
 int pq_csv_import_inferred(pq_file *in, const char *name, const pq_import_opts *opts, const pq_sink *sink,
                            int (*restart)(void *ctx, pq_error *err), void *restart_ctx, pq_csv_schema *schema,
                            int64_t *rows_out, pq_error *err)
@@ -1577,6 +1591,7 @@ int pq_csv_import_inferred(pq_file *in, const char *name, const pq_import_opts *
      * the types are taken from the whole file, as a second pass. */
     bool whole;
     PQ_TRY(pq_csv_infer_rows(in, name, PQ_CSV_INFER_SAMPLE_ROWS, schema, &whole, err));
+    drop_fixed(schema, opts);
     pq_import_opts o = *opts;
     bool mismatch = false;
     o.mismatch = &mismatch;
@@ -1586,6 +1601,7 @@ int pq_csv_import_inferred(pq_file *in, const char *name, const pq_import_opts *
     pq_error_clear(err);
     PQ_TRY(restart(restart_ctx, err));
     PQ_TRY(pq_csv_infer(in, name, schema, err));
+    drop_fixed(schema, opts);
     o.mismatch = NULL;
     return pq_csv_import(in, name, schema->elements, schema->n_elements, &o, sink, rows_out, err);
 }

@@ -42,13 +42,23 @@ static int split_path(const char *path, char **dir, const char **name, pq_error 
     return PQ_OK;
 }
 
+/* The partition columns of a write's directory and their values. */
+typedef struct write_target {
+    int n_parts;
+    const char **names;
+    char **vals;                 /* NULL: NULL */
+    pq_part_type *types;
+} write_target;
+
 /* Resolves a directory that takes writes: a table root or a partition
  * directory.  Partition directories need not exist: COL=VALUE components on
  * the partition columns below the real ones (which the path grammar reads as
- * filters) name the directories the write creates.  part_vals[p] (in the
- * view's arena) gets every partition column's value, NULL for NULL. */
-static int resolve_target_dir(pq_lake *l, const char *dir, view *v, char ***part_vals, pq_error *err)
+ * filters) name the directories the write creates.  A table without files
+ * or partitions (made by mkdir) takes its COL=VALUE components, in order, as
+ * its partition layout. */
+static int resolve_target_dir(pq_lake *l, const char *dir, view *v, write_target *wt, pq_error *err)
 {
+    memset(wt, 0, sizeof *wt);
     if (lake_resolve(l, dir, v, err) != PQ_OK) return PQ_ERR;
     if (v->kind == K_ROOT)
         return pq_fail(err, PQ_E_DENIED, "files cannot be written at the root (mkdir makes a table)");
@@ -56,24 +66,41 @@ static int resolve_target_dir(pq_lake *l, const char *dir, view *v, char ***part
     if (v->n_wheres || v->n_select || v->limit >= 0)
         return pq_fail(err, PQ_E_DENIED, "a view (where=, select=, limit=) takes no writes");
     const table_info *t = v->t;
-    char **vals = pq_arena_alloc(&v->arena, sizeof *vals * (size_t)(t->n_parts + 1));
-    bool *set = pq_arena_alloc(&v->arena, sizeof *set * (size_t)(t->n_parts + 1));
-    if (!vals || !set) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    for (int p = 0; p < t->n_parts; p++) {
+    bool new_layout = !t->ref_path && t->n_parts == 0;
+    int n = new_layout ? v->n_eq : t->n_parts;
+    wt->n_parts = n;
+    wt->names = pq_arena_alloc(&v->arena, sizeof *wt->names * (size_t)(n + 1));
+    wt->vals = pq_arena_alloc(&v->arena, sizeof *wt->vals * (size_t)(n + 1));
+    wt->types = pq_arena_alloc(&v->arena, sizeof *wt->types * (size_t)(n + 1));
+    bool *set = pq_arena_alloc(&v->arena, sizeof *set * (size_t)(n + 1));
+    if (!wt->names || !wt->vals || !wt->types || !set) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (new_layout) {
+        for (int k = 0; k < n; k++) {
+            for (int i = 0; i < k; i++)
+                if (!strcmp(v->eq_cols[i], v->eq_cols[k]))
+                    return pq_fail(err, PQ_E_DENIED, "%s=...: named twice", v->eq_cols[k]);
+            wt->names[k] = v->eq_cols[k];
+            wt->vals[k] = (char *)v->eq_vals[k];
+            wt->types[k] = PQ_PART_INFER;
+        }
+        return PQ_OK;
+    }
+    for (int p = 0; p < n; p++) {
+        wt->names[p] = t->part_names[p];
+        wt->types[p] = t->part_types[p];
         set[p] = p < v->n_real;
-        vals[p] = p < v->n_real ? v->real_vals[p] : NULL;
+        wt->vals[p] = p < v->n_real ? v->real_vals[p] : NULL;
     }
     for (int k = 0; k < v->n_eq; k++) {
         int p = v->n_real;
-        while (p < t->n_parts && strcmp(t->part_names[p], v->eq_cols[k])) p++;
-        if (p == t->n_parts || set[p])
+        while (p < n && strcmp(t->part_names[p], v->eq_cols[k])) p++;
+        if (p == n || set[p])
             return pq_fail(err, PQ_E_DENIED, "%s=...: a filter on a data column (a view) takes no writes", v->eq_cols[k]);
         set[p] = true;
-        vals[p] = (char *)v->eq_vals[k];
+        wt->vals[p] = (char *)v->eq_vals[k];
     }
-    for (int p = 0; p < t->n_parts; p++)
+    for (int p = 0; p < n; p++)
         if (!set[p]) return pq_fail(err, PQ_E_DENIED, "write into a partition directory: %s=... is missing", t->part_names[p]);
-    *part_vals = vals;
     return PQ_OK;
 }
 
@@ -99,17 +126,17 @@ static char *encode_part_value(pq_arena *a, const char *v)
 
 /* The store path of the partition directory for `vals`, made when missing;
  * made[0..*n_made) are the directories made, outermost first. */
-static int target_dir(pq_lake *l, view *v, char **vals, char **out, char **made, int *n_made, pq_error *err)
+static int target_dir(pq_lake *l, view *v, const write_target *wt, char **out, char **made, int *n_made,
+                      pq_error *err)
 {
-    const table_info *t = v->t;
     char *d = v->real_dir;
     *n_made = 0;
-    for (int p = v->n_real; p < t->n_parts; p++) {
-        char *ev = encode_part_value(&v->arena, vals[p]);
-        size_t n = strlen(t->part_names[p]) + (ev ? strlen(ev) : 0) + 2;
+    for (int p = v->n_real; p < wt->n_parts; p++) {
+        char *ev = encode_part_value(&v->arena, wt->vals[p]);
+        size_t n = strlen(wt->names[p]) + (ev ? strlen(ev) : 0) + 2;
         char *comp = ev ? pq_arena_alloc(&v->arena, n) : NULL;
         if (!comp) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        snprintf(comp, n, "%s=%s", t->part_names[p], ev);
+        snprintf(comp, n, "%s=%s", wt->names[p], ev);
         char *next = lake_join(&v->arena, d, comp);
         if (!next) return pq_fail(err, PQ_E_NOMEM, "out of memory");
         bool is_dir;
@@ -140,9 +167,9 @@ int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error 
         rc = pq_fail(err, PQ_E_DENIED, "%s: names starting with '.' or '_' are not data", name);
     view v;
     bool resolved = false;
-    char **vals;
+    write_target wt;
     if (rc == PQ_OK) {
-        rc = resolve_target_dir(l, dir, &v, &vals, err);
+        rc = resolve_target_dir(l, dir, &v, &wt, err);
         resolved = true;
     }
     if (resolved) lake_view_free(l, &v);
@@ -276,14 +303,14 @@ static char *part_name(pq_arena *a, const char *name)
 
 /* The leaves of a Parquet input must be the table's: same paths, types and
  * levels; its top-level names must not be partition columns. */
-static int check_parquet_schema(const pq_schema *table, const pq_schema *in, const table_info *t, const char *name,
+static int check_parquet_schema(const pq_schema *table, const pq_schema *in, const write_target *wt, const char *name,
                                 pq_error *err)
 {
     for (int32_t c = 0; c < in->root->n_children; c++)
-        for (int p = 0; p < t->n_parts; p++)
-            if (!strcmp(in->root->children[c]->name, t->part_names[p]))
+        for (int p = 0; p < wt->n_parts; p++)
+            if (!strcmp(in->root->children[c]->name, wt->names[p]))
                 return pq_fail(err, PQ_E_USAGE, "%s: has the partition column '%s': partition values come from the path",
-                               name, t->part_names[p]);
+                               name, wt->names[p]);
     if (!table) return PQ_OK;
     if (table->n_leaves != in->n_leaves)
         return pq_fail(err, PQ_E_USAGE, "%s: %d columns, the table has %d", name, in->n_leaves, table->n_leaves);
@@ -299,10 +326,10 @@ static int check_parquet_schema(const pq_schema *table, const pq_schema *in, con
 }
 
 /* Makes the partition directory and starts the upload of name into it. */
-static int open_output(pq_lake *l, view *v, char **vals, const char *name, char **dir_out, char **made,
+static int open_output(pq_lake *l, view *v, const write_target *wt, const char *name, char **dir_out, char **made,
                        int *n_made, upload_sink *us, pq_error *err)
 {
-    PQ_TRY(target_dir(l, v, vals, dir_out, made, n_made, err));
+    PQ_TRY(target_dir(l, v, wt, dir_out, made, n_made, err));
     us->path = lake_join(&v->arena, *dir_out, name);
     if (!us->path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     return l->store->ops->create(l->store, us->path, &us->up, err);
@@ -312,8 +339,8 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
 {
     pq_lake *l = u->l;
     view v;
-    char **vals;
-    if (resolve_target_dir(l, u->dir, &v, &vals, err) != PQ_OK) {
+    write_target wt;
+    if (resolve_target_dir(l, u->dir, &v, &wt, err) != PQ_OK) {
         lake_view_free(l, &v);
         return PQ_ERR;
     }
@@ -335,7 +362,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
     if (rc == PQ_OK && !out_path) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     /* Checks the input before making directories: a bad file leaves nothing. */
     char *out_dir = NULL;
-    char **made = pq_arena_alloc(&v.arena, sizeof *made * (size_t)(t->n_parts + 1));
+    char **made = pq_arena_alloc(&v.arena, sizeof *made * (size_t)(wt.n_parts + 1));
     int n_made = 0;
     if (rc == PQ_OK && !made) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     bool parquet = has_suffix(u->name, ".parquet");
@@ -346,8 +373,8 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             err->cls = PQ_E_USAGE; /* the input is bad, not the lake */
             pq_error_prefix(err, "%s: not a readable Parquet file: ", u->name);
         }
-        if (rc == PQ_OK) rc = check_parquet_schema(table_ft ? &table_ft->schema : NULL, &in_ft->schema, t, u->name, err);
-        if (rc == PQ_OK) rc = open_output(l, &v, vals, out_path, &out_dir, made, &n_made, &us, err);
+        if (rc == PQ_OK) rc = check_parquet_schema(table_ft ? &table_ft->schema : NULL, &in_ft->schema, &wt, u->name, err);
+        if (rc == PQ_OK) rc = open_output(l, &v, &wt, out_path, &out_dir, made, &n_made, &us, err);
         if (rc == PQ_OK) {
             pq_sink sink = {upload_sink_write, &us};
             pq_rewrite_opts ro;
@@ -358,13 +385,13 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             rows = in_ft->meta.num_rows;
         }
     } else if (rc == PQ_OK) {
-        if (rc == PQ_OK && t->n_parts > 0) {
-            fixed = calloc((size_t)t->n_parts, sizeof *fixed);
+        if (rc == PQ_OK && wt.n_parts > 0) {
+            fixed = calloc((size_t)wt.n_parts, sizeof *fixed);
             if (!fixed) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-            for (int p = 0; rc == PQ_OK && p < t->n_parts; p++)
-                fixed[p] = (pq_import_fixed){t->part_names[p], vals[p], t->part_types[p]};
+            for (int p = 0; rc == PQ_OK && p < wt.n_parts; p++)
+                fixed[p] = (pq_import_fixed){wt.names[p], wt.vals[p], wt.types[p]};
         }
-        if (rc == PQ_OK) rc = open_output(l, &v, vals, out_path, &out_dir, made, &n_made, &us, err);
+        if (rc == PQ_OK) rc = open_output(l, &v, &wt, out_path, &out_dir, made, &n_made, &us, err);
         if (rc == PQ_OK) {
             pq_sink sink = {upload_sink_write, &us};
             pq_import_opts io;
@@ -377,7 +404,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             }
             io.threads = l->threads;
             io.fixed = fixed;
-            io.n_fixed = t->n_parts;
+            io.n_fixed = wt.n_parts;
             /* A new table's types: from the CSV. */
             if (table_ft)
                 rc = pq_csv_import(in, u->path, table_ft->meta.schema, table_ft->meta.n_schema, &io, &sink, &rows, err);

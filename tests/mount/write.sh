@@ -170,6 +170,18 @@ check "mkdir of a declared partitioned table, then a write into month=2024-01/" 
     'mkdir "$MNT/sales" && printf "sku,qty\na,1\nb,2\n" >"$IN/sales.csv" && cp "$IN/sales.csv" "$MNT/sales/month=2024-01/" &&
      [ -n "$(find "$LAKE/sales/month=2024-01" -name "sales-*.parquet")" ] &&
      [ "$(cat "$MNT/sales/data.csv")" = "$(printf "sku,qty,month\na,1,2024-01\nb,2,2024-01")" ]'
+# A table made by mkdir and not declared: its first write's COL=VALUE
+# directories become its partition layout (a CSV column of that name must
+# agree, and is not written into the file); later writes follow the layout.
+mkdir "$MNT/trips"
+printf 'city,km,year\nLisbon,12,2024\nOslo,,2024\n' >"$IN/trips1.csv"
+printf 'city,km\nRome,7\n' >"$IN/trips2.csv"
+check "an undeclared new table takes its layout from the first write's path" \
+    'cp "$IN/trips1.csv" "$MNT/trips/year=2024/" && cp "$IN/trips2.csv" "$MNT/trips/year=2025/" &&
+     [ "$(cat "$MNT/trips/data.csv")" = "$(printf "city,km,year\nLisbon,12,2024\nOslo,,2024\nRome,7,2025")" ] &&
+     grep -q "^year,INT64,true,true" "$MNT/trips/schema.txt"'
+check "then the layout is the table's: a write outside it is EPERM" \
+    '[ "$(copy_errno "$IN/trips2.csv" "$MNT/trips/x.csv")" = EPERM ]'
 check "mkdir of anything else: EPERM" '! mkdir "$MNT/events/junk" 2>/dev/null'
 
 stop_pqfs "$MNT" "$PID"
