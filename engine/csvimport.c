@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "csvread.h"
+#include "csvtype.h"
 #include "filewrite.h"
 #include "numfmt.h"
 #include "scan_parquet.h"
@@ -16,468 +17,6 @@
 #define DEFAULT_ROW_GROUP_ROWS 1048576
 #define ENCODE_SLICE_ROWS 65536
 #define SLICE_ROWS 65536       /* rows parsed before the column tasks get them */
-
-/* ------------------------------------------------------------------ target columns */
-
-/* How a target column reads its text. */
-typedef enum conv_kind {
-    CV_BOOL,
-    CV_INT,                    /* signed, in [lo, hi] */
-    CV_UINT,                   /* unsigned, at most umax, stored as the bit pattern */
-    CV_FLOAT,
-    CV_DOUBLE,
-    CV_DATE,
-    CV_TIMESTAMP,              /* digits: 3, 6, 9 */
-    CV_TIME,
-    CV_DECIMAL,                /* INT32/INT64 unscaled, `scale`, `precision` */
-    CV_DECIMAL_BYTES,          /* big-endian two's complement: fixed_len bytes, or minimal (BYTE_ARRAY) */
-    CV_INT96,                  /* a timestamp as Julian day and nanoseconds */
-    CV_FLOAT16,
-    CV_STRING,
-    CV_BINARY,                 /* printable ASCII as is, other bytes as \xHH */
-    CV_UUID,
-    CV_FIXED,                  /* binary of exactly fixed_len bytes */
-} conv_kind;
-
-typedef struct target_col {
-    const pq_leaf *leaf;
-    const char *name;
-    size_t name_len;
-    conv_kind kind;
-    pq_phys phys;
-    size_t vsize;              /* bytes per value in the typed array */
-    int digits;
-    bool utc;
-    int32_t scale, precision;
-    int64_t lo, hi;
-    uint64_t umax;
-    int32_t fixed_len;
-    bool required;
-    int32_t csv_field;         /* -1: not in the CSV */
-} target_col;
-
-static const int64_t pow10_i64[19] = {1,
-                                      10,
-                                      100,
-                                      1000,
-                                      10000,
-                                      100000,
-                                      1000000,
-                                      10000000,
-                                      100000000,
-                                      1000000000,
-                                      10000000000LL,
-                                      100000000000LL,
-                                      1000000000000LL,
-                                      10000000000000LL,
-                                      100000000000000LL,
-                                      1000000000000000LL,
-                                      10000000000000000LL,
-                                      100000000000000000LL,
-                                      1000000000000000000LL};
-
-static int unit_digits(pq_time_unit u)
-{
-    return u == PQ_UNIT_MILLIS ? 3 : u == PQ_UNIT_NANOS ? 9 : 6;
-}
-
-static int classify_decimal_bytes(const pq_leaf *leaf, target_col *t, pq_error *err)
-{
-    const pq_logical *lg = &leaf->node->logical;
-    int32_t len = leaf->node->phys == PQ_FIXED_LEN_BYTE_ARRAY ? leaf->node->type_length : 16;
-    if (lg->precision < 1 || lg->precision > 38 || lg->scale < 0 || lg->scale > lg->precision || len < 1 || len > 16)
-        return pq_fail(err, PQ_E_UNSUPPORTED, "column %s: DECIMAL(%d,%d) in %d bytes", leaf->path, lg->precision,
-                       lg->scale, len);
-    t->kind = CV_DECIMAL_BYTES;
-    t->scale = lg->scale;
-    t->precision = lg->precision;
-    return PQ_OK;
-}
-
-/* Classifies a leaf; PQ_E_UNSUPPORTED for what this importer cannot read. */
-static int classify(const pq_leaf *leaf, target_col *t, pq_error *err)
-{
-    const pq_node *nd = leaf->node;
-    const pq_logical *lg = &nd->logical;
-    memset(t, 0, sizeof *t);
-    t->leaf = leaf;
-    t->name = nd->name;
-    t->name_len = strlen(nd->name);
-    t->phys = nd->phys;
-    t->vsize = pq_value_size(nd->phys);
-    t->required = leaf->max_def == 0;
-    t->csv_field = -1;
-    if (leaf->max_rep > 0 || leaf->max_def > 1 || (nd->parent && nd->parent->parent))
-        return pq_fail(err, PQ_E_UNSUPPORTED, "column %s: nested columns cannot be written from CSV", leaf->path);
-    switch (nd->phys) {
-    case PQ_BOOLEAN: t->kind = CV_BOOL; return PQ_OK;
-    case PQ_FLOAT: t->kind = CV_FLOAT; return PQ_OK;
-    case PQ_DOUBLE: t->kind = CV_DOUBLE; return PQ_OK;
-    case PQ_INT32:
-    case PQ_INT64: {
-        bool is64 = nd->phys == PQ_INT64;
-        if (lg->kind == PQ_LT_DATE && !is64) t->kind = CV_DATE;
-        else if (lg->kind == PQ_LT_TIMESTAMP && is64) {
-            t->kind = CV_TIMESTAMP;
-            t->digits = unit_digits(lg->unit);
-            t->utc = lg->utc;
-        } else if (lg->kind == PQ_LT_TIME) {
-            t->kind = CV_TIME;
-            t->digits = unit_digits(lg->unit);
-        } else if (lg->kind == PQ_LT_DECIMAL) {
-            if (lg->precision < 1 || lg->precision > (is64 ? 18 : 9) || lg->scale < 0 || lg->scale > lg->precision)
-                return pq_fail(err, PQ_E_UNSUPPORTED, "column %s: DECIMAL(%d,%d) on %s", leaf->path, lg->precision,
-                               lg->scale, is64 ? "INT64" : "INT32");
-            t->kind = CV_DECIMAL;
-            t->scale = lg->scale;
-            t->precision = lg->precision;
-        } else if (lg->kind == PQ_LT_INTEGER && !lg->is_signed) {
-            t->kind = CV_UINT;
-            t->umax = lg->bit_width >= 64 ? UINT64_MAX : (UINT64_C(1) << lg->bit_width) - 1;
-        } else if (lg->kind == PQ_LT_NONE || lg->kind == PQ_LT_INTEGER) {
-            int bits = lg->kind == PQ_LT_INTEGER ? lg->bit_width : is64 ? 64 : 32;
-            t->kind = CV_INT;
-            t->hi = bits >= 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
-            t->lo = -t->hi - 1;
-        } else {
-            return pq_fail(err, PQ_E_UNSUPPORTED, "column %s: its type cannot be written from CSV", leaf->path);
-        }
-        return PQ_OK;
-    }
-    case PQ_INT96: t->kind = CV_INT96; return PQ_OK;
-    case PQ_BYTE_ARRAY:
-        if (lg->kind == PQ_LT_DECIMAL) return classify_decimal_bytes(leaf, t, err);
-        if (lg->kind == PQ_LT_STRING || lg->kind == PQ_LT_ENUM || lg->kind == PQ_LT_JSON) t->kind = CV_STRING;
-        else if (lg->kind == PQ_LT_NONE || lg->kind == PQ_LT_BSON) t->kind = CV_BINARY;
-        else return pq_fail(err, PQ_E_UNSUPPORTED, "column %s: its type cannot be written from CSV", leaf->path);
-        return PQ_OK;
-    case PQ_FIXED_LEN_BYTE_ARRAY:
-        t->fixed_len = nd->type_length;
-        if (lg->kind == PQ_LT_DECIMAL) return classify_decimal_bytes(leaf, t, err);
-        if (lg->kind == PQ_LT_FLOAT16 && nd->type_length == 2) t->kind = CV_FLOAT16;
-        else if (lg->kind == PQ_LT_UUID && nd->type_length == 16) t->kind = CV_UUID;
-        else if (lg->kind == PQ_LT_NONE) t->kind = CV_FIXED;
-        else return pq_fail(err, PQ_E_UNSUPPORTED, "column %s: its type cannot be written from CSV", leaf->path);
-        return PQ_OK;
-    default: return pq_fail(err, PQ_E_UNSUPPORTED, "column %s: its type cannot be written from CSV", leaf->path);
-    }
-}
-
-/* ------------------------------------------------------------------ text -> value */
-
-static bool eq_nocase(const char *p, size_t n, const char *word)
-{
-    size_t k = strlen(word);
-    if (n != k) return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-        if (c != word[i]) return false;
-    }
-    return true;
-}
-
-static int parse_bool(const char *p, size_t n, uint8_t *out)
-{
-    if (eq_nocase(p, n, "true") || (n == 1 && p[0] == '1')) *out = 1;
-    else if (eq_nocase(p, n, "false") || (n == 1 && p[0] == '0')) *out = 0;
-    else return -1;
-    return 0;
-}
-
-static int parse_u64(const char *p, size_t n, uint64_t *out)
-{
-    size_t i = n > 0 && p[0] == '+';
-    if (i == n) return -1;
-    uint64_t v = 0;
-    for (; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9') return -1;
-        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(p[i] - '0'), &v)) return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* [-+]digits[.digits] with at most `scale` fraction digits and `precision`
- * (at most 38) digits in all -> the unscaled integer. */
-static int parse_decimal(const char *p, size_t n, int32_t scale, int32_t precision, __int128 *out)
-{
-    size_t i = 0;
-    bool neg = false;
-    if (i < n && (p[i] == '-' || p[i] == '+')) neg = p[i++] == '-';
-    __int128 v = 0, limit = 1;
-    for (int32_t k = 0; k < precision; k++) limit *= 10;
-    int digits = 0, frac = -1;
-    for (; i < n; i++) {
-        char c = p[i];
-        if (c == '.' && frac < 0) {
-            frac = 0;
-            continue;
-        }
-        if (c < '0' || c > '9') return -1;
-        digits++;
-        if (frac >= 0 && ++frac > scale) return -1;
-        v = v * 10 + (c - '0');
-        if (v >= limit) return -1;
-    }
-    if (digits == 0) return -1;
-    for (int32_t k = frac < 0 ? 0 : frac; k < scale; k++) {
-        v *= 10;
-        if (v >= limit) return -1;
-    }
-    *out = neg ? -v : v;
-    return 0;
-}
-
-/* IEEE half precision bits of f, rounded to nearest even. */
-static uint16_t float_to_half(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    uint32_t exp = (x >> 23) & 0xff, man = x & 0x7fffff;
-    if (exp == 0xff) return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
-    int32_t e = (int32_t)exp - 127 + 15;
-    if (e >= 31) return (uint16_t)(sign | 0x7c00);
-    if (e <= 0) {
-        if (e < -10) return sign;
-        man |= 0x800000;
-        uint32_t shift = (uint32_t)(14 - e);
-        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++; /* may carry into the exponent: still right */
-    return (uint16_t)(sign | h);
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* Canonical binary text: \xHH for a byte, anything else as is. */
-static int unescape_binary(const char *p, size_t n, pq_buf *heap, size_t *len)
-{
-    if (pq_buf_reserve(heap, n) != 0) return -2;
-    uint8_t *o = (uint8_t *)heap->data + heap->len;
-    size_t k = 0;
-    for (size_t i = 0; i < n;) {
-        if (p[i] == '\\') {
-            int hi, lo;
-            if (i + 4 > n) return -1;
-            if (p[i + 1] != 'x' || (hi = hexval(p[i + 2])) < 0 || (lo = hexval(p[i + 3])) < 0) return -1;
-            o[k++] = (uint8_t)(hi << 4 | lo);
-            i += 4;
-        } else {
-            o[k++] = (uint8_t)p[i++];
-        }
-    }
-    heap->len += k;
-    *len = k;
-    return 0;
-}
-
-static int parse_uuid(const char *p, size_t n, uint8_t out[16])
-{
-    if (n != 36) return -1;
-    int k = 0;
-    for (size_t i = 0; i < n;) {
-        if (i == 8 || i == 13 || i == 18 || i == 23) {
-            if (p[i] != '-') return -1;
-            i++;
-            continue;
-        }
-        int hi = hexval(p[i]), lo = hexval(p[i + 1]);
-        if (hi < 0 || lo < 0) return -1;
-        out[k++] = (uint8_t)(hi << 4 | lo);
-        i += 2;
-    }
-    return k == 16 ? 0 : -1;
-}
-
-/* Converts one non-NULL field into *value (t->vsize bytes); byte arrays go
- * to `heap`, and their pq_bytes holds the heap offset until the row group is
- * sealed.  Returns 0, -1 with *why for bad text, -2 out of memory. */
-static int convert(const target_col *t, const char *p, size_t n, void *value, pq_buf *heap, const char **why)
-{
-    switch (t->kind) {
-    case CV_BOOL:
-        *why = "not a boolean (true or false)";
-        return parse_bool(p, n, value);
-    case CV_INT: {
-        int64_t v;
-        *why = "not an integer";
-        if (pq_parse_i64(p, n, &v) != 0) return -1;
-        *why = "out of the column's range";
-        if (v < t->lo || v > t->hi) return -1;
-        if (t->phys == PQ_INT32) *(int32_t *)value = (int32_t)v;
-        else *(int64_t *)value = v;
-        return 0;
-    }
-    case CV_UINT: {
-        uint64_t v;
-        *why = "not an unsigned integer";
-        if (parse_u64(p, n, &v) != 0) return -1;
-        *why = "out of the column's range";
-        if (v > t->umax) return -1;
-        if (t->phys == PQ_INT32) *(uint32_t *)value = (uint32_t)v;
-        else *(uint64_t *)value = v;
-        return 0;
-    }
-    case CV_FLOAT:
-    case CV_DOUBLE: {
-        double d;
-        *why = "not a number";
-        if (pq_parse_double(p, n, &d) != 0) return -1;
-        if (t->kind == CV_DOUBLE) {
-            *(double *)value = d;
-            return 0;
-        }
-        /* strtof, not (float)d: rounding twice can miss the nearest float. */
-        char small[64];
-        if (n >= sizeof small || isnan(d) || isinf(d)) {
-            *(float *)value = (float)d;
-            return 0;
-        }
-        memcpy(small, p, n);
-        small[n] = '\0';
-        *(float *)value = strtof(small, NULL);
-        return 0;
-    }
-    case CV_DATE: {
-        int64_t days;
-        *why = "not a date (YYYY-MM-DD)";
-        if (pq_parse_date(p, n, &days) != 0) return -1;
-        *why = "a date out of range";
-        if (days < INT32_MIN || days > INT32_MAX) return -1;
-        *(int32_t *)value = (int32_t)days;
-        return 0;
-    }
-    case CV_TIMESTAMP: {
-        int had_offset = 0;
-        int rc = pq_parse_timestamp_units(p, n, t->digits, (int64_t *)value, &had_offset);
-        *why = rc == -2 ? "finer than the column's unit" : "not a timestamp (YYYY-MM-DD HH:MM:SS[.f])";
-        if (rc != 0) return -1;
-        *why = "a time zone offset, for a timestamp column without one";
-        if (had_offset && !t->utc) return -1;
-        return 0;
-    }
-    case CV_TIME: {
-        int64_t ns;
-        *why = "not a time (HH:MM:SS[.f])";
-        if (pq_parse_time_ns(p, n, &ns) != 0) return -1;
-        int64_t div = pow10_i64[9 - t->digits];
-        *why = "finer than the column's unit";
-        if (ns % div != 0) return -1;
-        if (t->phys == PQ_INT32) *(int32_t *)value = (int32_t)(ns / div);
-        else *(int64_t *)value = ns / div;
-        return 0;
-    }
-    case CV_DECIMAL: {
-        __int128 v;
-        *why = "not a decimal that fits the column's precision and scale";
-        if (parse_decimal(p, n, t->scale, t->precision, &v) != 0) return -1;
-        if (t->phys == PQ_INT32) *(int32_t *)value = (int32_t)v;
-        else *(int64_t *)value = (int64_t)v;
-        return 0;
-    }
-    case CV_DECIMAL_BYTES: {
-        __int128 v;
-        *why = "not a decimal that fits the column's precision and scale";
-        if (parse_decimal(p, n, t->scale, t->precision, &v) != 0) return -1;
-        uint8_t be[16];
-        unsigned __int128 u = (unsigned __int128)v;
-        for (int k = 15; k >= 0; k--, u >>= 8) be[k] = (uint8_t)u;
-        /* FIXED_LEN_BYTE_ARRAY: its length (the precision fits it); else
-         * the fewest bytes that keep the sign. */
-        int len = t->fixed_len;
-        if (!len) {
-            len = 16;
-            while (len > 1 && ((be[16 - len] == 0 && !(be[17 - len] & 0x80)) ||
-                               (be[16 - len] == 0xff && (be[17 - len] & 0x80))))
-                len--;
-        } else {
-            for (int k = 0; k < 16 - len; k++)
-                if (be[k] != (v < 0 ? 0xff : 0)) {
-                    *why = "too wide for the column's bytes";
-                    return -1;
-                }
-        }
-        size_t at = heap->len;
-        if (pq_buf_append(heap, be + 16 - len, (size_t)len) != 0) return -2;
-        *(pq_bytes *)value = (pq_bytes){(const uint8_t *)(uintptr_t)at, (uint32_t)len};
-        return 0;
-    }
-    case CV_INT96: {
-        int64_t us;
-        int had_offset = 0;
-        int rc = pq_parse_timestamp_units(p, n, 6, &us, &had_offset);
-        *why = rc == -2 ? "finer than microseconds" : "not a timestamp (YYYY-MM-DD HH:MM:SS[.f])";
-        if (rc != 0) return -1;
-        int64_t day = us / 86400000000LL - (us % 86400000000LL < 0);
-        int64_t nanos = (us - day * 86400000000LL) * 1000;
-        *why = "a date out of range";
-        if (day + 2440588 < 0 || day + 2440588 > UINT32_MAX) return -1;
-        uint8_t *b = ((pq_int96 *)value)->b;
-        uint32_t jd = (uint32_t)(day + 2440588);
-        memcpy(b, &nanos, 8); /* little-endian hosts only, as the reader */
-        memcpy(b + 8, &jd, 4);
-        return 0;
-    }
-    case CV_FLOAT16: {
-        double d;
-        *why = "not a number";
-        if (pq_parse_double(p, n, &d) != 0) return -1;
-        float fv = (float)d;
-        char small[64];
-        if (n < sizeof small && !isnan(d) && !isinf(d)) {
-            memcpy(small, p, n);
-            small[n] = '\0';
-            fv = strtof(small, NULL);
-        }
-        uint16_t h = float_to_half(fv);
-        size_t at = heap->len;
-        if (pq_buf_append(heap, &h, 2) != 0) return -2;
-        *(pq_bytes *)value = (pq_bytes){(const uint8_t *)(uintptr_t)at, 2};
-        return 0;
-    }
-    case CV_STRING: {
-        size_t at = heap->len;
-        if (pq_buf_append(heap, p, n) != 0) return -2;
-        *(pq_bytes *)value = (pq_bytes){(const uint8_t *)(uintptr_t)at, (uint32_t)n};
-        return 0;
-    }
-    case CV_BINARY:
-    case CV_FIXED: {
-        size_t at = heap->len, len;
-        int rc = unescape_binary(p, n, heap, &len);
-        *why = "a backslash that does not start \\xHH";
-        if (rc != 0) return rc;
-        if (t->kind == CV_FIXED && len != (size_t)t->fixed_len) {
-            heap->len = at;
-            *why = "not as long as the column's fixed length";
-            return -1;
-        }
-        *(pq_bytes *)value = (pq_bytes){(const uint8_t *)(uintptr_t)at, (uint32_t)len};
-        return 0;
-    }
-    case CV_UUID: {
-        uint8_t u[16];
-        *why = "not a UUID (8-4-4-4-12 hex digits)";
-        if (parse_uuid(p, n, u) != 0) return -1;
-        size_t at = heap->len;
-        if (pq_buf_append(heap, u, 16) != 0) return -2;
-        *(pq_bytes *)value = (pq_bytes){(const uint8_t *)(uintptr_t)at, 16};
-        return 0;
-    }
-    }
-    return -1;
-}
 
 /* ------------------------------------------------------------------ row buffers */
 
@@ -605,7 +144,7 @@ static int convert_column(rows_buf *b, const target_col *t, int32_t c, const cha
             continue;
         }
         const char *why = "";
-        int rc = convert(t, text + start, end - start, cb->vals + t->vsize * cb->n_vals, &cb->heap, &why);
+        int rc = pq_csv_convert(t, text + start, end - start, cb->vals + t->vsize * cb->n_vals, &cb->heap, &why);
         if (rc == -2) return pq_fail(err, PQ_E_NOMEM, "out of memory");
         if (rc != 0) {
             *bad_row = r;
@@ -656,10 +195,9 @@ static int add_record(rows_buf *b, const target_col *tc, int32_t n_cols, const p
  * permutation, gathered and encoded. */
 typedef struct rg_job {
     struct rg_job *next;
-    rows_buf *own;             /* freed with the job */
     rows_buf *src;
     bool convert, encode;
-    const uint32_t *perm;      /* encode rows src[perm[0..n_rows)]; NULL: src in order */
+    const uint32_t *perm;      /* encode: rows src[perm[0..n_rows)] */
     int64_t n_rows;
     int32_t next_col, done_cols;
     pq_chunk_out *chunks;
@@ -696,49 +234,47 @@ typedef struct importer {
     _Atomic bool mismatch;     /* a value did not fit its column's type */
 } importer;
 
+/* Adds n_rows rows of a column (levels, dense values) to its writer, in
+ * batches of ENCODE_SLICE_ROWS. */
+static int add_rows(pq_colwriter *w, const target_col *t, const uint16_t *def, const uint8_t *vals, int64_t n_rows,
+                    pq_error *err)
+{
+    size_t at = 0;
+    for (int64_t r0 = 0; r0 < n_rows; r0 += ENCODE_SLICE_ROWS) {
+        int32_t n = (int32_t)(n_rows - r0 < ENCODE_SLICE_ROWS ? n_rows - r0 : ENCODE_SLICE_ROWS);
+        int32_t nv = 0;
+        for (int32_t i = 0; i < n; i++) nv += def[r0 + i];
+        pq_col_batch bt = {.n_rows = n, .n_levels = n, .def = t->required ? NULL : def + r0,
+                           .n_values = nv, .values = vals + t->vsize * at};
+        PQ_TRY(pq_colwriter_add(w, &bt, err));
+        at += (size_t)nv;
+    }
+    return PQ_OK;
+}
+
+/* A sorted row group's column: its rows gathered by the permutation, then
+ * encoded into a sealed chunk. */
 static int encode_column(importer *im, rg_job *j, int32_t c, pq_chunk_out *out, pq_error *err)
 {
     const target_col *t = &im->tc[c];
     const col_buf *cb = &j->src->cols[c];
-    size_t vsize = t->vsize;
-    uint16_t *gdef = NULL;
-    uint8_t *gvals = NULL;
-    const uint16_t *def = cb->def;
-    const uint8_t *vals = cb->vals;
-    if (j->perm) {
-        size_t n = (size_t)(j->n_rows ? j->n_rows : 1);
-        gdef = malloc(sizeof *gdef * n);
-        gvals = malloc(vsize * n);
-        if (!gdef || !gvals) {
-            free(gdef);
-            free(gvals);
-            return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        }
-        size_t nv = 0;
-        for (int64_t i = 0; i < j->n_rows; i++) {
-            uint32_t r = j->perm[i];
-            gdef[i] = cb->def[r];
-            if (cb->def[r]) memcpy(gvals + vsize * nv++, cb->vals + vsize * im->vidx[c][r], vsize);
-        }
-        def = gdef;
-        vals = gvals;
-    }
+    size_t vsize = t->vsize, n = (size_t)(j->n_rows ? j->n_rows : 1);
+    uint16_t *def = malloc(sizeof *def * n);
+    uint8_t *vals = malloc(vsize * n);
     pq_colwriter *w = NULL;
-    int rc = pq_colwriter_new(t->leaf, im->wopts, &w, err);
-    size_t at = 0;
-    for (int64_t r0 = 0; rc == PQ_OK && r0 < j->n_rows; r0 += ENCODE_SLICE_ROWS) {
-        int32_t n = (int32_t)(j->n_rows - r0 < ENCODE_SLICE_ROWS ? j->n_rows - r0 : ENCODE_SLICE_ROWS);
-        int32_t nv = 0;
-        for (int32_t i = 0; i < n; i++) nv += def[r0 + i];
-        pq_col_batch bt = {.n_rows = n, .n_levels = n, .def = t->required ? NULL : def + r0, .rep = NULL,
-                           .n_values = nv, .values = vals + vsize * at};
-        rc = pq_colwriter_add(w, &bt, err);
-        at += (size_t)nv;
+    int rc = def && vals ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    size_t nv = 0;
+    for (int64_t i = 0; rc == PQ_OK && i < j->n_rows; i++) {
+        uint32_t r = j->perm[i];
+        def[i] = cb->def[r];
+        if (cb->def[r]) memcpy(vals + vsize * nv++, cb->vals + vsize * im->vidx[c][r], vsize);
     }
+    if (rc == PQ_OK) rc = pq_colwriter_new(t->leaf, im->wopts, &w, err);
+    if (rc == PQ_OK) rc = add_rows(w, t, def, vals, j->n_rows, err);
     if (rc == PQ_OK) rc = pq_colwriter_finish(w, out, err);
     pq_colwriter_free(w);
-    free(gdef);
-    free(gvals);
+    free(def);
+    free(vals);
     if (rc != PQ_OK) pq_error_prefix(err, "%s: column %s: ", im->name, t->name);
     return rc;
 }
@@ -759,15 +295,7 @@ static void stream_task(importer *im, rg_job *j, int32_t c, int32_t k)
         rc = convert_column(sl, t, c, im->name, &bad, err);
         if (rc != PQ_OK && bad != INT64_MAX) im->mismatch = true;
         col_buf *cb = &sl->cols[c];
-        for (int64_t r0 = 0, at = 0; rc == PQ_OK && r0 < sl->n_rows; r0 += ENCODE_SLICE_ROWS) {
-            int32_t n = (int32_t)(sl->n_rows - r0 < ENCODE_SLICE_ROWS ? sl->n_rows - r0 : ENCODE_SLICE_ROWS);
-            int32_t nv = 0;
-            for (int32_t i = 0; i < n; i++) nv += cb->def[r0 + i];
-            pq_col_batch bt = {.n_rows = n, .n_levels = n, .def = t->required ? NULL : cb->def + r0,
-                               .n_values = nv, .values = cb->vals + t->vsize * (size_t)at};
-            rc = pq_colwriter_add(j->w[c], &bt, err);
-            at += nv;
-        }
+        if (rc == PQ_OK) rc = add_rows(j->w[c], t, cb->def, cb->vals, sl->n_rows, err);
         if (rc != PQ_OK && bad == INT64_MAX) pq_error_prefix(err, "%s: column %s: ", im->name, t->name);
         free(cb->def);
         free(cb->vals);
@@ -872,7 +400,6 @@ static void rg_job_free(rg_job *j, int32_t n_cols)
     free(j->rc);
     free(j->bad_row);
     free(j->errs);
-    rows_buf_free(j->own);
     free(j);
 }
 
@@ -1155,7 +682,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     sort_key *keys = calloc((size_t)(n_sort ? n_sort : 1), sizeof *keys);
     int rc = tc && sorting && keys ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
     for (int32_t c = 0; rc == PQ_OK && c < n_cols; c++)
-        if ((rc = classify(&schema.leaves[c], &tc[c], err)) != PQ_OK) pq_error_prefix(err, "%s: ", name);
+        if ((rc = pq_csv_classify(&schema.leaves[c], &tc[c], err)) != PQ_OK) pq_error_prefix(err, "%s: ", name);
     for (int k = 0; rc == PQ_OK && k < n_sort; k++) {
         int32_t hit = -1;
         for (int32_t c = 0; c < n_cols; c++)
@@ -1362,67 +889,6 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
 
 /* ------------------------------------------------------------------ inference */
 
-typedef struct infer_state {
-    bool any;                  /* a non-NULL value was seen */
-    bool can_int, can_double, can_bool, can_date, can_ts;
-    bool ts_nanos, ts_offset, ts_local;
-    bool ts_micros_only;       /* a value out of the years nanoseconds reach */
-} infer_state;
-
-/* [+-](digits[.digits] | .digits)[e[+-]digits]: text strtod reads whole, so
- * pq_parse_double accepts it; checked without converting (inference only
- * needs to know). */
-static bool decimal_syntax(const char *p, size_t n)
-{
-    size_t i = 0, int_digits = 0, frac_digits = 0;
-    if (i < n && (p[i] == '+' || p[i] == '-')) i++;
-    while (i < n && p[i] >= '0' && p[i] <= '9') i++, int_digits++;
-    if (i < n && p[i] == '.') {
-        i++;
-        while (i < n && p[i] >= '0' && p[i] <= '9') i++, frac_digits++;
-    }
-    if (int_digits + frac_digits == 0) return false;
-    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
-        i++;
-        if (i < n && (p[i] == '+' || p[i] == '-')) i++;
-        size_t exp_digits = 0;
-        while (i < n && p[i] >= '0' && p[i] <= '9') i++, exp_digits++;
-        if (exp_digits == 0) return false;
-    }
-    return i == n;
-}
-
-static void infer_value(infer_state *s, const char *p, size_t n, bool quoted)
-{
-    if (n == 0) {
-        if (quoted) s->can_int = s->can_double = s->can_bool = s->can_date = s->can_ts = false, s->any = true;
-        return;
-    }
-    s->any = true;
-    int64_t i64;
-    double d;
-    uint8_t bv;
-    if (s->can_int && pq_parse_i64(p, n, &i64) != 0) s->can_int = false;
-    if (s->can_double && !decimal_syntax(p, n) && pq_parse_double(p, n, &d) != 0) s->can_double = false;
-    if (s->can_bool && (parse_bool(p, n, &bv) != 0 || (n == 1))) s->can_bool = false;
-    /* DATE is INT32 days: a year beyond them is not a DATE. */
-    if (s->can_date && (pq_parse_date(p, n, &i64) != 0 || i64 < INT32_MIN || i64 > INT32_MAX)) s->can_date = false;
-    if (s->can_ts) {
-        int off = 0;
-        int rc = pq_parse_timestamp_units(p, n, 6, &i64, &off);
-        if (rc == -2) {
-            s->ts_nanos = true;
-            rc = pq_parse_timestamp_units(p, n, 9, &i64, &off);
-        } else if (rc == 0 && !s->ts_micros_only && pq_parse_timestamp_units(p, n, 9, &i64, &off) != 0) {
-            s->ts_micros_only = true; /* fine unless another value needs NANOS */
-        }
-        /* A plain date parses as a timestamp too; dates alone stay DATE. */
-        if (rc != 0) s->can_ts = false;
-        else if (off) s->ts_offset = true;
-        else s->ts_local = true;
-    }
-}
-
 /* Header names must be distinct: checked with a hash table (a header can
  * hold many thousands of names). */
 static int check_unique_names(const pq_csv_text *f, int32_t n, const char *name, pq_error *err)
@@ -1434,8 +900,7 @@ static int check_unique_names(const pq_csv_text *f, int32_t n, const char *name,
     for (size_t i = 0; i < cap; i++) slot[i] = -1;
     int rc = PQ_OK;
     for (int32_t c = 0; c < n && rc == PQ_OK; c++) {
-        uint64_t h = 1469598103934665603ull;
-        for (uint32_t i = 0; i < f[c].len; i++) h = (h ^ (uint8_t)f[c].p[i]) * 1099511628211ull;
+        uint64_t h = pq_hash_bytes(f[c].p, f[c].len);
         for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1)) {
             if (slot[i] < 0) {
                 slot[i] = c;
@@ -1521,7 +986,7 @@ int pq_csv_infer_rows(pq_file *in, const char *name, int64_t max_rows, pq_csv_sc
                          (long long)pq_csv_line(rd), nf, n_cols);
             break;
         }
-        for (int32_t c = 0; c < n_cols; c++) infer_value(&st[c], f[c].p, f[c].len, f[c].quoted);
+        for (int32_t c = 0; c < n_cols; c++) pq_csv_infer_value(&st[c], f[c].p, f[c].len, f[c].quoted);
     }
     if (rc == PQ_OK) {
         pq_schema_element *root = &out->elements[0];

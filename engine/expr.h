@@ -13,6 +13,7 @@
 
 #include "column.h"
 #include "mem.h"
+#include "numfmt.h"
 #include "schema.h"
 #include "status.h"
 
@@ -328,14 +329,12 @@ void pq_x_grid_literal(pq_cmp_op op, __int128 literal, __int128 grid, pq_cmp_op 
                        __int128 *q, int *constant);
 
 /* ---- values (expr_value.c) */
-extern const __int128 pq_x_pow10[39];
 bool pq_x_dec_rescale(__int128 u, int32_t from, int32_t to, __int128 *out); /* to >= from */
 int pq_x_dec_cmp(__int128 a, int32_t sa, __int128 b, int32_t sb);
 double pq_x_dec_to_double(__int128 u, int32_t scale);
 /* Rounds half away from zero to `to` digits (to <= from). */
 __int128 pq_x_dec_round(__int128 u, int32_t from, int32_t to);
 /* [+-]digits[.digits][e[+-]digits] exactly; -1 on syntax, -2 past 38 digits. */
-int pq_x_parse_decimal(const char *s, size_t n, __int128 *unscaled, int32_t *scale);
 int pq_x_double_cmp(double a, double b);
 __int128 pq_x_floor_div(__int128 a, __int128 b);
 __int128 pq_x_int96_ns(const uint8_t b[12]);

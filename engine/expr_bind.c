@@ -188,35 +188,6 @@ static bool trim(const char **s, size_t *n)
     return *n > 0;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* 8-4-4-4-12 (hyphens optional, braces allowed) to 16 bytes. */
-static int parse_uuid(const char *s, size_t n, uint8_t out[16])
-{
-    if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {
-        s++;
-        n -= 2;
-    }
-    int k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '-')
-            continue;
-        int h = hex_digit(s[i]);
-        if (h < 0 || k >= 32)
-            return -1;
-        if (k % 2 == 0) out[k / 2] = (uint8_t)(h << 4);
-        else out[k / 2] |= (uint8_t)h;
-        k++;
-    }
-    return k == 32 ? 0 : -1;
-}
-
 /* A timestamp text to nanoseconds, also beyond the years an int64 of
  * nanoseconds holds (1677..2262): the date and the time of day (with its
  * offset) are read separately. */
@@ -301,7 +272,7 @@ static pq_expr *coerce_string(binder *b, const pq_expr *lit, const target *t)
     case PQ_V_DECIMAL: {
         __int128 u;
         int32_t sc;
-        if (!nonblank || pq_x_parse_decimal(ts, tn, &u, &sc) != 0) break;
+        if (!nonblank || pq_parse_decimal(ts, tn, &u, &sc) != 0) break;
         int32_t want = t->type == PQ_V_INT ? 0 : t->scale;
         if (sc > want) {
             u = pq_x_dec_round(u, sc, want);
@@ -337,7 +308,7 @@ static pq_expr *coerce_string(binder *b, const pq_expr *lit, const target *t)
         if (t->uuid) {
             uint8_t *bytes = pq_arena_alloc(b->arena, 16);
             if (!bytes) return oom(b);
-            ok = parse_uuid(ts, tn, bytes) == 0;
+            ok = pq_parse_uuid(ts, tn, bytes) == 0;
             v.u.s.ptr = bytes;
             v.u.s.len = 16;
             form = PQ_LF_UUID;
@@ -346,18 +317,11 @@ static pq_expr *coerce_string(binder *b, const pq_expr *lit, const target *t)
              * DuckDB reads it. */
             uint8_t *bytes = pq_arena_alloc(b->arena, n + 1);
             if (!bytes) return oom(b);
-            size_t k = 0;
-            ok = true;
-            for (size_t i = 0; i < n && ok; i++) {
-                if (!t->binary || s[i] != '\\') {
-                    bytes[k++] = (uint8_t)s[i];
-                } else if (i + 3 < n && s[i + 1] == 'x' && hex_digit(s[i + 2]) >= 0 &&
-                           hex_digit(s[i + 3]) >= 0) {
-                    bytes[k++] = (uint8_t)(hex_digit(s[i + 2]) << 4 | hex_digit(s[i + 3]));
-                    i += 3;
-                } else {
-                    ok = false;
-                }
+            size_t k = n;
+            if (t->binary) ok = pq_unescape_binary(s, n, bytes, &k) == 0;
+            else {
+                memcpy(bytes, s, n);
+                ok = true;
             }
             v.u.s.ptr = bytes;
             v.u.s.len = (uint32_t)k;
@@ -552,7 +516,7 @@ static pq_expr *bind_literal(binder *b, const pq_ast *a)
             break;
         }
         /* A DECIMAL, or an integer too large for int64 (as DuckDB's HUGEINT). */
-        int rc = pq_x_parse_decimal(a->text, a->len, &v.u.dec.unscaled, &v.u.dec.scale);
+        int rc = pq_parse_decimal(a->text, a->len, &v.u.dec.unscaled, &v.u.dec.scale);
         if (rc == 0) {
             v.type = PQ_V_DECIMAL;
             break;

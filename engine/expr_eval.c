@@ -110,7 +110,7 @@ static bool int_grid(const pq_colinfo *c, const pq_value *lit, __int128 *L, __in
         __int128 u = lit->u.dec.unscaled;
         if (s >= cs) {
             *L = u;
-            *grid = pq_x_pow10[s - cs];
+            *grid = pq_pow10_i128[s - cs];
         } else if (!pq_x_dec_rescale(u, s, cs, L)) {
             *L = u > 0 ? INT128_MAX_V : INT128_MIN_V; /* beyond every stored value */
         }

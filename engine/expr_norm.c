@@ -197,7 +197,7 @@ static int constant_move(const pq_expr *cmp, const pq_expr **x, pq_cmp_op *op, _
     default: return 0;
     }
     if (a->type == PQ_V_INT ? (*q < INT64_MIN || *q > INT64_MAX)
-                            : (*q <= -pq_x_pow10[38] || *q >= pq_x_pow10[38]))
+                            : (*q <= -pq_pow10_i128[38] || *q >= pq_pow10_i128[38]))
         return -2;
     return 1;
 }

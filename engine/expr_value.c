@@ -11,23 +11,6 @@
 #include "numfmt.h"
 #include "render.h"
 
-#define P18 ((__int128)1000000000000000000LL)
-const __int128 pq_x_pow10[39] = {
-    (__int128)1LL, (__int128)10LL, (__int128)100LL,
-    (__int128)1000LL, (__int128)10000LL, (__int128)100000LL,
-    (__int128)1000000LL, (__int128)10000000LL, (__int128)100000000LL,
-    (__int128)1000000000LL, (__int128)10000000000LL, (__int128)100000000000LL,
-    (__int128)1000000000000LL, (__int128)10000000000000LL, (__int128)100000000000000LL,
-    (__int128)1000000000000000LL, (__int128)10000000000000000LL, (__int128)100000000000000000LL,
-    (__int128)1000000000000000000LL, P18 * 10LL, P18 * 100LL,
-    P18 * 1000LL, P18 * 10000LL, P18 * 100000LL,
-    P18 * 1000000LL, P18 * 10000000LL, P18 * 100000000LL,
-    P18 * 1000000000LL, P18 * 10000000000LL, P18 * 100000000000LL,
-    P18 * 1000000000000LL, P18 * 10000000000000LL, P18 * 100000000000000LL,
-    P18 * 1000000000000000LL, P18 * 10000000000000000LL, P18 * 100000000000000000LL,
-    P18 * 1000000000000000000LL, P18 * P18 * 10, P18 * P18 * 100,
-};
-
 /* Correctly rounded powers of ten as doubles (exact up to 1e22). */
 static const double pow10_double[39] = {
     1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11, 1e12,
@@ -44,7 +27,7 @@ bool pq_x_dec_rescale(__int128 u, int32_t from, int32_t to, __int128 *out)
 {
     if (to < from || to - from > 38)
         return false;
-    return !__builtin_mul_overflow(u, pq_x_pow10[to - from], out);
+    return !__builtin_mul_overflow(u, pq_pow10_i128[to - from], out);
 }
 
 int pq_x_dec_cmp(__int128 a, int32_t sa, __int128 b, int32_t sb)
@@ -78,7 +61,7 @@ __int128 pq_x_dec_round(__int128 u, int32_t from, int32_t to)
         return u;
     if (from - to > 38)
         return 0;
-    __int128 d = pq_x_pow10[from - to];
+    __int128 d = pq_pow10_i128[from - to];
     __int128 q = u / d, r = u % d;
     if (r < 0)
         r = -r;
@@ -87,76 +70,6 @@ __int128 pq_x_dec_round(__int128 u, int32_t from, int32_t to)
     return q;
 }
 
-int pq_x_parse_decimal(const char *s, size_t n, __int128 *unscaled, int32_t *scale)
-{
-    size_t i = 0;
-    bool negative = false;
-    if (i < n && (s[i] == '+' || s[i] == '-')) {
-        negative = s[i] == '-';
-        i++;
-    }
-    __int128 acc = 0;
-    int significant = 0, frac = 0;
-    bool any = false;
-    for (int part = 0; part < 2; part++) {
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            any = true;
-            if (acc != 0 || s[i] != '0') {
-                if (++significant > 38)
-                    return -2;
-                acc = acc * 10 + (s[i] - '0');
-            }
-            frac += part;
-            i++;
-        }
-        if (part == 0) {
-            if (i < n && s[i] == '.')
-                i++;
-            else
-                break;
-        }
-    }
-    if (!any)
-        return -1;
-    long exponent = 0;
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        bool eneg = false;
-        if (i < n && (s[i] == '+' || s[i] == '-')) {
-            eneg = s[i] == '-';
-            i++;
-        }
-        if (i >= n || s[i] < '0' || s[i] > '9')
-            return -1;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            if (exponent < 100000)
-                exponent = exponent * 10 + (s[i] - '0');
-            i++;
-        }
-        if (eneg)
-            exponent = -exponent;
-    }
-    if (i != n)
-        return -1;
-    long sc = frac - exponent;
-    if (acc == 0) {
-        sc = sc < 0 ? 0 : sc > 38 ? 38 : sc;
-    } else if (sc < 0) {
-        if (-sc > 38 || __builtin_mul_overflow(acc, pq_x_pow10[-sc], &acc) ||
-            acc >= pq_x_pow10[38])
-            return -2;
-        sc = 0;
-    }
-    while (sc > 38 && acc % 10 == 0) {
-        acc /= 10;
-        sc--;
-    }
-    if (sc > 38)
-        return -2;
-    *unscaled = negative ? -acc : acc;
-    *scale = (int32_t)sc;
-    return 0;
-}
 
 /* ------------------------------------------------------------------ small helpers */
 
@@ -465,7 +378,7 @@ int pq_x_to_domain(const pq_colinfo *c, const pq_value *v, pq_value *out)
     case PQ_V_INT:
         if (v->type == PQ_V_INT) { out->u.i = v->u.i; return 0; }
         if (v->type == PQ_V_DECIMAL) {
-            __int128 d = pq_x_pow10[v->u.dec.scale], u = v->u.dec.unscaled;
+            __int128 d = pq_pow10_i128[v->u.dec.scale], u = v->u.dec.unscaled;
             if (u % d != 0) return -1;
             u /= d;
             if (u < INT64_MIN || u > INT64_MAX) return -1;
@@ -489,7 +402,7 @@ int pq_x_to_domain(const pq_colinfo *c, const pq_value *v, pq_value *out)
         if (s <= c->scale) {
             if (!pq_x_dec_rescale(u, s, c->scale, &u)) return -1;
         } else {
-            __int128 d = pq_x_pow10[s - c->scale];
+            __int128 d = pq_pow10_i128[s - c->scale];
             if (u % d != 0) return -1;
             u /= d;
         }
@@ -837,7 +750,7 @@ int pq_x_value_text(const pq_value *v, pq_litform form, pq_buf *out)
              * not give the same double. */
             __int128 u;
             int32_t sc;
-            bool token = form == PQ_LF_FLOAT_TOKEN || pq_x_parse_decimal(tmp, n, &u, &sc) != 0 ||
+            bool token = form == PQ_LF_FLOAT_TOKEN || pq_parse_decimal(tmp, n, &u, &sc) != 0 ||
                          pq_x_dec_to_double(u, sc) != v->u.d;
             if (token) {
                 memcpy(tmp + n, "e0", 2);

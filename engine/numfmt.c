@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -769,4 +770,163 @@ int pq_parse_timestamp_units(const char *s, size_t n, int digits, int64_t *out, 
         return -1;
     *out = t;
     return 0;
+}
+
+/* ------------------------------------------------------------------ shared by expressions and CSV input */
+
+#define P18 ((__int128)1000000000000000000LL)
+const __int128 pq_pow10_i128[39] = {
+    (__int128)1LL, (__int128)10LL, (__int128)100LL,
+    (__int128)1000LL, (__int128)10000LL, (__int128)100000LL,
+    (__int128)1000000LL, (__int128)10000000LL, (__int128)100000000LL,
+    (__int128)1000000000LL, (__int128)10000000000LL, (__int128)100000000000LL,
+    (__int128)1000000000000LL, (__int128)10000000000000LL, (__int128)100000000000000LL,
+    (__int128)1000000000000000LL, (__int128)10000000000000000LL, (__int128)100000000000000000LL,
+    (__int128)1000000000000000000LL, P18 * 10LL, P18 * 100LL,
+    P18 * 1000LL, P18 * 10000LL, P18 * 100000LL,
+    P18 * 1000000LL, P18 * 10000000LL, P18 * 100000000LL,
+    P18 * 1000000000LL, P18 * 10000000000LL, P18 * 100000000000LL,
+    P18 * 1000000000000LL, P18 * 10000000000000LL, P18 * 100000000000000LL,
+    P18 * 1000000000000000LL, P18 * 10000000000000000LL, P18 * 100000000000000000LL,
+    P18 * 1000000000000000000LL, P18 * P18 * 10, P18 * P18 * 100,
+};
+
+
+int pq_parse_decimal(const char *s, size_t n, __int128 *unscaled, int32_t *scale)
+{
+    size_t i = 0;
+    bool negative = false;
+    if (i < n && (s[i] == '+' || s[i] == '-')) {
+        negative = s[i] == '-';
+        i++;
+    }
+    __int128 acc = 0;
+    int significant = 0, frac = 0;
+    bool any = false;
+    for (int part = 0; part < 2; part++) {
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            any = true;
+            if (acc != 0 || s[i] != '0') {
+                if (++significant > 38)
+                    return -2;
+                acc = acc * 10 + (s[i] - '0');
+            }
+            frac += part;
+            i++;
+        }
+        if (part == 0) {
+            if (i < n && s[i] == '.')
+                i++;
+            else
+                break;
+        }
+    }
+    if (!any)
+        return -1;
+    long exponent = 0;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        bool eneg = false;
+        if (i < n && (s[i] == '+' || s[i] == '-')) {
+            eneg = s[i] == '-';
+            i++;
+        }
+        if (i >= n || s[i] < '0' || s[i] > '9')
+            return -1;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (exponent < 100000)
+                exponent = exponent * 10 + (s[i] - '0');
+            i++;
+        }
+        if (eneg)
+            exponent = -exponent;
+    }
+    if (i != n)
+        return -1;
+    long sc = frac - exponent;
+    if (acc == 0) {
+        sc = sc < 0 ? 0 : sc > 38 ? 38 : sc;
+    } else if (sc < 0) {
+        if (-sc > 38 || __builtin_mul_overflow(acc, pq_pow10_i128[-sc], &acc) ||
+            acc >= pq_pow10_i128[38])
+            return -2;
+        sc = 0;
+    }
+    while (sc > 38 && acc % 10 == 0) {
+        acc /= 10;
+        sc--;
+    }
+    if (sc > 38)
+        return -2;
+    *unscaled = negative ? -acc : acc;
+    *scale = (int32_t)sc;
+    return 0;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+int pq_parse_uuid(const char *s, size_t n, uint8_t out[16])
+{
+    if (n >= 2 && s[0] == '{' && s[n - 1] == '}') {
+        s++;
+        n -= 2;
+    }
+    int k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '-')
+            continue;
+        int h = hex_digit(s[i]);
+        if (h < 0 || k >= 32)
+            return -1;
+        if (k % 2 == 0) out[k / 2] = (uint8_t)(h << 4);
+        else out[k / 2] |= (uint8_t)h;
+        k++;
+    }
+    return k == 32 ? 0 : -1;
+}
+
+int pq_unescape_binary(const char *s, size_t n, uint8_t *out, size_t *len)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\') {
+            out[k++] = (uint8_t)s[i];
+            continue;
+        }
+        int hi, lo;
+        if (i + 3 >= n || s[i + 1] != 'x' || (hi = hex_digit(s[i + 2])) < 0 || (lo = hex_digit(s[i + 3])) < 0)
+            return -1;
+        out[k++] = (uint8_t)(hi << 4 | lo);
+        i += 3;
+    }
+    *len = k;
+    return 0;
+}
+
+uint16_t pq_float_to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    uint32_t exp = (x >> 23) & 0xff, man = x & 0x7fffff;
+    if (exp == 0xff) return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+    int32_t e = (int32_t)exp - 127 + 15;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) {
+        if (e < -10) return sign;
+        man |= 0x800000;
+        uint32_t shift = (uint32_t)(14 - e);
+        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1))) h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++; /* may carry into the exponent: still right */
+    return (uint16_t)(sign | h);
 }

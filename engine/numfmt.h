@@ -30,6 +30,8 @@ size_t pq_fmt_float(float v, char *out);
 
 /* IEEE half precision (FLOAT16, little-endian bits) to float, exactly. */
 float pq_half_to_float(uint16_t bits);
+/* float to IEEE half bits, rounded to nearest even (inf past the range). */
+uint16_t pq_float_to_half(float f);
 
 /* Calendar: days since 1970-01-01 (proleptic Gregorian) as YYYY-MM-DD.
  * Years outside 0000..9999 are written with as many digits as needed and a
@@ -68,6 +70,16 @@ int pq_parse_timestamp_ns(const char *s, size_t n, int64_t *ns, int *had_offset)
 /* The same text -> units of 10^-digits seconds since the epoch: -2 when the
  * text is finer than the unit, -1 when it is not a timestamp or overflows. */
 int pq_parse_timestamp_units(const char *s, size_t n, int digits, int64_t *out, int *had_offset);
+/* Decimal text ([-+]digits[.digits][e[-+]digits]) -> unscaled integer and
+ * scale (0..38): -2 past 38 digits, -1 not a decimal. */
+int pq_parse_decimal(const char *s, size_t n, __int128 *unscaled, int32_t *scale);
+/* 10^0 .. 10^38. */
+extern const __int128 pq_pow10_i128[39];
+/* UUID text (8-4-4-4-12; hyphens optional, braces allowed) -> 16 bytes. */
+int pq_parse_uuid(const char *s, size_t n, uint8_t out[16]);
+/* Binary text as canonical CSV and DuckDB write it: \xHH is a byte, any
+ * other backslash an error (-1), the rest as is.  out has room for n bytes. */
+int pq_unescape_binary(const char *s, size_t n, uint8_t *out, size_t *len);
 /* HH:MM[:SS[.f...]] -> nanoseconds since midnight */
 int pq_parse_time_ns(const char *s, size_t n, int64_t *ns);
 

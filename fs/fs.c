@@ -49,6 +49,7 @@ struct pqfs_fs {
     fuse_ino_t next_ino;
     time_t mount_time;
     open_handle *open;           /* under mu */
+    int n_uploads;               /* handles in `open` with an upload, under mu */
 };
 
 int pqfs_errno(const pq_error *err)
@@ -85,6 +86,7 @@ static open_handle *track(pqfs_fs *fs, pq_lake_handle *file, struct dir_listing 
     oh->next = fs->open;
     if (fs->open) fs->open->prev = oh;
     fs->open = oh;
+    if (upload) fs->n_uploads++;
     pthread_mutex_unlock(&fs->mu);
     return oh;
 }
@@ -95,6 +97,7 @@ static void untrack(pqfs_fs *fs, open_handle *oh)
     if (oh->prev) oh->prev->next = oh->next;
     else fs->open = oh->next;
     if (oh->next) oh->next->prev = oh->prev;
+    if (oh->upload) fs->n_uploads--;
     pthread_mutex_unlock(&fs->mu);
     free(oh);
 }
@@ -299,18 +302,32 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
     fuse_reply_none(req);
 }
 
-/* Whether ino is a file being written (created and not yet released). */
-static bool upload_size_of(pqfs_fs *fs, fuse_ino_t ino, uint64_t *size)
+/* For a file being written (created and not yet released): truncates it
+ * when truncate_to >= 0, and gives its staged size.  Under mu, so that its
+ * RELEASE cannot free it meanwhile.  PQ_E_NOTFOUND: ino is no such file. */
+static int upload_attr(pqfs_fs *fs, fuse_ino_t ino, int64_t truncate_to, uint64_t *size, pq_error *err)
 {
-    bool found = false;
+    int rc = pq_fail(err, PQ_E_NOTFOUND, "not a file being written");
     pthread_mutex_lock(&fs->mu);
-    for (open_handle *oh = fs->open; oh && !found; oh = oh->next)
-        if (oh->upload && oh->upload_ino == ino) {
-            *size = pq_lake_upload_size(oh->upload);
-            found = true;
-        }
+    for (open_handle *oh = fs->n_uploads ? fs->open : NULL; oh; oh = oh->next) {
+        if (!oh->upload || oh->upload_ino != ino) continue;
+        pq_error_clear(err);
+        rc = truncate_to >= 0 ? pq_lake_upload_truncate(oh->upload, (uint64_t)truncate_to, err) : PQ_OK;
+        *size = pq_lake_upload_size(oh->upload);
+        break;
+    }
     pthread_mutex_unlock(&fs->mu);
-    return found;
+    return rc;
+}
+
+/* The attributes of a file being written. */
+static void reply_upload_attr(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, uint64_t size)
+{
+    struct stat st;
+    pq_lake_attr a = {.size = size, .size_final = true};
+    fill_stat(fs, ino, &a, &st);
+    st.st_mode = S_IFREG | 0644;
+    fuse_reply_attr(req, &st, 0);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -331,15 +348,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         }
     }
     /* A file being written is not in the lake yet: its staged size. */
-    uint64_t staged;
-    if (upload_size_of(fs, ino, &staged)) {
-        struct stat st;
-        pq_lake_attr ua = {.size = staged, .size_final = true};
-        fill_stat(fs, ino, &ua, &st);
-        st.st_mode = S_IFREG | 0644;
-        fuse_reply_attr(req, &st, 0);
+    uint64_t staged = 0;
+    if (upload_attr(fs, ino, -1, &staged, &err) == PQ_OK) {
+        reply_upload_attr(req, fs, ino, staged);
         return;
     }
+    pq_error_clear(&err);
     char *path = path_of(fs, ino);
     if (!path) {
         fuse_reply_err(req, ESTALE);
@@ -699,30 +713,14 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
  * its mode and times are taken as given (cp -p) and not kept. */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
+    (void)fi;
     pqfs_fs *fs = fs_of(req);
-    open_handle *oh = fi ? handle_of(fi) : NULL;
-    pq_lake_upload *u = oh ? oh->upload : NULL;
-    if (!u) {
-        pthread_mutex_lock(&fs->mu);
-        for (open_handle *h = fs->open; h && !u; h = h->next)
-            if (h->upload && h->upload_ino == ino) u = h->upload;
-        pthread_mutex_unlock(&fs->mu);
-    }
-    if (!u) {
-        fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
-        return;
-    }
     pq_error err;
-    pq_error_clear(&err);
-    if ((to_set & FUSE_SET_ATTR_SIZE) && pq_lake_upload_truncate(u, (uint64_t)attr->st_size, &err) != PQ_OK) {
-        reply_error(req, &err);
-        return;
-    }
-    struct stat st;
-    pq_lake_attr a = {.size = pq_lake_upload_size(u), .size_final = true};
-    fill_stat(fs, ino, &a, &st);
-    st.st_mode = S_IFREG | 0644;
-    fuse_reply_attr(req, &st, 0);
+    uint64_t size = 0;
+    int64_t to = (to_set & FUSE_SET_ATTR_SIZE) ? (int64_t)attr->st_size : -1;
+    if (upload_attr(fs, ino, to, &size, &err) == PQ_OK) reply_upload_attr(req, fs, ino, size);
+    else if (err.cls == PQ_E_NOTFOUND) fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
+    else reply_error(req, &err);
 }
 
 static const struct fuse_lowlevel_ops ops = {

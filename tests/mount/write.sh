@@ -94,6 +94,17 @@ check "a filtered view sees written rows (where=id>=5: 5,7,8,9)" \
 duck_rows=$(node "$here/duck.mjs" sql "SELECT count(*) || '/' || sum(id) FROM read_parquet('$LAKE/events/**/*.parquet', hive_partitioning = true)" 2>&1 | head -1)
 check "DuckDB reads the lake with the written files: 8 rows, ids summing to 39 (got $duck_rows)" '[ "$duck_rows" = "8/39" ]'
 
+check "a file being written can be truncated (ftruncate) before close" \
+    'python3 -c "
+import sys
+with open(sys.argv[1], \"w\") as f:
+    f.write(\"junk that is no CSV\")
+    f.flush()
+    f.truncate(0)
+    f.seek(0)
+    f.write(\"id,name,amount,ts\n21,t,1,\n\")
+" "$MNT/events/dt=2024-03-01/region=eu/trunc.csv" && [ "$(tail -n +2 "$MNT/events/dt=2024-03-01/select=id/data.csv")" = 21 ]'
+
 # The ini's writer settings: snappy, row groups of 3, sorted by id.
 meta=$("$PQTOOL" meta "$new")
 check "written with the table's compression (snappy)" 'grep -q "  id: SNAPPY" <<<"$meta"'

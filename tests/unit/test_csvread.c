@@ -549,6 +549,28 @@ static bool is_type(const pq_schema_element *e, int t)
     return false;
 }
 
+/* `csv` (one column `col`, two rows) is inferred as STRING and imports with
+ * the types inferred. */
+static void check_inferred_imports(const char *csv, const char *col)
+{
+    pq_csv_schema s;
+    pq_error e;
+    CHECK(infer_text(csv, &s, &e) == PQ_OK);
+    CHECK(is_type(find_el(&s, col), T_STRING));
+    if (s.n_elements == 2) {
+        pq_import_opts o;
+        pq_import_opts_init(&o);
+        pq_buf file;
+        pq_buf_init(&file);
+        int64_t rows = -1;
+        int rc = import_text(csv, s.elements, s.n_elements, &o, &file, &rows, &e);
+        CHECK(rc == PQ_OK && rows == 2);
+        if (rc != PQ_OK) fprintf(stderr, "  %s\n", e.msg);
+        pq_buf_free(&file);
+    }
+    pq_csv_schema_free(&s);
+}
+
 static void test_infer(void)
 {
     const char *csv =
@@ -843,6 +865,10 @@ static void test_import_errors(void)
     check_import_ok(&t, "price\n1.23\n-7\n9999999.99\n", 3);
     check_import_error(&t, "price\n1.23\n1.234\n", "line 3, column price", "precision and scale");
     check_import_error(&t, "price\n10000000\n", "line 2, column price", "precision and scale");
+    /* Exact values in other spellings (the expression parser's decimal
+     * reading): zeros past the scale, an exponent. */
+    check_import_ok(&t, "price\n1.2300\n1e2\n-0.5e1\n", 3);
+    check_import_error(&t, "price\n1e-3\n", "line 2, column price", "precision and scale");
 
     /* A required column refuses NULL, not "". */
     ts_init(&t);
@@ -866,38 +892,10 @@ static void test_import_errors(void)
     /* Inferred types accept their own input: DATE out of INT32 range is not
      * a DATE, and a NANOS column does not take a year nanoseconds cannot
      * hold. */
+    check_inferred_imports("d\n2024-01-01\n100000000-01-01\n", "d");
     pq_csv_schema s;
     pq_error e;
-    const char *far = "d\n2024-01-01\n100000000-01-01\n";
-    CHECK(infer_text(far, &s, &e) == PQ_OK);
-    CHECK(is_type(find_el(&s, "d"), T_STRING));
-    if (s.n_elements == 2) {
-        pq_import_opts o;
-        pq_import_opts_init(&o);
-        pq_buf file;
-        pq_buf_init(&file);
-        int64_t rows = -1;
-        int rc = import_text(far, s.elements, s.n_elements, &o, &file, &rows, &e);
-        CHECK(rc == PQ_OK && rows == 2);
-        if (rc != PQ_OK) fprintf(stderr, "  %s\n", e.msg);
-        pq_buf_free(&file);
-    }
-    pq_csv_schema_free(&s);
-    const char *ns = "t\n2024-01-01 00:00:00.1234567\n2300-01-01 00:00:00\n";
-    CHECK(infer_text(ns, &s, &e) == PQ_OK);
-    CHECK(is_type(find_el(&s, "t"), T_STRING));
-    if (s.n_elements == 2) {
-        pq_import_opts o;
-        pq_import_opts_init(&o);
-        pq_buf file;
-        pq_buf_init(&file);
-        int64_t rows = -1;
-        int rc = import_text(ns, s.elements, s.n_elements, &o, &file, &rows, &e);
-        CHECK(rc == PQ_OK && rows == 2);
-        if (rc != PQ_OK) fprintf(stderr, "  %s\n", e.msg);
-        pq_buf_free(&file);
-    }
-    pq_csv_schema_free(&s);
+    check_inferred_imports("t\n2024-01-01 00:00:00.1234567\n2300-01-01 00:00:00\n", "t");
     /* Alone, such a year is a MICROS timestamp, and a nanosecond one is NANOS. */
     CHECK(infer_text("t\n2300-01-01 00:00:00\n", &s, &e) == PQ_OK);
     CHECK(is_type(find_el(&s, "t"), T_TS_US));
@@ -905,6 +903,60 @@ static void test_import_errors(void)
     CHECK(infer_text("t\n2262-01-01 00:00:00\n2024-01-01 00:00:00.1234567\n", &s, &e) == PQ_OK);
     CHECK(is_type(find_el(&s, "t"), T_TS_NS));
     pq_csv_schema_free(&s);
+}
+
+/* sort_by on a double column: -inf first, NaN above every number, NULLs
+ * last; ties keep the input order. */
+static void test_sort_order(void)
+{
+    const char *csv = "i,v\n0,1.5\n1,\n2,nan\n3,-inf\n4,2\n5,-1\n6,1.5\n";
+    pq_csv_schema s;
+    pq_error e;
+    CHECK(infer_text(csv, &s, &e) == PQ_OK);
+    pq_import_opts o;
+    pq_import_opts_init(&o);
+    const char *by[] = {"v"};
+    o.sort_by = by;
+    o.n_sort_by = 1;
+    pq_buf file;
+    pq_buf_init(&file);
+    int64_t rows = -1;
+    CHECK(import_text(csv, s.elements, s.n_elements, &o, &file, &rows, &e) == PQ_OK);
+    char *ids = column_text(&file, 0, NULL);
+    CHECK_EQ_STR(ids, "3|5|0|6|4|2|1");
+    free(ids);
+    pq_buf_free(&file);
+    pq_csv_schema_free(&s);
+}
+
+/* Fixed columns (partition values from a path) compare as their type: an
+ * INT64 partition takes 02024 for 2024, a DATE one only that date. */
+static void test_fixed_columns(void)
+{
+    test_schema t;
+    ts_init(&t);
+    ts_add(&t, "a", PQ_INT64, false);
+    for (int k = 0; k < 4; k++) {
+        static const char *csv[] = {"a,year\n1,02024\n2,2024\n", "a,year\n1,2024\n2,2025\n",
+                                    "a,day\n1,2024-03-01\n", "a,day\n1,2024-03-02\n"};
+        pq_import_fixed fx = k < 2 ? (pq_import_fixed){"year", "2024", PQ_PART_INT64}
+                                   : (pq_import_fixed){"day", "2024-03-01", PQ_PART_DATE};
+        pq_import_opts o;
+        pq_import_opts_init(&o);
+        o.fixed = &fx;
+        o.n_fixed = 1;
+        pq_buf file;
+        pq_buf_init(&file);
+        pq_error e;
+        int64_t rows = -1;
+        int rc = import_text(csv[k], t.el, t.n, &o, &file, &rows, &e);
+        if (k % 2 == 0) {
+            CHECK(rc == PQ_OK);
+        } else {
+            CHECK(rc == PQ_ERR && contains(e.msg, "line ") && contains(e.msg, "contradicts the path"));
+        }
+        pq_buf_free(&file);
+    }
 }
 
 int main(void)
@@ -920,5 +972,7 @@ int main(void)
     test_infer();
     test_import_round_trip();
     test_import_errors();
+    test_sort_order();
+    test_fixed_columns();
     return check_report();
 }
