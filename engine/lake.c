@@ -842,9 +842,11 @@ static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_e
     return PQ_OK;
 }
 
-/* Evicts complete, unread results beyond the cache budget (oldest first). */
+/* Evicts complete, unread results beyond the cache budget (oldest first):
+ * cache_size less the bytes being staged by writes. */
 static void evict_locked(pq_lake *l, result_entry **victims)
 {
+    uint64_t budget = l->cache_size > l->staged_bytes ? l->cache_size - l->staged_bytes : 0;
     for (;;) {
         uint64_t total = 0;
         result_entry *oldest = NULL, **oldest_pp = NULL;
@@ -857,11 +859,53 @@ static void evict_locked(pq_lake *l, result_entry **victims)
                 oldest_pp = pp;
             }
         }
-        if (!oldest || total <= l->cache_size) return;
+        if (!oldest || total <= budget) return;
         *oldest_pp = oldest->next;
         oldest->next = *victims;
         *victims = oldest;
     }
+}
+
+static void free_victims(result_entry *victims)
+{
+    while (victims) {
+        result_entry *next = victims->next;
+        pq_result_unref(victims->res);
+        free(victims->key);
+        free(victims);
+        victims = next;
+    }
+}
+
+int lake_stage_reserve(pq_lake *l, uint64_t *reserved, uint64_t end, pq_error *err)
+{
+    result_entry *victims = NULL;
+    int rc = PQ_OK;
+    pthread_mutex_lock(&l->mu);
+    if (end > *reserved) {
+        uint64_t more = end - *reserved;
+        if (l->staged_bytes + more > l->cache_size || l->staged_bytes + more < l->staged_bytes) {
+            rc = pq_fail(err, PQ_E_NOSPACE, "the cache is full: %llu bytes of writes are staged, cache_size is %llu",
+                         (unsigned long long)(l->staged_bytes + more), (unsigned long long)l->cache_size);
+        } else {
+            l->staged_bytes += more;
+            *reserved = end;
+            evict_locked(l, &victims);
+        }
+    }
+    pthread_mutex_unlock(&l->mu);
+    free_victims(victims);
+    return rc;
+}
+
+void lake_stage_release(pq_lake *l, uint64_t *reserved, uint64_t end)
+{
+    pthread_mutex_lock(&l->mu);
+    if (end < *reserved) {
+        l->staged_bytes -= *reserved - end;
+        *reserved = end;
+    }
+    pthread_mutex_unlock(&l->mu);
 }
 
 static void release_result(pq_lake *l, pq_result *res, const char *key)
@@ -890,13 +934,7 @@ static void release_result(pq_lake *l, pq_result *res, const char *key)
     evict_locked(l, &victims);
     pthread_mutex_unlock(&l->mu);
     pq_result_unref(res);
-    while (victims) {
-        result_entry *next = victims->next;
-        pq_result_unref(victims->res);
-        free(victims->key);
-        free(victims);
-        victims = next;
-    }
+    free_victims(victims);
 }
 
 /* data.parquet: its result, complete (SPEC: materialized on first lookup or
@@ -930,6 +968,7 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     pthread_mutex_init(&l->mu, NULL);
+    pthread_mutex_init(&l->dirs_mu, NULL);
     l->io = &o->store->counters;
     l->ttl_ms = o->metadata_ttl_ms;
     l->threads = o->threads;
@@ -1050,6 +1089,7 @@ void pq_lake_close(pq_lake *l)
     pq_store_destroy(l->store);
     free(l->cache_dir);
     pthread_mutex_destroy(&l->mu);
+    pthread_mutex_destroy(&l->dirs_mu);
     free(l);
 }
 

@@ -38,7 +38,7 @@ typedef struct pq_lake_opts {
     uint64_t metadata_ttl_ms;
     int threads;                 /* scan threads per view; 0: cores */
     const char *cache_dir;       /* result files; NULL: memory */
-    uint64_t cache_size;         /* bytes of complete results kept for reuse */
+    uint64_t cache_size;         /* bytes of kept results plus staged writes */
     const pq_lake_table_decl *tables;
     int n_tables;
     pq_log_fn log;

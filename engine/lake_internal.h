@@ -62,12 +62,18 @@ struct pq_lake {
     table_info *tables;
     result_entry *results;
     uint64_t cached_bytes;
+    uint64_t staged_bytes;       /* bytes of writes being staged: they share cache_size */
     char *errors[ERROR_RING];
     int n_errors, err_head;
     bool shutting_down;
     char **made_tables;          /* tables made by mkdir in this mount (no files yet) */
     int n_made;
     lake_counters c;
+    /* Held while a write makes partition directories and starts its part
+     * file in them, and while a failed write removes the directories it
+     * made: a directory another write has just found is never removed
+     * before that write's file is in it. */
+    pthread_mutex_t dirs_mu;
 };
 
 typedef enum { K_ROOT, K_META_DIR, K_META_STATS, K_META_ERRORS, K_VIEW_DIR, K_VIEW_FILE } res_kind;
@@ -108,6 +114,12 @@ int lake_dir_has(pq_lake *l, const char *dir, const char *name, bool *is_dir, pq
 char *lake_join(pq_arena *a, const char *dir, const char *name);
 bool lake_is_hidden(const char *name);
 int lake_view_file_of(const char *name, view_file *f);
+/* Staging shares cache_size with the kept results: grows *reserved (an
+ * upload's share) to `end` bytes, evicting unread results to make room;
+ * PQ_E_NOSPACE when staging alone would pass cache_size. */
+int lake_stage_reserve(pq_lake *l, uint64_t *reserved, uint64_t end, pq_error *err);
+/* Shrinks *reserved to `end` bytes (0: the upload is gone). */
+void lake_stage_release(pq_lake *l, uint64_t *reserved, uint64_t end);
 /* Logs err (with path) and records it for .pqfs/errors; returns PQ_ERR. */
 int lake_fail_logged(pq_lake *l, pq_error *err, const char *path);
 

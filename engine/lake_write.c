@@ -29,6 +29,12 @@ struct pq_lake_upload {
     pthread_mutex_t mu;          /* the commit */
     int commit_rc;
     pq_error commit_err;
+    uint64_t reserved;           /* bytes counted in the lake's staged_bytes (its mu) */
+    /* A write that failed (the cache full, a disk error): the staged bytes
+     * are not the file, so the commit writes nothing and says why. */
+    pthread_mutex_t failed_mu;
+    bool failed;
+    pq_error failed_err;
 };
 
 /* Splits "a/b/name" into a copy of the directory ("a/b", "" at the root)
@@ -197,6 +203,7 @@ int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error 
                              strerror(errno));
         }
         pthread_mutex_init(&u->mu, NULL);
+        pthread_mutex_init(&u->failed_mu, NULL);
     }
     free(dir);
     if (rc != PQ_OK) {
@@ -211,16 +218,39 @@ int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error 
     return PQ_OK;
 }
 
+/* Remembers the first failed write (and reports it); returns PQ_ERR. */
+static int upload_failed(pq_lake_upload *u, pq_error *err)
+{
+    pthread_mutex_lock(&u->failed_mu);
+    bool first = !u->failed;
+    if (first) {
+        u->failed = true;
+        u->failed_err = *err;
+    }
+    pthread_mutex_unlock(&u->failed_mu);
+    if (first) {
+        pq_error logged = *err;
+        pq_lake_report(u->l, &logged);
+    }
+    return PQ_ERR;
+}
+
 int pq_lake_upload_write(pq_lake_upload *u, const void *buf, size_t len, uint64_t off, pq_error *err)
 {
     if (u->committed) return pq_fail(err, PQ_E_DENIED, "%s: already written into the lake", u->path);
+    if (off + len < off) return pq_fail(err, PQ_E_USAGE, "%s: offset out of range", u->path);
+    if (lake_stage_reserve(u->l, &u->reserved, off + len, err) != PQ_OK) {
+        pq_error_prefix(err, "%s: ", u->path);
+        return upload_failed(u, err);
+    }
     size_t at = 0;
     while (at < len) {
         ssize_t n = pwrite(u->fd, (const char *)buf + at, len - at, (off_t)(off + at));
         if (n < 0) {
             if (errno == EINTR) continue;
-            return pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: staging failed: %s", u->path,
-                           strerror(errno));
+            pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: staging failed: %s", u->path,
+                    strerror(errno));
+            return upload_failed(u, err);
         }
         at += (size_t)n;
     }
@@ -232,9 +262,14 @@ int pq_lake_upload_write(pq_lake_upload *u, const void *buf, size_t len, uint64_
 
 int pq_lake_upload_truncate(pq_lake_upload *u, uint64_t size, pq_error *err)
 {
+    if (lake_stage_reserve(u->l, &u->reserved, size, err) != PQ_OK) {
+        pq_error_prefix(err, "%s: ", u->path);
+        return PQ_ERR;
+    }
     if (ftruncate(u->fd, (off_t)size) != 0)
         return pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: %s", u->path, strerror(errno));
     u->size = size;
+    lake_stage_release(u->l, &u->reserved, size);
     return PQ_OK;
 }
 
@@ -248,11 +283,13 @@ void pq_lake_upload_free(pq_lake_upload *u)
     if (!u) return;
     if (u->fd >= 0) close(u->fd);
     if (u->stage_path) unlink(u->stage_path);
+    lake_stage_release(u->l, &u->reserved, 0);
     free(u->stage_path);
     free(u->path);
     free(u->dir);
     free(u->name);
     pthread_mutex_destroy(&u->mu);
+    pthread_mutex_destroy(&u->failed_mu);
     free(u);
 }
 
@@ -329,10 +366,15 @@ static int check_parquet_schema(const pq_schema *table, const pq_schema *in, con
 static int open_output(pq_lake *l, view *v, const write_target *wt, const char *name, char **dir_out, char **made,
                        int *n_made, upload_sink *us, pq_error *err)
 {
-    PQ_TRY(target_dir(l, v, wt, dir_out, made, n_made, err));
-    us->path = lake_join(&v->arena, *dir_out, name);
-    if (!us->path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    return l->store->ops->create(l->store, us->path, &us->up, err);
+    pthread_mutex_lock(&l->dirs_mu);
+    int rc = target_dir(l, v, wt, dir_out, made, n_made, err);
+    if (rc == PQ_OK) {
+        us->path = lake_join(&v->arena, *dir_out, name);
+        if (!us->path) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    if (rc == PQ_OK) rc = l->store->ops->create(l->store, us->path, &us->up, err);
+    pthread_mutex_unlock(&l->dirs_mu);
+    return rc;
 }
 
 static int do_commit(pq_lake_upload *u, pq_error *err)
@@ -412,18 +454,18 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
                 rc = pq_csv_import_inferred(in, u->path, &io, &sink, upload_restart, &us, &inferred, &rows, err);
         }
     }
-    if (us.up) {
-        if (rc == PQ_OK) rc = us.up->ops->commit(us.up, err);
-        else us.up->ops->abort(us.up);
-    }
-    if (rc != PQ_OK && l->store->ops->rmdir) {
+    if (us.up && rc == PQ_OK) rc = us.up->ops->commit(us.up, err);
+    else if (us.up) us.up->ops->abort(us.up);
+    if (rc != PQ_OK && n_made && l->store->ops->rmdir) {
         /* A failed write leaves no directory behind either (one another
          * writer has put a file in stays: rmdir fails on it). */
+        pthread_mutex_lock(&l->dirs_mu);
         for (int i = n_made - 1; i >= 0; i--) {
             pq_error ignore;
             (void)l->store->ops->rmdir(l->store, made[i], &ignore);
         }
-        if (n_made) pq_store_cached_invalidate(l->store, NULL);
+        pq_store_cached_invalidate(l->store, NULL);
+        pthread_mutex_unlock(&l->dirs_mu);
     }
     if (rc == PQ_OK) {
         /* The next listing sees the file; the table's schema file may be it. */
@@ -446,8 +488,14 @@ int pq_lake_upload_commit(pq_lake_upload *u, pq_error *err)
     if (!u->committed) {
         u->committed = true;
         pq_error_clear(&u->commit_err);
-        u->commit_rc = do_commit(u, &u->commit_err);
-        if (u->commit_rc != PQ_OK) {
+        pthread_mutex_lock(&u->failed_mu);
+        bool failed = u->failed;
+        if (failed) u->commit_err = u->failed_err;
+        pthread_mutex_unlock(&u->failed_mu);
+        /* Already reported when the write failed. */
+        if (failed) u->commit_rc = PQ_ERR;
+        else u->commit_rc = do_commit(u, &u->commit_err);
+        if (u->commit_rc != PQ_OK && !failed) {
             /* Messages about the input already name it. */
             if (strncmp(u->commit_err.msg, u->path, strlen(u->path)))
                 pq_error_prefix(&u->commit_err, "%s: ", u->path);

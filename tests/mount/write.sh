@@ -13,7 +13,8 @@
 #   - the table's ini writer settings (compression, row_group_rows, sort_by)
 #     shape the written file;
 #   - EPERM for views (where=), view files, rm, mv; EROFS on a read-only mount;
-#   - four concurrent cp into one partition all land.
+#   - four concurrent cp into one partition all land;
+#   - staging is bounded by cache_size: ENOSPC, and nothing half-written.
 #   tests/mount/write.sh BUILD_DIR
 set -euo pipefail
 
@@ -196,6 +197,26 @@ check "then the layout is the table's: a write outside it is EPERM" \
 check "mkdir of anything else: EPERM" '! mkdir "$MNT/events/junk" 2>/dev/null'
 
 stop_pqfs "$MNT" "$PID"
+
+# ------------------------------------------------------------ cache_size bounds staging
+# Staged bytes share cache_size with kept results: a file bigger than the
+# budget fails with ENOSPC at the write that passes it, and close() writes
+# nothing (the staged bytes are not the whole file); the budget is free again
+# for the next file.
+start_pqfs "$WORK/pqfs-small.log" "$LAKE" "$WORK/small" -o "cache_dir=$WORK/cache-small,cache_size=1MiB"
+python3 -c '
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("id,name,amount,ts\n")
+    for i in range(100000): f.write("%d,name-%d,%d.5,2024-01-01 00:00:00\n" % (1000 + i, i, i))
+' "$IN/big.csv"
+before=$(lake_files)
+check "a file bigger than cache_size: ENOSPC" \
+    '[ "$(copy_errno "$IN/big.csv" "$WORK/small/events/dt=2024-01-01/region=eu/big.csv")" = ENOSPC ]'
+check "the failed write leaves nothing (not the part staged before the cache filled)" '[ "$(lake_files)" = "$before" ]'
+check "the reason is in /.pqfs/errors" 'grep -q "big.csv: the cache is full" "$WORK/small/.pqfs/errors"'
+check "the next file fits again" 'cp "$IN/a.csv" "$WORK/small/events/dt=2024-01-01/region=eu/again.csv" && [ -n "$(find "$LAKE/events" -name "again-*.parquet")" ]'
+stop_pqfs "$WORK/small" "$PQFS_PID"
 
 # ------------------------------------------------------------ read-only mount
 start_pqfs "$WORK/pqfs-ro.log" "$LAKE" "$WORK/ro" -o "cache_dir=$WORK/cache-ro,read_only=true"
