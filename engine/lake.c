@@ -77,14 +77,20 @@ const pq_lake_table_decl *lake_decl_of(const pq_lake *l, const char *name)
     return NULL;
 }
 
-bool lake_table_known(pq_lake *l, const char *name)
+/* Made by mkdir in this mount: on a store without directories (S3) such
+ * a table is in no listing until its first file lands. */
+static bool table_was_made(pq_lake *l, const char *name)
 {
-    if (lake_decl_of(l, name)) return true;
     pthread_mutex_lock(&l->mu);
     bool made = false;
     for (int i = 0; i < l->n_made && !made; i++) made = !strcmp(l->made_tables[i], name);
     pthread_mutex_unlock(&l->mu);
     return made;
+}
+
+bool lake_table_known(pq_lake *l, const char *name)
+{
+    return lake_decl_of(l, name) || table_was_made(l, name);
 }
 
 int lake_table_made(pq_lake *l, const char *name, pq_error *err)
@@ -297,7 +303,8 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         if (lake_is_hidden(comps[0])) return pq_fail(err, PQ_E_NOTFOUND, "no such table");
         int has = lake_dir_has(l, "", comps[0], &is_dir, err);
         if (has < 0) return PQ_ERR;
-        if (!has || !is_dir) return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
+        if ((!has || !is_dir) && !table_was_made(l, comps[0]))
+            return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
         PQ_TRY(lake_table_get(l, comps[0], comps[0], &v->t, err));
         /* As the root's listing: a directory without Parquet files is not
          * a table (SPEC section 2), unless the ini declares it. */
@@ -1218,6 +1225,25 @@ static int partition_entry(void *ctx, const pq_dirent *e)
     return r->cb(r->ctx, e->name, &a) ? 1 : 0;
 }
 
+/* Tables made by mkdir that the root's listing does not show (a store
+ * without directories): listed all the same. */
+static int list_unlisted_made(pq_lake *l, pq_lake_dir_cb cb, void *ctx, pq_error *err)
+{
+    for (int i = 0;; i++) {
+        char name[4096];
+        pthread_mutex_lock(&l->mu);
+        bool more = i < l->n_made;
+        if (more) snprintf(name, sizeof name, "%s", l->made_tables[i]);
+        pthread_mutex_unlock(&l->mu);
+        if (!more) return PQ_OK;
+        bool is_dir;
+        int has = lake_dir_has(l, "", name, &is_dir, err);
+        if (has < 0) return PQ_ERR;
+        pq_lake_attr a = {.is_dir = true};
+        if (!has && cb(ctx, name, &a)) return PQ_OK;
+    }
+}
+
 int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, pq_error *err)
 {
     view v;
@@ -1230,6 +1256,7 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
     switch (v.kind) {
     case K_ROOT:
         rc = l->store->ops->list(l->store, "", root_entry, &r, err);
+        if (rc == PQ_OK) rc = list_unlisted_made(l, cb, ctx, err);
         break;
     case K_META_DIR: {
         pq_lake_attr a = {0};

@@ -130,6 +130,15 @@ int pq_buf_puts(pq_buf *b, const char *s)
     return pq_buf_append(b, s, strlen(s));
 }
 
+int pq_buf_cat(pq_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (pq_buf_reserve(b, n + 1)) return -1;
+    memcpy(b->data + b->len, s, n + 1);
+    b->len += n;
+    return 0;
+}
+
 int pq_buf_printf(pq_buf *b, const char *fmt, ...)
 {
     va_list ap;

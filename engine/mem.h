@@ -45,6 +45,8 @@ void pq_buf_free(pq_buf *b);
 int pq_buf_reserve(pq_buf *b, size_t extra);
 int pq_buf_append(pq_buf *b, const void *p, size_t n);
 int pq_buf_puts(pq_buf *b, const char *s);
+/* Appends s and keeps the bytes NUL-terminated (building a C string). */
+int pq_buf_cat(pq_buf *b, const char *s);
 int pq_buf_printf(pq_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline void pq_buf_clear(pq_buf *b) { b->len = 0; }
 

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "fs.h"
+#include "remote.h"
 
 typedef struct logger {
     bool foreground;
@@ -64,15 +65,33 @@ static int prepare_cache_dir(const char *dir, char *err, size_t cap)
     return 0;
 }
 
-static int open_store(const pqfs_config *c, pq_store **out, char *err, size_t cap)
+/* The lake's storage: a directory, an HTTP(S) prefix (read-only: the
+ * mount becomes read-only too) or an S3 bucket. */
+static int open_store(pqfs_config *c, pq_store **out, char *err, size_t cap)
 {
     pq_error e;
     pq_error_clear(&e);
-    if (!strncmp(c->source, "http://", 7) || !strncmp(c->source, "https://", 8) || !strncmp(c->source, "s3://", 5)) {
-        snprintf(err, cap, "%s: remote sources are not supported by this build yet", c->source);
-        return -1;
+    pq_http_opts ho;
+    pq_http_opts_init(&ho);
+    int rc;
+    if (!strncmp(c->source, "http://", 7) || !strncmp(c->source, "https://", 8)) {
+        rc = pq_store_http_new(c->source, &ho, out, &e);
+        c->read_only = true;
+    } else if (!strncmp(c->source, "s3://", 5)) {
+        pq_s3_opts so = {
+            .endpoint = c->s3_endpoint,
+            .region = c->s3_region,
+            .path_style = c->s3_path_style,
+            .access_key_id = c->s3_access_key_id,
+            .secret_access_key = c->s3_secret_access_key,
+            .session_token = c->s3_session_token,
+            .stage_dir = c->cache_dir,
+        };
+        rc = pq_store_s3_new(c->source, &so, &ho, out, &e);
+    } else {
+        rc = pq_store_local_new(c->source, out, &e);
     }
-    if (pq_store_local_new(c->source, out, &e) != PQ_OK) {
+    if (rc != PQ_OK) {
         snprintf(err, cap, "%s", e.msg);
         return -1;
     }

@@ -1,0 +1,407 @@
+#include "http.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Idle handles kept for reuse: each holds its connection open. */
+#define POOL_MAX 32
+
+struct pq_http {
+    pq_http_opts o;
+    pthread_mutex_t mu;
+    CURL *idle[POOL_MAX];
+    int n_idle;
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc;
+
+static void global_init(void)
+{
+    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+void pq_http_opts_init(pq_http_opts *o)
+{
+    o->max_attempts = 4;
+    o->connect_timeout_ms = 10000;
+    o->stall_timeout_s = 30;
+    o->backoff_ms = 50;
+}
+
+int pq_http_new(const pq_http_opts *o, pq_http **out, pq_error *err)
+{
+    pthread_once(&global_once, global_init);
+    if (global_rc != CURLE_OK) return pq_fail(err, PQ_E_IO, "libcurl: %s", curl_easy_strerror(global_rc));
+    pq_http *h = calloc(1, sizeof *h);
+    if (!h) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (o) h->o = *o;
+    else pq_http_opts_init(&h->o);
+    if (h->o.max_attempts < 1) h->o.max_attempts = 1;
+    pthread_mutex_init(&h->mu, NULL);
+    *out = h;
+    return PQ_OK;
+}
+
+void pq_http_free(pq_http *h)
+{
+    if (!h) return;
+    for (int i = 0; i < h->n_idle; i++) curl_easy_cleanup(h->idle[i]);
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
+static CURL *take_handle(pq_http *h)
+{
+    pthread_mutex_lock(&h->mu);
+    CURL *c = h->n_idle ? h->idle[--h->n_idle] : NULL;
+    pthread_mutex_unlock(&h->mu);
+    if (c) curl_easy_reset(c); /* keeps the connection, forgets the options */
+    else c = curl_easy_init();
+    return c;
+}
+
+static void give_handle(pq_http *h, CURL *c, bool keep)
+{
+    if (keep) {
+        pthread_mutex_lock(&h->mu);
+        if (h->n_idle < POOL_MAX) {
+            h->idle[h->n_idle++] = c;
+            c = NULL;
+        }
+        pthread_mutex_unlock(&h->mu);
+    }
+    if (c) curl_easy_cleanup(c);
+}
+
+/* ------------------------------------------------------------------ one transfer */
+
+typedef struct transfer {
+    const pq_http_req *rq;
+    pq_http_reply *rp;
+    bool overflow;               /* more body than `into` holds */
+    uint64_t upload_at;
+    int upload_errno;
+} transfer;
+
+static bool header_is(const char *line, size_t n, const char *name, const char **value, size_t *vlen)
+{
+    size_t k = strlen(name);
+    if (n <= k || strncasecmp(line, name, k) || line[k] != ':') return false;
+    const char *v = line + k + 1, *end = line + n;
+    while (v < end && (*v == ' ' || *v == '\t')) v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ')) end--;
+    *value = v;
+    *vlen = (size_t)(end - v);
+    return true;
+}
+
+static bool parse_u64(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!n) return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10) return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
+{
+    transfer *t = ctx;
+    size_t n = size * nitems;
+    pq_http_reply *rp = t->rp;
+    const char *v;
+    size_t vl;
+    if (n >= 5 && !strncmp(line, "HTTP/", 5)) {
+        /* A new response (after a 100 Continue or a redirect): start over. */
+        long status = rp->status;
+        memset(rp, 0, sizeof *rp);
+        rp->status = status;
+    } else if (header_is(line, n, "Content-Length", &v, &vl)) {
+        rp->has_length = parse_u64(v, vl, &rp->content_length);
+    } else if (header_is(line, n, "Content-Range", &v, &vl)) {
+        /* bytes A-B/TOTAL */
+        const char *end = v + vl, *dash = memchr(v, '-', vl), *slash = memchr(v, '/', vl);
+        if (vl > 6 && !strncasecmp(v, "bytes ", 6) && dash && slash && dash < slash &&
+            parse_u64(v + 6, (size_t)(dash - v - 6), &rp->range_start) &&
+            parse_u64(slash + 1, (size_t)(end - slash - 1), &rp->total))
+            rp->has_total = true;
+    } else if (header_is(line, n, "ETag", &v, &vl)) {
+        if (vl < sizeof rp->etag) {
+            memcpy(rp->etag, v, vl);
+            rp->etag[vl] = '\0';
+        }
+    } else if (header_is(line, n, "Last-Modified", &v, &vl)) {
+        char date[64];
+        if (vl < sizeof date) {
+            memcpy(date, v, vl);
+            date[vl] = '\0';
+            time_t tm = curl_getdate(date, NULL);
+            rp->last_modified = tm > 0 ? (int64_t)tm : 0;
+        }
+    } else if (header_is(line, n, "Content-Type", &v, &vl)) {
+        size_t k = vl < sizeof rp->content_type - 1 ? vl : sizeof rp->content_type - 1;
+        memcpy(rp->content_type, v, k);
+        rp->content_type[k] = '\0';
+    }
+    return n;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
+{
+    transfer *t = ctx;
+    size_t n = size * nmemb;
+    const pq_http_req *rq = t->rq;
+    pq_http_reply *rp = t->rp;
+    if (rq->into) {
+        size_t room = rq->into_cap - (size_t)rp->body_len;
+        if (n > room) {
+            /* A server that ignores the range: take what was asked, stop. */
+            memcpy((char *)rq->into + rp->body_len, data, room);
+            rp->body_len += room;
+            t->overflow = true;
+            return 0;
+        }
+        memcpy((char *)rq->into + rp->body_len, data, n);
+    } else if (rq->body) {
+        if (pq_buf_append(rq->body, data, n)) return 0;
+    }
+    rp->body_len += n;
+    return n;
+}
+
+static size_t on_upload(char *buf, size_t size, size_t nitems, void *ctx)
+{
+    transfer *t = ctx;
+    size_t want = size * nitems;
+    uint64_t left = t->rq->upload_len - t->upload_at;
+    if (want > left) want = (size_t)left;
+    if (!want) return 0;
+    ssize_t n;
+    do n = pread(t->rq->upload_fd, buf, want, (off_t)t->upload_at);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+        t->upload_errno = n < 0 ? errno : EIO;
+        return CURL_READFUNC_ABORT;
+    }
+    t->upload_at += (uint64_t)n;
+    return (size_t)n;
+}
+
+static bool retryable_code(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool retryable_status(long status)
+{
+    return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
+}
+
+static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcode *crc, char *cerr, pq_error *err)
+{
+    memset(rp, 0, sizeof *rp);
+    if (rq->body) pq_buf_clear(rq->body);
+    CURL *c = take_handle(h);
+    if (!c) return pq_fail(err, PQ_E_NOMEM, "out of memory for an HTTP handle");
+    transfer t = {.rq = rq, .rp = rp};
+    struct curl_slist *hdrs = NULL;
+    char line[128];
+    int rc = PQ_OK;
+    const char *const *signed_hdrs = NULL;
+    int n_signed = 0;
+    if (rq->sign) rc = rq->sign(rq->sign_ctx, rq, &signed_hdrs, &n_signed, err);
+    if (rc == PQ_OK && rq->has_range) {
+        if (rq->range_len == 0) rc = pq_fail(err, PQ_E_USAGE, "%s: empty range", rq->url);
+        snprintf(line, sizeof line, "Range: bytes=%llu-%llu", (unsigned long long)rq->range_off,
+                 (unsigned long long)(rq->range_off + rq->range_len - 1));
+        struct curl_slist *n = curl_slist_append(hdrs, line);
+        if (!n) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        else hdrs = n;
+    }
+    for (int i = 0; rc == PQ_OK && i < rq->n_headers + n_signed; i++) {
+        const char *hl = i < rq->n_headers ? rq->headers[i] : signed_hdrs[i - rq->n_headers];
+        struct curl_slist *n = curl_slist_append(hdrs, hl);
+        if (!n) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        else hdrs = n;
+    }
+    /* No "Expect: 100-continue" round trip before a PUT body. */
+    if (rc == PQ_OK && !strcmp(rq->method, "PUT")) {
+        struct curl_slist *n = curl_slist_append(hdrs, "Expect:");
+        if (!n) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        else hdrs = n;
+    }
+    if (rc != PQ_OK) {
+        curl_slist_free_all(hdrs);
+        give_handle(h, c, true);
+        return rc;
+    }
+    cerr[0] = '\0';
+    curl_easy_setopt(c, CURLOPT_URL, rq->url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->o.connect_timeout_ms);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, h->o.stall_timeout_s);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+    if (!strcmp(rq->method, "HEAD")) {
+        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    } else if (!strcmp(rq->method, "PUT")) {
+        curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(c, CURLOPT_READFUNCTION, on_upload);
+        curl_easy_setopt(c, CURLOPT_READDATA, &t);
+        curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->upload_len);
+    } else if (strcmp(rq->method, "GET")) {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+    }
+    *crc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    rp->status = status;
+    if (*crc == CURLE_WRITE_ERROR && t.overflow) *crc = CURLE_OK; /* had all it asked for */
+    curl_slist_free_all(hdrs);
+    give_handle(h, c, *crc == CURLE_OK);
+    if (*crc == CURLE_ABORTED_BY_CALLBACK && t.upload_errno)
+        return pq_fail(err, PQ_E_IO, "%s: reading the upload: %s", rq->url, strerror(t.upload_errno));
+    return PQ_OK;
+}
+
+int pq_http_do(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, pq_error *err)
+{
+    unsigned pause_ms = h->o.backoff_ms;
+    for (int i = 0;; i++) {
+        CURLcode crc = CURLE_OK;
+        char cerr[CURL_ERROR_SIZE];
+        PQ_TRY(attempt(h, rq, rp, &crc, cerr, err));
+        bool last = i + 1 >= h->o.max_attempts;
+        if (crc == CURLE_OK && rq->has_range && rp->status == 200) {
+            /* The server ignored the range.  Correct, if wasteful: the body
+             * was the object from its start, so only a range at 0 fits. */
+            if (rq->range_off != 0)
+                return pq_fail(err, PQ_E_IO, "%s: the server ignores byte ranges (HTTP 200 to a range request)",
+                               rq->url);
+            rp->status = 206;
+            rp->has_total = rp->has_length;
+            rp->total = rp->content_length;
+            rp->range_start = 0;
+        }
+        if (crc == CURLE_OK && (!retryable_status(rp->status) || last)) return PQ_OK;
+        if (crc != CURLE_OK && (!retryable_code(crc) || last))
+            return pq_fail(err, PQ_E_IO, "%s %s: %s%s%s (after %d attempt%s)", rq->method, rq->url,
+                           curl_easy_strerror(crc), cerr[0] ? ": " : "", cerr, i + 1, i ? "s" : "");
+        struct timespec ts = {pause_ms / 1000, (long)(pause_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        pause_ms *= 4;
+    }
+}
+
+/* The <Code> of an S3 error body, if there is one. */
+static void error_code(const pq_buf *body, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!body || !body->len) return;
+    const char *s = body->data, *end = s + body->len;
+    const char *a = NULL;
+    for (const char *p = s; p + 6 <= end; p++)
+        if (!memcmp(p, "<Code>", 6)) {
+            a = p + 6;
+            break;
+        }
+    if (!a) return;
+    const char *b = a;
+    while (b < end && *b != '<' && (size_t)(b - a) < cap - 1) b++;
+    memcpy(out, a, (size_t)(b - a));
+    out[b - a] = '\0';
+}
+
+int pq_http_status_fail(const pq_http_req *rq, const pq_http_reply *rp, const pq_buf *body, pq_error *err)
+{
+    char code[64];
+    error_code(body, code, sizeof code);
+    pq_errclass cls = rp->status == 404 ? PQ_E_NOTFOUND : PQ_E_IO;
+    const char *what = rp->status == 404   ? "not found"
+                       : rp->status == 403 ? "access denied"
+                       : rp->status == 401 ? "not authorized"
+                       : rp->status == 412 ? "changed since it was listed"
+                       : rp->status == 416 ? "range not satisfiable"
+                                           : "failed";
+    return pq_fail(err, cls, "%s %s: HTTP %ld %s%s%s", rq->method, rq->url, rp->status, what, code[0] ? ", " : "",
+                   code);
+}
+
+int64_t pq_http_parse_date(const char *s)
+{
+    time_t t = curl_getdate(s, NULL);
+    return t > 0 ? (int64_t)t : 0;
+}
+
+int pq_url_encode(pq_buf *b, const char *s, size_t n, bool keep_slash)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    if (pq_buf_reserve(b, n * 3 + 1)) return -1;
+    char *o = b->data + b->len;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+            c == '_' || c == '~' || (c == '/' && keep_slash)) {
+            *o++ = (char)c;
+        } else {
+            *o++ = '%';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 15];
+        }
+    }
+    b->len = (size_t)(o - b->data);
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+size_t pq_url_decode(char *s, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        int hi, lo;
+        if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 && (lo = hexval(s[i + 2])) >= 0) {
+            s[o++] = (char)(hi * 16 + lo);
+            i += 2;
+        } else {
+            s[o++] = s[i];
+        }
+    }
+    if (o < n) s[o] = '\0';
+    return o;
+}

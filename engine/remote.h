@@ -1,0 +1,58 @@
+/* Remote stores: a lake behind HTTP(S) (a static file server with directory
+ * listings) or an S3-compatible bucket.
+ *
+ * Both hand out files read with ranged GETs (pq_file), whose size comes from
+ * the last listing of their directory (a HEAD when the file was never
+ * listed), and whose ETag, when the store gives one, is sent as If-Match so
+ * a file replaced while it is read fails instead of mixing two versions. */
+#ifndef PQ_REMOTE_H
+#define PQ_REMOTE_H
+
+#include "http.h"
+#include "io.h"
+
+typedef struct pq_s3_opts {
+    const char *endpoint;        /* "http://127.0.0.1:9000"; NULL: https://s3.REGION.amazonaws.com */
+    const char *region;          /* default us-east-1 */
+    bool path_style;             /* ENDPOINT/BUCKET/KEY, else BUCKET.HOST/KEY */
+    const char *access_key_id, *secret_access_key, *session_token; /* NULL: unsigned requests */
+    const char *stage_dir;       /* where uploads are staged before their PUT; NULL: TMPDIR */
+} pq_s3_opts;
+
+/* url: http://host[:port]/prefix or https://...; read-only. */
+int pq_store_http_new(const char *url, const pq_http_opts *ho, pq_store **out, pq_error *err);
+/* url: s3://bucket[/prefix]. */
+int pq_store_s3_new(const char *url, const pq_s3_opts *so, const pq_http_opts *ho, pq_store **out, pq_error *err);
+
+/* ---- shared by the two stores (remote.c) ---- */
+
+/* Signs one request (S3), or NULL. */
+typedef int (*pq_remote_sign_fn)(void *ctx, const pq_http_req *rq, const char *const **headers, int *n,
+                                 pq_error *err);
+
+typedef struct pq_remote_known pq_remote_known;
+
+typedef struct pq_remote {
+    pq_http *http;
+    pq_remote_sign_fn sign;
+    void *sign_ctx;
+    pq_io_counters *counters;
+    pq_remote_known *known;      /* path -> size and ETag, from listings */
+} pq_remote;
+
+int pq_remote_init(pq_remote *r, const pq_http_opts *ho, pq_io_counters *counters, pq_error *err);
+void pq_remote_fini(pq_remote *r);
+/* Remembers what a listing said of `path` (etag may be "" or NULL). */
+void pq_remote_know(pq_remote *r, const char *path, uint64_t size, const char *etag);
+/* Opens `url` (the store's `path`): no request until a read, or a HEAD for
+ * the size of a file no listing showed. */
+int pq_remote_open(pq_remote *r, const char *path, const char *url, pq_file **out, pq_error *err);
+/* HEAD url: PQ_E_NOTFOUND when it is not there. */
+int pq_remote_head(pq_remote *r, const char *url, pq_http_reply *rp, pq_error *err);
+/* GET url into body (a listing); counts a list request. */
+int pq_remote_get(pq_remote *r, const char *url, pq_buf *body, pq_http_reply *rp, pq_error *err);
+
+/* A hash of an ETag (or a size and Last-Modified) as the file's identity. */
+int64_t pq_remote_identity(const char *etag, int64_t last_modified);
+
+#endif

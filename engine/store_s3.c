@@ -1,0 +1,498 @@
+/* A lake in an S3-compatible bucket: s3://bucket[/prefix].
+ *
+ * Listings are ListObjectsV2 with delimiter '/' (one level, paged with
+ * continuation tokens); reads are ranged GETs with If-Match on the listed
+ * ETag; a write is staged in a local file and sent as one PUT at commit, so
+ * the object appears whole or not at all.  S3 has no directories: mkdir
+ * succeeds without a request (a prefix exists once a key is under it).
+ * Requests are signed with AWS Signature Version 4 when keys are given. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remote.h"
+#include "sigv4.h"
+
+/* One PUT carries at most 5 GiB (S3's limit without multipart upload). */
+#define PUT_MAX ((uint64_t)5 << 30)
+
+typedef struct s3_store {
+    pq_store base;
+    pq_remote r;
+    char *bucket, *prefix;       /* prefix without slashes at either end; "" for none */
+    char *endpoint;              /* scheme://host[:port], no trailing slash */
+    char *bucket_url;            /* endpoint/bucket or scheme://bucket.host */
+    bool path_style;
+    char *region, *access_key, *secret_key, *token;
+    char *stage_dir;
+} s3_store;
+
+/* ------------------------------------------------------------------ signing */
+
+/* Header lines for one attempt, per thread: attempt() copies them into its
+ * request before the next call on this thread. */
+static _Thread_local char sig_auth[1100], sig_date[40], sig_sha[100], sig_token[2200];
+static _Thread_local const char *sig_lines[4];
+
+static int s3_sign(void *ctx, const pq_http_req *rq, const char *const **headers, int *n, pq_error *err)
+{
+    s3_store *ss = ctx;
+    /* scheme://host[:port]/path?query */
+    const char *h = strstr(rq->url, "://");
+    if (!h) return pq_fail(err, PQ_E_USAGE, "%s: not a URL", rq->url);
+    h += 3;
+    const char *path = strchr(h, '/');
+    char host[512], pathbuf[4096];
+    size_t hl = path ? (size_t)(path - h) : strlen(h);
+    if (hl >= sizeof host) return pq_fail(err, PQ_E_USAGE, "%s: host too long", rq->url);
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    const char *q = path ? strchr(path, '?') : NULL;
+    size_t pl = path ? (q ? (size_t)(q - path) : strlen(path)) : 0;
+    if (pl >= sizeof pathbuf) return pq_fail(err, PQ_E_USAGE, "%s: path too long", rq->url);
+    memcpy(pathbuf, path ? path : "/", path ? pl : 1);
+    pathbuf[path ? pl : 1] = '\0';
+    pq_sigv4_request sr = {
+        .method = rq->method,
+        .host = host,
+        .path = pathbuf,
+        .query = q ? q + 1 : NULL,
+        .payload_hash = "UNSIGNED-PAYLOAD",
+        .region = ss->region,
+        .service = "s3",
+        .access_key = ss->access_key,
+        .secret_key = ss->secret_key,
+        .session_token = ss->token,
+    };
+    pq_sigv4_result res;
+    PQ_TRY(pq_sigv4_sign(&sr, &res, err));
+    int k = 0;
+    snprintf(sig_auth, sizeof sig_auth, "Authorization: %s", res.authorization);
+    snprintf(sig_date, sizeof sig_date, "x-amz-date: %s", res.amz_date);
+    snprintf(sig_sha, sizeof sig_sha, "x-amz-content-sha256: %s", res.content_sha256);
+    sig_lines[k++] = sig_auth;
+    sig_lines[k++] = sig_date;
+    sig_lines[k++] = sig_sha;
+    if (ss->token) {
+        snprintf(sig_token, sizeof sig_token, "x-amz-security-token: %s", ss->token);
+        sig_lines[k++] = sig_token;
+    }
+    *headers = sig_lines;
+    *n = k;
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ keys and URLs */
+
+/* The object key of a store path ("" is the prefix itself). */
+static int key_of(const s3_store *ss, const char *path, pq_buf *out)
+{
+    pq_buf_clear(out);
+    if (pq_buf_cat(out, ss->prefix)) return -1;
+    if (ss->prefix[0] && path[0] && pq_buf_cat(out, "/")) return -1;
+    return pq_buf_cat(out, path);
+}
+
+static char *object_url(const s3_store *ss, const char *path)
+{
+    pq_buf key, url;
+    pq_buf_init(&key);
+    pq_buf_init(&url);
+    if (pq_buf_cat(&key, "") || key_of(ss, path, &key) || pq_buf_cat(&url, ss->bucket_url) ||
+        pq_buf_cat(&url, "/") || pq_url_encode(&url, key.data, key.len, true)) {
+        pq_buf_free(&key);
+        pq_buf_free(&url);
+        return NULL;
+    }
+    pq_buf_free(&key);
+    return url.data;
+}
+
+/* ------------------------------------------------------------------ listing */
+
+static const char *find(const char *p, const char *end, const char *s)
+{
+    size_t n = strlen(s);
+    if (p >= end || (size_t)(end - p) < n) return NULL;
+    return memmem(p, (size_t)(end - p), s, n);
+}
+
+/* The text of <tag>...</tag> inside [p, end), XML entities decoded, into out. */
+static bool tag_text(const char *p, const char *end, const char *tag, char *out, size_t cap)
+{
+    char open[64], close[64];
+    snprintf(open, sizeof open, "<%s>", tag);
+    snprintf(close, sizeof close, "</%s>", tag);
+    const char *a = find(p, end, open);
+    if (!a) return false;
+    a += strlen(open);
+    const char *b = find(a, end, close);
+    if (!b) return false;
+    size_t k = 0;
+    for (const char *s = a; s < b; s++) {
+        char c = *s;
+        if (c == '&') {
+            static const struct {
+                const char *ent;
+                char c;
+            } ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+            bool done = false;
+            for (size_t j = 0; j < sizeof ents / sizeof ents[0] && !done; j++) {
+                size_t el = strlen(ents[j].ent);
+                if ((size_t)(b - s) >= el && !memcmp(s, ents[j].ent, el)) {
+                    c = ents[j].c;
+                    s += el - 1;
+                    done = true;
+                }
+            }
+            if (!done && b - s > 3 && s[1] == '#') {
+                /* &#NN; or &#xNN; (ASCII only: keys are UTF-8 as sent) */
+                char *e;
+                unsigned long v = s[2] == 'x' ? strtoul(s + 3, &e, 16) : strtoul(s + 2, &e, 10);
+                if (e < b && *e == ';' && v > 0 && v < 128) {
+                    c = (char)v;
+                    s = e;
+                }
+            }
+        }
+        if (k + 1 >= cap) return false;
+        out[k++] = c;
+    }
+    out[k] = '\0';
+    return true;
+}
+
+static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)
+{
+    s3_store *ss = (s3_store *)s;
+    pq_buf prefix, url, body;
+    pq_buf_init(&prefix);
+    pq_buf_init(&url);
+    pq_buf_init(&body);
+    char token[1024] = "", key[4096], val[256];
+    int rc = PQ_OK;
+    if (pq_buf_cat(&prefix, "") || key_of(ss, dir, &prefix) || (prefix.len && pq_buf_cat(&prefix, "/")))
+        rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    bool stopped = false, more = true;
+    while (rc == PQ_OK && more && !stopped) {
+        /* Parameters in AWS's canonical order (the signature sorts them anyway). */
+        pq_buf_clear(&url);
+        bool ok = !pq_buf_printf(&url, "%s?", ss->bucket_url);
+        if (ok && token[0])
+            ok = !pq_buf_cat(&url, "continuation-token=") && !pq_url_encode(&url, token, strlen(token), false) &&
+                 !pq_buf_cat(&url, "&");
+        if (ok)
+            ok = !pq_buf_cat(&url, "delimiter=%2F&list-type=2&prefix=") &&
+                 !pq_url_encode(&url, prefix.data, prefix.len, false);
+        if (!ok) {
+            rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            break;
+        }
+        pq_http_reply rp;
+        rc = pq_remote_get(&ss->r, url.data, &body, &rp, err);
+        if (rc != PQ_OK) break;
+        const char *p = body.data, *end = body.data + body.len;
+        if (!find(p, end, "<ListBucketResult")) {
+            rc = pq_fail(err, PQ_E_IO, "GET %s: not a ListObjectsV2 answer", url.data);
+            break;
+        }
+        /* Objects and common prefixes, in the order given. */
+        for (;;) {
+            const char *c = find(p, end, "<Contents>"), *cp = find(p, end, "<CommonPrefixes>");
+            if (!c && !cp) break;
+            bool is_dir = cp && (!c || cp < c);
+            const char *a = is_dir ? cp : c;
+            const char *b = find(a, end, is_dir ? "</CommonPrefixes>" : "</Contents>");
+            if (!b) {
+                rc = pq_fail(err, PQ_E_IO, "GET %s: a listing entry is cut short", url.data);
+                break;
+            }
+            p = b + 1;
+            if (!tag_text(a, b, is_dir ? "Prefix" : "Key", key, sizeof key)) continue;
+            size_t kl = strlen(key);
+            if (kl < prefix.len || memcmp(key, prefix.data, prefix.len)) continue;
+            char *name = key + prefix.len;
+            size_t nl = kl - prefix.len;
+            if (is_dir && nl && name[nl - 1] == '/') name[--nl] = '\0';
+            if (!nl || strchr(name, '/')) continue; /* the "directory marker" object */
+            pq_dirent e = {.name = name, .st = {.is_dir = is_dir}};
+            if (!is_dir) {
+                char etag[128] = "";
+                if (tag_text(a, b, "Size", val, sizeof val)) e.st.size = strtoull(val, NULL, 10);
+                tag_text(a, b, "ETag", etag, sizeof etag);
+                e.st.mtime_ns = pq_remote_identity(etag, 0);
+                pq_buf full;
+                pq_buf_init(&full);
+                if (pq_buf_cat(&full, dir) || (dir[0] && pq_buf_cat(&full, "/")) || pq_buf_cat(&full, name)) {
+                    pq_buf_free(&full);
+                    rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                    break;
+                }
+                pq_remote_know(&ss->r, full.data, e.st.size, etag);
+                pq_buf_free(&full);
+            }
+            if (cb(ctx, &e)) {
+                stopped = true;
+                break;
+            }
+        }
+        more = tag_text(body.data, end, "IsTruncated", val, sizeof val) && !strcmp(val, "true") &&
+               tag_text(body.data, end, "NextContinuationToken", token, sizeof token);
+    }
+    pq_buf_free(&prefix);
+    pq_buf_free(&url);
+    pq_buf_free(&body);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ files */
+
+static int s3_open(pq_store *s, const char *path, pq_file **out, pq_error *err)
+{
+    s3_store *ss = (s3_store *)s;
+    char *url = object_url(ss, path);
+    if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = pq_remote_open(&ss->r, path, url, out, err);
+    free(url);
+    return rc;
+}
+
+typedef struct stat_probe {
+    bool any;
+} stat_probe;
+
+static int probe_any(void *ctx, const pq_dirent *e)
+{
+    (void)e;
+    ((stat_probe *)ctx)->any = true;
+    return 1;
+}
+
+static int s3_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
+{
+    s3_store *ss = (s3_store *)s;
+    memset(out, 0, sizeof *out);
+    if (!path[0]) {
+        out->is_dir = true;
+        return PQ_OK;
+    }
+    char *url = object_url(ss, path);
+    if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    pq_http_reply rp;
+    int rc = pq_remote_head(&ss->r, url, &rp, err);
+    free(url);
+    if (rc == PQ_OK) {
+        out->size = rp.content_length;
+        out->mtime_ns = pq_remote_identity(rp.etag, rp.last_modified);
+        return PQ_OK;
+    }
+    if (err && err->cls != PQ_E_NOTFOUND) return PQ_ERR;
+    /* Not an object: a "directory" when some key is under it. */
+    stat_probe sp = {false};
+    PQ_TRY(s3_list(s, path, probe_any, &sp, err));
+    if (!sp.any) return pq_fail(err, PQ_E_NOTFOUND, "s3://%s/%s: no such key or prefix", ss->bucket, path);
+    out->is_dir = true;
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ uploads */
+
+typedef struct s3_upload {
+    pq_upload base;
+    s3_store *ss;
+    char *url;
+    int fd;
+    uint64_t len;
+} s3_upload;
+
+static int s3_upload_write(pq_upload *u, const void *buf, size_t len, pq_error *err)
+{
+    s3_upload *su = (s3_upload *)u;
+    if (su->len + len > PUT_MAX)
+        return pq_fail(err, PQ_E_UNSUPPORTED, "%s: larger than 5 GiB, which one PUT cannot carry", su->url);
+    for (size_t done = 0; done < len;) {
+        ssize_t n = write(su->fd, (const char *)buf + done, len - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: staging the upload: %s", su->url,
+                           strerror(errno));
+        }
+        done += (size_t)n;
+    }
+    su->len += len;
+    if (u->counters) atomic_fetch_add_explicit(&u->counters->write_bytes, len, memory_order_relaxed);
+    return PQ_OK;
+}
+
+static void s3_upload_free(s3_upload *su)
+{
+    if (su->fd >= 0) close(su->fd);
+    free(su->url);
+    free(su);
+}
+
+static int s3_upload_commit(pq_upload *u, pq_error *err)
+{
+    s3_upload *su = (s3_upload *)u;
+    pq_buf body;
+    pq_buf_init(&body);
+    pq_http_req rq = {.method = "PUT", .url = su->url, .body = &body, .upload_fd = su->fd, .upload_len = su->len,
+                      .sign = su->ss->r.sign, .sign_ctx = su->ss->r.sign_ctx};
+    pq_http_reply rp;
+    int rc = pq_http_do(su->ss->r.http, &rq, &rp, err);
+    if (rc == PQ_OK && rp.status / 100 != 2) rc = pq_http_status_fail(&rq, &rp, &body, err);
+    pq_buf_free(&body);
+    s3_upload_free(su);
+    return rc;
+}
+
+static void s3_upload_abort(pq_upload *u)
+{
+    s3_upload_free((s3_upload *)u);
+}
+
+static const pq_upload_ops s3_upload_ops = {s3_upload_write, s3_upload_commit, s3_upload_abort};
+
+static int s3_create(pq_store *s, const char *path, pq_upload **out, pq_error *err)
+{
+    s3_store *ss = (s3_store *)s;
+    s3_upload *su = calloc(1, sizeof *su);
+    if (!su) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    su->ss = ss;
+    su->fd = -1;
+    su->url = object_url(ss, path);
+    if (!su->url) {
+        s3_upload_free(su);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    const char *dir = ss->stage_dir ? ss->stage_dir : getenv("TMPDIR");
+    if (!dir || !dir[0]) dir = "/tmp";
+    su->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (su->fd < 0) {
+        char tmpl[4096];
+        snprintf(tmpl, sizeof tmpl, "%s/upload-XXXXXX", dir);
+        su->fd = mkostemp(tmpl, O_CLOEXEC);
+        if (su->fd >= 0) unlink(tmpl);
+    }
+    if (su->fd < 0) {
+        int e = errno;
+        s3_upload_free(su);
+        return pq_fail(err, e == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: cannot stage an upload: %s", dir, strerror(e));
+    }
+    su->base.ops = &s3_upload_ops;
+    su->base.counters = &s->counters;
+    *out = &su->base;
+    return PQ_OK;
+}
+
+static int s3_mkdir(pq_store *s, const char *path, pq_error *err)
+{
+    (void)s, (void)path, (void)err;
+    return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ the store */
+
+static void s3_destroy(pq_store *s)
+{
+    s3_store *ss = (s3_store *)s;
+    pq_remote_fini(&ss->r);
+    free(ss->bucket);
+    free(ss->prefix);
+    free(ss->endpoint);
+    free(ss->bucket_url);
+    free(ss->region);
+    free(ss->access_key);
+    free(ss->secret_key);
+    free(ss->token);
+    free(ss->stage_dir);
+    free(s->root);
+    free(ss);
+}
+
+static const pq_store_ops s3_store_ops = {
+    s3_open, s3_stat, s3_list, s3_create, s3_mkdir, s3_destroy, NULL,
+};
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+    if (!s || !s[0]) return NULL;
+    char *d = strdup(s);
+    if (!d) *oom = true;
+    return d;
+}
+
+int pq_store_s3_new(const char *url, const pq_s3_opts *so, const pq_http_opts *ho, pq_store **out, pq_error *err)
+{
+    if (strncmp(url, "s3://", 5) || !url[5] || url[5] == '/')
+        return pq_fail(err, PQ_E_USAGE, "%s: not an s3://bucket[/prefix] URL", url);
+    s3_store *ss = calloc(1, sizeof *ss);
+    if (!ss) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    bool oom = false;
+    const char *b = url + 5, *slash = strchr(b, '/');
+    ss->bucket = strndup(b, slash ? (size_t)(slash - b) : strlen(b));
+    ss->prefix = strdup(slash ? slash + 1 : "");
+    const char *region = so && so->region && so->region[0] ? so->region : "us-east-1";
+    ss->region = strdup(region);
+    ss->base.root = strdup(url);
+    if (!ss->bucket || !ss->prefix || !ss->region || !ss->base.root) oom = true;
+    if (ss->prefix) {
+        size_t n = strlen(ss->prefix);
+        while (n && ss->prefix[n - 1] == '/') ss->prefix[--n] = '\0';
+    }
+    pq_buf ep;
+    pq_buf_init(&ep);
+    if (so && so->endpoint && so->endpoint[0]) oom |= pq_buf_cat(&ep, so->endpoint) != 0;
+    else oom |= pq_buf_printf(&ep, "https://s3.%s.amazonaws.com", region) != 0;
+    ss->endpoint = ep.data;
+    if (ss->endpoint) {
+        size_t n = strlen(ss->endpoint);
+        while (n && ss->endpoint[n - 1] == '/') ss->endpoint[--n] = '\0';
+    }
+    ss->path_style = so && so->path_style;
+    ss->access_key = dup_or_null(so ? so->access_key_id : NULL, &oom);
+    ss->secret_key = dup_or_null(so ? so->secret_access_key : NULL, &oom);
+    ss->token = dup_or_null(so ? so->session_token : NULL, &oom);
+    ss->stage_dir = dup_or_null(so ? so->stage_dir : NULL, &oom);
+    ss->base.ops = &s3_store_ops;
+    pq_buf bu;
+    pq_buf_init(&bu);
+    if (!oom && ss->endpoint) {
+        const char *sep = strstr(ss->endpoint, "://");
+        if (!sep) {
+            pq_buf_free(&bu);
+            s3_destroy(&ss->base);
+            return pq_fail(err, PQ_E_USAGE, "s3 endpoint %s: not a URL", so->endpoint);
+        }
+        if (ss->path_style) oom |= pq_buf_printf(&bu, "%s/", ss->endpoint) || pq_url_encode(&bu, ss->bucket, strlen(ss->bucket), false);
+        else oom |= pq_buf_printf(&bu, "%.*s%s.%s", (int)(sep + 3 - ss->endpoint), ss->endpoint, ss->bucket, sep + 3) != 0;
+    }
+    ss->bucket_url = bu.data;
+    if (oom || !ss->bucket_url) {
+        s3_destroy(&ss->base);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    if ((ss->access_key == NULL) != (ss->secret_key == NULL)) {
+        s3_destroy(&ss->base);
+        return pq_fail(err, PQ_E_USAGE, "s3: access_key_id and secret_access_key go together");
+    }
+    if (pq_remote_init(&ss->r, ho, &ss->base.counters, err) != PQ_OK) {
+        s3_destroy(&ss->base);
+        return PQ_ERR;
+    }
+    if (ss->access_key) {
+        ss->r.sign = s3_sign;
+        ss->r.sign_ctx = ss;
+    }
+    /* The bucket must answer: a wrong endpoint, bucket or key fails at mount. */
+    stat_probe sp = {false};
+    if (s3_list(&ss->base, "", probe_any, &sp, err) != PQ_OK) {
+        s3_destroy(&ss->base);
+        return PQ_ERR;
+    }
+    *out = &ss->base;
+    return PQ_OK;
+}

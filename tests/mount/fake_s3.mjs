@@ -1,0 +1,389 @@
+#!/usr/bin/env node
+// A small fake S3 server for integration tests: it serves one directory as one
+// bucket (path-style URLs only), with optional SigV4 checking, fault injection
+// and a request log. Only node: built-ins, so tests need no npm install.
+//
+// node fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S]
+//                  [--region us-east-1] [--fail-every N] [--log FILE]
+// Prints "listening PORT" on stdout once ready; nothing else goes to stdout.
+import http from 'node:http';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+
+const TMP_PREFIX = '.fake-s3-tmp-';
+
+// ---- command line ----
+const USAGE = 'usage: fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S] ' +
+  '[--region us-east-1] [--fail-every N] [--log FILE]';
+function die(msg) { process.stderr.write(`fake_s3: ${msg}\n${USAGE}\n`); process.exit(2); }
+
+function parseArgs(argv) {
+  const names = { '--root': 'root', '--bucket': 'bucket', '--port': 'port', '--access-key': 'accessKey',
+    '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--log': 'log' };
+  const o = { port: '0', region: 'us-east-1', failEvery: '0' };
+  for (let i = 0; i < argv.length; i++) {
+    let a = argv[i], v;
+    const eq = a.indexOf('=');
+    if (a.startsWith('--') && eq > 0) { v = a.slice(eq + 1); a = a.slice(0, eq); }
+    if (!names[a]) die(`unknown argument ${a}`);
+    if (v === undefined) { if (i + 1 >= argv.length) die(`${a} needs a value`); v = argv[++i]; }
+    o[names[a]] = v;
+  }
+  if (!o.root || !o.bucket) die('--root and --bucket are required');
+  if (!fs.statSync(o.root, { throwIfNoEntry: false })?.isDirectory()) die(`${o.root} is not a directory`);
+  if (!o.accessKey !== !o.secretKey) die('--access-key and --secret-key go together');
+  o.root = path.resolve(o.root);
+  o.port = Number(o.port);
+  o.failEvery = Number(o.failEvery);
+  if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) die('bad --port');
+  if (!Number.isInteger(o.failEvery) || o.failEvery < 0) die('bad --fail-every');
+  o.logFd = o.log ? fs.openSync(o.log, 'a') : null;
+  return o;
+}
+const opts = parseArgs(process.argv.slice(2));
+
+// ---- small helpers ----
+const sha256hex = (data) => crypto.createHash('sha256').update(data).digest('hex');
+const hmac = (key, data) => crypto.createHmac('sha256', key).update(data).digest();
+// Byte order of the UTF-8 encodings, which is how S3 sorts keys (not UTF-16 order).
+const cmp = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+function xmlEscape(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c])
+    .replace(/[\x00-\x08\x0b\x0c\x0e-\x1f]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+const el = (name, v) => `<${name}>${xmlEscape(v)}</${name}>`;
+
+// %XX-decode to bytes the way the client's signer does: a '%' that starts no
+// valid escape stays a literal '%' (so a sloppy client gets a 403, not a crash).
+function pctDecode(s) {
+  const out = [];
+  const b = Buffer.from(s);
+  for (let i = 0; i < b.length; i++) {
+    const hex = b[i] === 0x25 && i + 2 < b.length ? b.toString('latin1', i + 1, i + 3) : '';
+    if (/^[0-9a-fA-F]{2}$/.test(hex)) { out.push(parseInt(hex, 16)); i += 2; } else out.push(b[i]);
+  }
+  return Buffer.from(out);
+}
+// AWS URI encoding: unreserved bytes A-Za-z0-9-._~ as is, the rest %XX uppercase.
+function uriEncode(bytes, keepSlash = false) {
+  let s = '';
+  for (const c of Buffer.from(bytes)) {
+    const ch = String.fromCharCode(c);
+    s += /[A-Za-z0-9\-._~]/.test(ch) || (keepSlash && ch === '/') ? ch : '%' + c.toString(16).toUpperCase().padStart(2, '0');
+  }
+  return s;
+}
+
+// Raw query -> [[nameBytes, valueBytes]]; '+' stays a literal '+' (clients send %20).
+function parseQuery(raw) {
+  return raw.split('&').filter(Boolean).map((part) => {
+    const i = part.indexOf('=');
+    return i < 0 ? [pctDecode(part), Buffer.alloc(0)] : [pctDecode(part.slice(0, i)), pctDecode(part.slice(i + 1))];
+  });
+}
+
+// Key -> path segments; null for keys that cannot map safely onto the directory
+// (empty, "a//b", ".", "..", NUL, trailing "/").
+function keySegments(key) {
+  const segs = key.split('/');
+  return key && !segs.some((s) => s === '' || s === '.' || s === '..' || s.includes('\0')) ? segs : null;
+}
+// ETag from key+size+mtime (not the content MD5): cheap, and a replaced file gets a new one.
+const etagOf = (key, st) => '"' + crypto.createHash('md5').update(`${key}\0${st.size}\0${st.mtimeMs}`).digest('hex') + '"';
+const notFound = (e) => ['ENOENT', 'ENOTDIR', 'EISDIR'].includes(e?.code);
+
+// ---- responses and the request log ----
+function logLine(ctx, status, bytes) {
+  if (opts.logFd === null) return;
+  // Written synchronously before the response goes out, so a test that reads the
+  // log right after its client finished sees the line. BYTES = body bytes announced.
+  const range = (ctx.req.headers.range ?? '').replace(/\s+/g, '') || '--';
+  fs.writeSync(opts.logFd, `${ctx.req.method} ${ctx.req.url} ${range} ${status} ${bytes}\n`);
+}
+
+function reply(ctx, status, headers = {}, body = null) {
+  const head = ctx.req.method === 'HEAD';
+  const len = body === null ? 0 : Buffer.byteLength(body);
+  if (!('Content-Length' in headers) && status !== 204 && status !== 304) headers['Content-Length'] = len;
+  logLine(ctx, status, head ? 0 : len);
+  ctx.done = true;
+  ctx.res.writeHead(status, { 'x-amz-request-id': ctx.id, ...headers });
+  ctx.res.end(head || body === null ? undefined : body);
+}
+
+function sendError(ctx, status, code, message, extra = {}, headers = {}) {
+  let x = `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${el('Code', code)}${el('Message', message)}`;
+  for (const [k, v] of Object.entries(extra)) x += el(k, v);
+  x += `${el('Resource', ctx.resource)}${el('RequestId', ctx.id)}</Error>`;
+  reply(ctx, status, { 'Content-Type': 'application/xml', ...headers }, x);
+}
+
+// ---- SigV4 verification; returns null when fine, else [status, code, message, extra] ----
+function checkAuth(req, rawPath, query) {
+  const h = req.headers.authorization;
+  if (!h) return [403, 'AccessDenied', 'Missing Authorization header (presigned URLs are not supported)'];
+  const m = /^AWS4-HMAC-SHA256\s+(.+)$/s.exec(h);
+  if (!m) return [400, 'AuthorizationHeaderMalformed', 'Only AWS4-HMAC-SHA256 Authorization headers are supported'];
+  const f = {};
+  for (const part of m[1].split(',')) {
+    const i = part.indexOf('=');
+    if (i > 0) f[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+  }
+  if (!f.Credential || !f.SignedHeaders || !f.Signature) return [400, 'AuthorizationHeaderMalformed', 'Credential, SignedHeaders and Signature are required'];
+  const [ak, date, region, service, term, ...rest] = f.Credential.split('/');
+  if (rest.length || service !== 's3' || term !== 'aws4_request') return [400, 'AuthorizationHeaderMalformed', `bad credential scope ${f.Credential}`];
+  if (ak !== opts.accessKey) return [403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.', { AWSAccessKeyId: ak }];
+  if (region !== opts.region) return [400, 'AuthorizationHeaderMalformed', `the region '${region}' is wrong; expecting '${opts.region}'`, { Region: opts.region }];
+  const amzDate = req.headers['x-amz-date'] ?? '';
+  if (!/^\d{8}T\d{6}Z$/.test(amzDate)) return [403, 'AccessDenied', 'Missing or malformed x-amz-date header'];
+  if (amzDate.slice(0, 8) !== date) return [400, 'AuthorizationHeaderMalformed', 'Credential date does not match x-amz-date'];
+  const signed = f.SignedHeaders.split(';');
+  for (const need of ['host', 'x-amz-date', 'x-amz-content-sha256'])
+    if (!signed.includes(need)) return [403, 'AccessDenied', `SignedHeaders must include ${need}`];
+  const payload = req.headers['x-amz-content-sha256'] ?? '';
+  if (!/^([0-9a-fA-F]{64}|UNSIGNED-PAYLOAD|STREAMING-.*)$/.test(payload)) return [400, 'InvalidArgument', 'bad x-amz-content-sha256'];
+
+  // Canonical request, rebuilt from what was received. The URI is the raw path
+  // (S3 signs the once-encoded path as sent); the query is decoded and re-encoded.
+  const q = query.map(([k, v]) => [uriEncode(k), uriEncode(v)])
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`).join('&');
+  const headers = signed.map((n) => `${n}:${(req.headersDistinct[n] ?? []).map((v) => v.trim().replace(/\s+/g, ' ')).join(',')}\n`).join('');
+  const creq = [req.method, rawPath, q, headers, f.SignedHeaders, payload].join('\n');
+  const scope = `${date}/${region}/s3/aws4_request`;
+  const sts = ['AWS4-HMAC-SHA256', amzDate, scope, sha256hex(creq)].join('\n');
+  let key = hmac('AWS4' + opts.secretKey, date);
+  for (const part of [region, 's3', 'aws4_request']) key = hmac(key, part);
+  const want = Buffer.from(hmac(key, sts).toString('hex'));
+  const got = Buffer.from(f.Signature);
+  if (got.length !== want.length || !crypto.timingSafeEqual(got, want))
+    return [403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.',
+      { StringToSign: sts, CanonicalRequest: creq }];
+  return null;
+}
+
+// ---- ListObjectsV2 ----
+// Every regular file under DIR (following symlinks), skipping in-flight uploads.
+async function walkDir(rel, out) {
+  let ents;
+  try { ents = await fsp.readdir(path.join(opts.root, rel)); } catch { return; }
+  await Promise.all(ents.map(async (name) => {
+    if (name.startsWith(TMP_PREFIX)) return;
+    const key = rel ? `${rel}/${name}` : name;
+    let st;
+    try { st = await fsp.stat(path.join(opts.root, key)); } catch { return; } // deleted meanwhile, dangling link
+    if (st.isDirectory()) await walkDir(key, out);
+    else if (st.isFile()) out.push({ key, st });
+  }));
+}
+
+async function listObjects(ctx, q) {
+  const prefix = q.get('prefix') ?? '', delimiter = q.get('delimiter') ?? '';
+  const encType = q.get('encoding-type');
+  if (encType !== undefined && encType !== 'url') return sendError(ctx, 400, 'InvalidArgument', 'Invalid Encoding Method specified in Request');
+  let maxKeys = 1000;
+  if (q.has('max-keys')) {
+    if (!/^\d+$/.test(q.get('max-keys'))) return sendError(ctx, 400, 'InvalidArgument', 'Provided max-keys not an integer or within integer range');
+    maxKeys = Math.min(Number(q.get('max-keys')), 1000);
+  }
+  const token = q.get('continuation-token');
+  // The token is just the base64url of the last entry returned; resume after it.
+  const after = token === undefined ? null : Buffer.from(token, 'base64url').toString();
+  if (token !== undefined && !after) return sendError(ctx, 400, 'InvalidArgument', 'The continuation token provided is incorrect');
+  const startAfter = q.get('start-after') ?? '';
+
+  // Only walk the directory named by the prefix's leading "a/b/" part.
+  const slash = prefix.lastIndexOf('/');
+  const base = slash > 0 && keySegments(prefix.slice(0, slash)) ? prefix.slice(0, slash) : '';
+  const files = [];
+  await walkDir(base, files);
+  const keys = files.filter((f) => f.key.startsWith(prefix) && cmp(f.key, startAfter) > 0).sort((a, b) => cmp(a.key, b.key));
+
+  // Objects and rolled-up prefixes in one key-ordered list: they page together.
+  // Keys sharing a common prefix are adjacent once sorted, so checking the last entry dedups.
+  const entries = [];
+  for (const f of keys) {
+    const i = delimiter ? f.key.indexOf(delimiter, prefix.length) : -1;
+    if (i < 0) entries.push({ name: f.key, file: f });
+    else if (entries.at(-1)?.name !== f.key.slice(0, i + delimiter.length)) entries.push({ name: f.key.slice(0, i + delimiter.length) });
+  }
+  let start = 0;
+  if (after !== null) while (start < entries.length && cmp(entries[start].name, after) <= 0) start++;
+  const page = entries.slice(start, start + maxKeys);
+  const truncated = maxKeys > 0 && start + page.length < entries.length;
+
+  const enc = (s) => (encType === 'url' ? uriEncode(s, true) : s);
+  let x = '<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">';
+  x += el('Name', opts.bucket) + el('Prefix', enc(prefix));
+  if (delimiter) x += el('Delimiter', enc(delimiter));
+  x += el('MaxKeys', maxKeys);
+  if (encType) x += el('EncodingType', encType);
+  x += el('KeyCount', page.length) + el('IsTruncated', truncated);
+  if (token !== undefined) x += el('ContinuationToken', token);
+  if (truncated) x += el('NextContinuationToken', Buffer.from(page.at(-1).name).toString('base64url'));
+  if (q.has('start-after')) x += el('StartAfter', enc(startAfter));
+  for (const e of page.filter((e) => e.file)) {
+    const { key, st } = e.file;
+    x += `<Contents>${el('Key', enc(key))}${el('LastModified', new Date(st.mtimeMs).toISOString())}` +
+      `${el('ETag', etagOf(key, st))}${el('Size', st.size)}<StorageClass>STANDARD</StorageClass></Contents>`;
+  }
+  for (const e of page.filter((e) => !e.file)) x += `<CommonPrefixes>${el('Prefix', enc(e.name))}</CommonPrefixes>`;
+  x += '</ListBucketResult>';
+  reply(ctx, 200, { 'Content-Type': 'application/xml' }, x);
+}
+
+// ---- objects ----
+// Range header -> {start,end}, 'unsatisfiable', or null (absent/malformed/multi-range: whole object).
+function parseRange(h, size) {
+  const m = /^bytes=(\d*)-(\d*)$/.exec((h ?? '').replace(/\s+/g, ''));
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  if (m[1] === '') {
+    const n = Number(m[2]);
+    return n === 0 || size === 0 ? 'unsatisfiable' : { start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(m[1]), end = m[2] === '' ? Infinity : Number(m[2]);
+  if (end < start) return null; // syntactically invalid: ignored, as RFC 9110 says
+  return start >= size ? 'unsatisfiable' : { start, end: Math.min(end, size - 1) };
+}
+const etagMatches = (h, etag) => h.split(',').map((t) => t.trim().replace(/^W\//, ''))
+  .some((t) => t === '*' || t === etag || `"${t}"` === etag);
+
+async function getObject(ctx, key, segs) {
+  const { req, res } = ctx;
+  let fh, st;
+  try {
+    // fstat of the opened file: the ETag and the bytes come from the same inode
+    // even if the file is replaced by a rename meanwhile.
+    fh = await fsp.open(path.join(opts.root, ...segs), 'r');
+    st = await fh.stat();
+  } catch (e) {
+    await fh?.close();
+    if (notFound(e)) return sendError(ctx, 404, 'NoSuchKey', 'The specified key does not exist.', { Key: key });
+    throw e;
+  }
+  if (!st.isFile()) { await fh.close(); return sendError(ctx, 404, 'NoSuchKey', 'The specified key does not exist.', { Key: key }); }
+  const etag = etagOf(key, st);
+  const headers = { ETag: etag, 'Last-Modified': new Date(st.mtimeMs).toUTCString(), 'Accept-Ranges': 'bytes' };
+  const ifMatch = req.headers['if-match'], ifNoneMatch = req.headers['if-none-match'];
+  if (ifMatch !== undefined && !etagMatches(ifMatch, etag)) {
+    await fh.close();
+    return sendError(ctx, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', { Condition: 'If-Match' });
+  }
+  if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, etag)) { await fh.close(); return reply(ctx, 304, headers); }
+  const range = parseRange(req.headers.range, st.size);
+  if (range === 'unsatisfiable') {
+    await fh.close();
+    return sendError(ctx, 416, 'InvalidRange', 'The requested range is not satisfiable',
+      { RangeRequested: req.headers.range, ActualObjectSize: st.size }, { 'Content-Range': `bytes */${st.size}` });
+  }
+  const { start, end } = range ?? { start: 0, end: st.size - 1 };
+  const len = end - start + 1;
+  const status = range ? 206 : 200;
+  if (range) headers['Content-Range'] = `bytes ${start}-${end}/${st.size}`;
+  Object.assign(headers, { 'Content-Type': 'application/octet-stream', 'Content-Length': len });
+  if (req.method === 'HEAD' || len === 0) { await fh.close(); return reply(ctx, status, headers); }
+  logLine(ctx, status, len);
+  ctx.done = true;
+  res.writeHead(status, { 'x-amz-request-id': ctx.id, ...headers });
+  // pipeline closes the file and the stream if the client goes away mid-body.
+  await pipeline(fh.createReadStream({ start, end }), res).catch(() => res.destroy());
+}
+
+async function putObject(ctx, key, segs) {
+  const { req } = ctx;
+  if (req.headers['x-amz-copy-source'] !== undefined) return sendError(ctx, 501, 'NotImplemented', 'CopyObject is not implemented');
+  const sha = req.headers['x-amz-content-sha256'] ?? '';
+  if (sha.startsWith('STREAMING-')) return sendError(ctx, 501, 'NotImplemented', 'aws-chunked uploads are not implemented');
+  const file = path.join(opts.root, ...segs);
+  const tmp = path.join(path.dirname(file), TMP_PREFIX + crypto.randomBytes(8).toString('hex'));
+  const hash = crypto.createHash('sha256');
+  try {
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    // Temp file + rename in the same directory: readers never see a half-written object.
+    await pipeline(req, async function* (src) { for await (const c of src) { hash.update(c); yield c; } },
+      fs.createWriteStream(tmp, { flags: 'wx' }));
+    if (/^[0-9a-fA-F]{64}$/.test(sha) && hash.digest('hex') !== sha.toLowerCase()) {
+      await fsp.rm(tmp, { force: true });
+      return sendError(ctx, 400, 'XAmzContentSHA256Mismatch', 'The provided x-amz-content-sha256 header does not match what was computed.');
+    }
+    await fsp.rename(tmp, file);
+  } catch (e) {
+    await fsp.rm(tmp, { force: true }).catch(() => {});
+    // A file where a directory is needed (or the reverse): S3 allows "a" and "a/b", a directory cannot.
+    if (['ENOTDIR', 'EEXIST', 'EISDIR', 'ENOTEMPTY'].includes(e.code))
+      return sendError(ctx, 409, 'InvalidRequest', `fake_s3 cannot store ${key} next to a conflicting file or directory`);
+    throw e;
+  }
+  reply(ctx, 200, { ETag: etagOf(key, await fsp.stat(file)) });
+}
+
+async function deleteObject(ctx, segs) {
+  // S3 answers 204 whether or not the key existed.
+  try { await fsp.unlink(path.join(opts.root, ...segs)); } catch (e) { if (!notFound(e) && e.code !== 'EPERM') throw e; }
+  reply(ctx, 204);
+}
+
+// ---- dispatch ----
+let requestCount = 0;
+async function handle(ctx) {
+  const { req } = ctx;
+  const qi = req.url.indexOf('?');
+  const rawPath = qi < 0 ? req.url : req.url.slice(0, qi);
+  const query = parseQuery(qi < 0 ? '' : req.url.slice(qi + 1));
+  ctx.resource = rawPath;
+  if (opts.failEvery > 0 && ctx.n % opts.failEvery === 0) return sendError(ctx, 503, 'SlowDown', 'Please reduce your request rate.');
+  if (opts.accessKey) {
+    const fail = checkAuth(req, rawPath, query);
+    if (fail) return sendError(ctx, fail[0], fail[1], fail[2], fail[3]);
+  }
+  const q = new Map();
+  for (const [k, v] of query) if (!q.has(k.toString())) q.set(k.toString(), v.toString());
+
+  const rest = rawPath.slice(1);
+  const slash = rest.indexOf('/');
+  const bucket = pctDecode(slash < 0 ? rest : rest.slice(0, slash)).toString();
+  const key = slash < 0 ? '' : pctDecode(rest.slice(slash + 1)).toString();
+  if (!rawPath.startsWith('/') || bucket !== opts.bucket)
+    return sendError(ctx, 404, 'NoSuchBucket', 'The specified bucket does not exist', { BucketName: bucket });
+
+  if (key === '') { // bucket-level operations
+    if (req.method === 'HEAD') return reply(ctx, 200);
+    if (req.method === 'GET' && q.has('location'))
+      return reply(ctx, 200, { 'Content-Type': 'application/xml' }, '<?xml version="1.0" encoding="UTF-8"?>\n' +
+        `<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${opts.region === 'us-east-1' ? '' : xmlEscape(opts.region)}</LocationConstraint>`);
+    if (req.method === 'GET') return listObjects(ctx, q); // V1 (no list-type) gets the V2 answer too
+    return sendError(ctx, 501, 'NotImplemented', `${req.method} on a bucket is not implemented`);
+  }
+  const segs = keySegments(key);
+  if (!segs) return sendError(ctx, 400, 'InvalidArgument', 'fake_s3 rejects keys with empty, "." or ".." segments', { Key: key });
+  for (const sub of ['uploads', 'uploadId', 'acl', 'tagging', 'retention', 'legal-hold', 'attributes'])
+    if (q.has(sub)) return sendError(ctx, 501, 'NotImplemented', `?${sub} is not implemented`);
+  switch (req.method) {
+    case 'GET': case 'HEAD': return getObject(ctx, key, segs);
+    case 'PUT': return putObject(ctx, key, segs);
+    case 'DELETE': return deleteObject(ctx, segs);
+    default: return sendError(ctx, 501, 'NotImplemented', `${req.method} is not implemented`);
+  }
+}
+
+const server = http.createServer((req, res) => {
+  const ctx = { req, res, n: ++requestCount, id: crypto.randomBytes(8).toString('hex').toUpperCase(), done: false, resource: req.url };
+  handle(ctx).catch((err) => {
+    if (ctx.done) res.destroy();
+    else sendError(ctx, 500, 'InternalError', String(err?.message ?? err));
+  });
+});
+server.on('error', (e) => { process.stderr.write(`fake_s3: ${e.message}\n`); process.exit(1); });
+server.listen(opts.port, '127.0.0.1', () => process.stdout.write(`listening ${server.address().port}\n`));
+
+for (const sig of ['SIGTERM', 'SIGINT']) {
+  process.on(sig, () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections(); // keep-alive sockets would otherwise hold close() open
+    setTimeout(() => process.exit(0), 1000).unref();
+  });
+}
