@@ -2,6 +2,7 @@
  *
  *   pqtool cat PATH... [--where EXPR] [--select C1,C2] [--limit N] [--threads N] [-o OUT]
  *   pqtool plan PATH... [--where EXPR] [--select C1,C2]
+ *   (PATH: Parquet files, or one table directory: local, http(s)://, s3://)
  *   pqtool meta FILE
  *
  * Errors are one line on stderr, "pqtool: FILE: what went wrong (where)",
@@ -21,6 +22,7 @@
 #include "footer.h"
 #include "io.h"
 #include "numfmt.h"
+#include "remote.h"
 #include "render.h"
 #include "scan.h"
 #include "table.h"
@@ -137,12 +139,47 @@ static int open_table_file(void *ctx, int index, pq_scan_file *sf, pq_error *err
     return PQ_OK;
 }
 
+static const char *env_or(const char *a, const char *b)
+{
+    const char *v = getenv(a);
+    if ((!v || !*v) && b) v = getenv(b);
+    return v && *v ? v : NULL;
+}
+
+static bool is_url(const char *p)
+{
+    return !strncmp(p, "http://", 7) || !strncmp(p, "https://", 8) || !strncmp(p, "s3://", 5);
+}
+
+/* A remote table directory (http(s)://, s3://): the store, with S3 settings
+ * from the environment as pqfs takes them (AWS_*), and path-style URLs when
+ * an endpoint is given (PQFS_S3_PATH_STYLE=false for virtual hosts). */
+static int open_remote_store(const char *url, pq_store **out, pq_error *err)
+{
+    pq_http_opts ho;
+    pq_http_opts_init(&ho);
+    if (strncmp(url, "s3://", 5)) return pq_store_http_new(url, &ho, out, err);
+    const char *endpoint = env_or("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
+    const char *ps = getenv("PQFS_S3_PATH_STYLE");
+    pq_s3_opts so = {
+        .endpoint = endpoint,
+        .region = env_or("AWS_REGION", "AWS_DEFAULT_REGION"),
+        .path_style = ps && *ps ? strcmp(ps, "false") && strcmp(ps, "0") : endpoint != NULL,
+        .access_key_id = env_or("AWS_ACCESS_KEY_ID", NULL),
+        .secret_access_key = env_or("AWS_SECRET_ACCESS_KEY", NULL),
+        .session_token = env_or("AWS_SESSION_TOKEN", NULL),
+    };
+    return pq_store_s3_new(url, &so, &ho, out, err);
+}
+
 static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *err)
 {
     memset(in, 0, sizeof *in);
     struct stat st;
-    if (n_paths == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode)) {
-        PQ_TRY(pq_store_local_new(paths[0], &in->store, err));
+    bool remote = n_paths == 1 && is_url(paths[0]);
+    if (remote || (n_paths == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode))) {
+        if (remote) PQ_TRY(open_remote_store(paths[0], &in->store, err));
+        else PQ_TRY(pq_store_local_new(paths[0], &in->store, err));
         pq_table_opts topts;
         memset(&topts, 0, sizeof topts);
         if (pq_table_discover(in->store, "", &topts, &in->table, err) != PQ_OK) return PQ_ERR;

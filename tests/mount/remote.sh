@@ -12,7 +12,8 @@
 #   - S3 takes writes: cp of a CSV lands as one PUT object and every view has
 #     the rows; mkdir makes a table (S3 has no directories) whose first file
 #     defines it;
-#   - a wrong S3 secret or an unknown HTTP prefix fails the mount, saying why.
+#   - a wrong S3 secret or an unknown HTTP prefix fails the mount, saying why;
+#   - pqtool cat reads http:// and s3:// tables to the local answer.
 #   tests/mount/remote.sh BUILD_DIR
 set -euo pipefail
 
@@ -167,6 +168,9 @@ EOF
     fi
     stop_pqfs "$WORK/mnt-$style" "$PQFS_PID"
 done
+"$PQTOOL" cat "$LAKE/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-local.csv"
+check "pqtool cat of an http:// table equals the local one" \
+    '"$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-http.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-http.csv"'
 check "HTTP: a prefix the server does not have fails the mount, naming the status" \
     '! "$PQFS" "http://127.0.0.1:$HTTP_PORT/nowhere" "$WORK/mnt-bad" -f 2>"$WORK/err" && grep -q "HTTP 404" "$WORK/err"'
 
@@ -217,6 +221,8 @@ printf 'id,name,amount,ts\nnot a number,x,,\n' >"$WORK/bad.csv"
 check "S3: bad input is EINVAL and leaves no object" \
     '! cp "$WORK/bad.csv" "$WORK/mnt-s3/events/dt=2024-01-04/region=eu/" 2>/dev/null && [ -z "$(cd "$S3ROOT" && find lake -name "bad-*")" ]'
 stop_pqfs "$WORK/mnt-s3" "$PQFS_PID"
+check "pqtool cat of an s3:// table (AWS_* environment) equals the local one" \
+    'AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "amount < 100 AND id < 90000" --select id,amount,dt,region >"$WORK/pqtool-s3.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-s3.csv"'
 
 s3_ini "$WORK/s3-bad.ini" WRONG
 check "S3: a wrong secret fails the mount with the server's reason" \
