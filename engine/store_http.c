@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "listing.h"
 #include "remote.h"
 
 typedef struct http_store {
@@ -87,18 +88,18 @@ typedef struct list_ctx {
     const char *dir;
     pq_list_cb cb;
     void *cb_ctx;
-    bool stopped;
 } list_ctx;
 
-/* Hands one entry to the callback; files without a size get a HEAD. */
-static int emit(list_ctx *lc, char *name, bool is_dir, bool has_size, uint64_t size, int64_t mtime, pq_error *err)
+/* One listed entry to the store's caller; a file without a size (an HTML
+ * index) gets a HEAD. */
+static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
 {
-    if (lc->stopped || !name[0] || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')) return PQ_OK;
-    char *path = join(lc->dir, name);
+    list_ctx *lc = ctx;
+    char *path = join(lc->dir, le->name);
     if (!path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    pq_dirent e = {.name = name, .st = {.is_dir = is_dir, .size = size, .mtime_ns = mtime * 1000000000}};
+    pq_dirent e = {.name = le->name, .st = {.is_dir = le->is_dir, .size = le->size, .mtime_ns = le->mtime * 1000000000}};
     int rc = PQ_OK;
-    if (!is_dir && !has_size) {
+    if (!le->is_dir && !le->has_size) {
         char *url = url_of(lc->hs, path, false);
         pq_http_reply rp;
         rc = url ? pq_remote_head(&lc->hs->r, url, &rp, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -109,175 +110,10 @@ static int emit(list_ctx *lc, char *name, bool is_dir, bool has_size, uint64_t s
         }
         free(url);
     }
-    if (rc == PQ_OK && !is_dir) pq_remote_know(&lc->hs->r, path, e.st.size, NULL);
+    if (rc == PQ_OK && !le->is_dir) pq_remote_know(&lc->hs->r, path, e.st.size, NULL);
     free(path);
-    if (rc == PQ_OK && lc->cb(lc->cb_ctx, &e)) lc->stopped = true;
-    return rc;
-}
-
-static bool hex4(const char *s, const char *end, unsigned *out)
-{
-    if (end - s < 4) return false;
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        char h = s[i];
-        int d = h >= '0' && h <= '9' ? h - '0' : (h | 32) >= 'a' && (h | 32) <= 'f' ? (h | 32) - 'a' + 10 : -1;
-        if (d < 0) return false;
-        v = v * 16 + (unsigned)d;
-    }
-    *out = v;
-    return true;
-}
-
-/* A JSON string at *p (after its opening quote) decoded in place into out;
- * advances past the closing quote.  \uXXXX becomes UTF-8 (surrogate pairs
- * joined). */
-static bool json_string(char **p, char *end, char *out, size_t cap)
-{
-    char *s = *p;
-    size_t k = 0;
-    while (s < end && *s != '"') {
-        unsigned c = (unsigned char)*s++;
-        if (c == '\\') {
-            if (s >= end) return false;
-            char e = *s++;
-            if (e == 'u') {
-                unsigned u, lo;
-                if (!hex4(s, end, &u)) return false;
-                s += 4;
-                if (u >= 0xD800 && u < 0xDC00 && end - s >= 6 && s[0] == '\\' && s[1] == 'u' && hex4(s + 2, end, &lo) &&
-                    lo >= 0xDC00 && lo < 0xE000) {
-                    u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-                    s += 6;
-                }
-                if (k + 4 >= cap) return false;
-                if (u < 0x80) out[k++] = (char)u;
-                else if (u < 0x800) {
-                    out[k++] = (char)(0xC0 | u >> 6);
-                    out[k++] = (char)(0x80 | (u & 63));
-                } else if (u < 0x10000) {
-                    out[k++] = (char)(0xE0 | u >> 12);
-                    out[k++] = (char)(0x80 | ((u >> 6) & 63));
-                    out[k++] = (char)(0x80 | (u & 63));
-                } else {
-                    out[k++] = (char)(0xF0 | u >> 18);
-                    out[k++] = (char)(0x80 | ((u >> 12) & 63));
-                    out[k++] = (char)(0x80 | ((u >> 6) & 63));
-                    out[k++] = (char)(0x80 | (u & 63));
-                }
-                continue;
-            }
-            c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : (unsigned char)e;
-        }
-        if (k + 1 >= cap) return false;
-        out[k++] = (char)c;
-    }
-    if (s >= end) return false;
-    out[k] = '\0';
-    *p = s + 1;
-    return true;
-}
-
-/* nginx autoindex_format json: [{"name":"x","type":"directory"|"file",
- * "mtime":"...","size":N}, ...].  Other keys and value types are skipped. */
-static int parse_json(list_ctx *lc, char *p, char *end, const char *url, pq_error *err)
-{
-    char name[4096], key[32], sval[4096];
-    while (p < end && *p != '[') p++;
-    if (p >= end) return pq_fail(err, PQ_E_IO, "GET %s: not a JSON listing", url);
-    p++;
-    for (;;) {
-        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ',')) p++;
-        if (p >= end) return pq_fail(err, PQ_E_IO, "GET %s: the JSON listing is cut short", url);
-        if (*p == ']') return PQ_OK;
-        if (*p != '{') return pq_fail(err, PQ_E_IO, "GET %s: unexpected '%c' in the JSON listing", url, *p);
-        p++;
-        bool is_dir = false, is_file = false, has_size = false;
-        uint64_t size = 0;
-        int64_t mtime = 0;
-        name[0] = '\0';
-        for (;;) {
-            while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ',')) p++;
-            if (p < end && *p == '}') {
-                p++;
-                break;
-            }
-            if (p >= end || *p != '"') return pq_fail(err, PQ_E_IO, "GET %s: bad JSON listing", url);
-            p++;
-            bool key_ok = json_string(&p, end, key, sizeof key);
-            if (!key_ok) return pq_fail(err, PQ_E_IO, "GET %s: bad JSON listing (a key)", url);
-            while (p < end && (*p == ' ' || *p == ':')) p++;
-            if (p < end && *p == '"') {
-                p++;
-                if (!json_string(&p, end, sval, sizeof sval))
-                    return pq_fail(err, PQ_E_IO, "GET %s: bad JSON listing (a string)", url);
-                if (!strcmp(key, "name")) snprintf(name, sizeof name, "%s", sval);
-                else if (!strcmp(key, "type")) {
-                    is_dir = !strcmp(sval, "directory");
-                    is_file = !strcmp(sval, "file");
-                } else if (!strcmp(key, "mtime")) mtime = pq_http_parse_date(sval);
-            } else {
-                char *num = p;
-                while (p < end && *p != ',' && *p != '}') p++;
-                if (!strcmp(key, "size")) {
-                    char *e;
-                    unsigned long long v = strtoull(num, &e, 10);
-                    if (e > num && e <= p) {
-                        size = v;
-                        has_size = true;
-                    }
-                }
-            }
-        }
-        if (is_dir || is_file) PQ_TRY(emit(lc, name, is_dir, has_size, size, mtime, err));
-    }
-}
-
-/* An HTML index: every <a href="NAME"> or href='NAME' that is a plain
- * relative name (a trailing '/' marks a directory). */
-static int parse_html(list_ctx *lc, char *p, char *end, pq_error *err)
-{
-    char name[4096];
-    while (p < end) {
-        char *h = memmem(p, (size_t)(end - p), "href=", 5);
-        if (!h) break;
-        p = h + 5;
-        if (p >= end || (*p != '"' && *p != '\'')) continue;
-        char q = *p++;
-        char *e = memchr(p, q, (size_t)(end - p));
-        if (!e) break;
-        size_t n = (size_t)(e - p);
-        if (n == 0 || n >= sizeof name || *p == '?' || *p == '/' || *p == '#' || memchr(p, ':', n)) {
-            p = e + 1;
-            continue;
-        }
-        /* HTML entities, then percent escapes. */
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            static const struct {
-                const char *ent;
-                char c;
-            } ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&#39;", '\''}, {"&#x27;", '\''}};
-            bool done = false;
-            for (size_t j = 0; j < sizeof ents / sizeof ents[0] && !done; j++) {
-                size_t el = strlen(ents[j].ent);
-                if (n - i >= el && !memcmp(p + i, ents[j].ent, el)) {
-                    name[k++] = ents[j].c;
-                    i += el - 1;
-                    done = true;
-                }
-            }
-            if (!done) name[k++] = p[i];
-        }
-        k = pq_url_decode(name, k);
-        name[k] = '\0';
-        bool is_dir = k > 0 && name[k - 1] == '/';
-        if (is_dir) name[--k] = '\0';
-        p = e + 1;
-        if (!strcmp(name, "..") || !strcmp(name, ".")) continue;
-        PQ_TRY(emit(lc, name, is_dir, false, 0, 0, err));
-    }
-    return PQ_OK;
+    if (rc != PQ_OK) return PQ_ERR;
+    return lc->cb(lc->cb_ctx, &e) ? 1 : 0;
 }
 
 static int http_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)
@@ -290,11 +126,10 @@ static int http_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_
     pq_http_reply rp;
     int rc = pq_remote_get(&hs->r, url, &body, &rp, err);
     if (rc == PQ_OK) {
-        list_ctx lc = {hs, dir, cb, ctx, false};
-        char *p = body.data, *end = body.data + body.len;
-        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
-        if (strstr(rp.content_type, "json") || (p < end && *p == '[')) rc = parse_json(&lc, p, end, url, err);
-        else rc = parse_html(&lc, p, end, err);
+        list_ctx lc = {hs, dir, cb, ctx};
+        char what[4200];
+        snprintf(what, sizeof what, "GET %s", url);
+        rc = pq_listing_parse_http(body.data ? body.data : "", body.len, rp.content_type, what, list_entry, &lc, err);
     }
     pq_buf_free(&body);
     free(url);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "listing.h"
 #include "remote.h"
 #include "sigv4.h"
 
@@ -113,56 +114,29 @@ static char *object_url(const s3_store *ss, const char *path)
 
 /* ------------------------------------------------------------------ listing */
 
-static const char *find(const char *p, const char *end, const char *s)
-{
-    size_t n = strlen(s);
-    if (p >= end || (size_t)(end - p) < n) return NULL;
-    return memmem(p, (size_t)(end - p), s, n);
-}
+typedef struct list_ctx {
+    s3_store *ss;
+    const char *dir;
+    pq_list_cb cb;
+    void *cb_ctx;
+} list_ctx;
 
-/* The text of <tag>...</tag> inside [p, end), XML entities decoded, into out. */
-static bool tag_text(const char *p, const char *end, const char *tag, char *out, size_t cap)
+static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
 {
-    char open[64], close[64];
-    snprintf(open, sizeof open, "<%s>", tag);
-    snprintf(close, sizeof close, "</%s>", tag);
-    const char *a = find(p, end, open);
-    if (!a) return false;
-    a += strlen(open);
-    const char *b = find(a, end, close);
-    if (!b) return false;
-    size_t k = 0;
-    for (const char *s = a; s < b; s++) {
-        char c = *s;
-        if (c == '&') {
-            static const struct {
-                const char *ent;
-                char c;
-            } ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
-            bool done = false;
-            for (size_t j = 0; j < sizeof ents / sizeof ents[0] && !done; j++) {
-                size_t el = strlen(ents[j].ent);
-                if ((size_t)(b - s) >= el && !memcmp(s, ents[j].ent, el)) {
-                    c = ents[j].c;
-                    s += el - 1;
-                    done = true;
-                }
-            }
-            if (!done && b - s > 3 && s[1] == '#') {
-                /* &#NN; or &#xNN; (ASCII only: keys are UTF-8 as sent) */
-                char *e;
-                unsigned long v = s[2] == 'x' ? strtoul(s + 3, &e, 16) : strtoul(s + 2, &e, 10);
-                if (e < b && *e == ';' && v > 0 && v < 128) {
-                    c = (char)v;
-                    s = e;
-                }
-            }
+    list_ctx *lc = ctx;
+    pq_dirent e = {.name = le->name, .st = {.is_dir = le->is_dir, .size = le->size}};
+    if (!le->is_dir) {
+        e.st.mtime_ns = pq_remote_identity(le->etag, le->mtime);
+        pq_buf full;
+        pq_buf_init(&full);
+        if (pq_buf_cat(&full, lc->dir) || (lc->dir[0] && pq_buf_cat(&full, "/")) || pq_buf_cat(&full, le->name)) {
+            pq_buf_free(&full);
+            return pq_fail(err, PQ_E_NOMEM, "out of memory");
         }
-        if (k + 1 >= cap) return false;
-        out[k++] = c;
+        pq_remote_know(&lc->ss->r, full.data, e.st.size, le->etag);
+        pq_buf_free(&full);
     }
-    out[k] = '\0';
-    return true;
+    return lc->cb(lc->cb_ctx, &e) ? 1 : 0;
 }
 
 static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)
@@ -172,12 +146,14 @@ static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
     pq_buf_init(&prefix);
     pq_buf_init(&url);
     pq_buf_init(&body);
-    char token[1024] = "", key[4096], val[256];
+    char token[1024] = "";
     int rc = PQ_OK;
     if (pq_buf_cat(&prefix, "") || key_of(ss, dir, &prefix) || (prefix.len && pq_buf_cat(&prefix, "/")))
         rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-    bool stopped = false, more = true;
-    while (rc == PQ_OK && more && !stopped) {
+    list_ctx lc = {ss, dir, cb, ctx};
+    bool stopped = false;
+    do {
+        if (rc != PQ_OK) break;
         /* Parameters in AWS's canonical order (the signature sorts them anyway). */
         pq_buf_clear(&url);
         bool ok = !pq_buf_printf(&url, "%s?", ss->bucket_url);
@@ -194,54 +170,11 @@ static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         pq_http_reply rp;
         rc = pq_remote_get(&ss->r, url.data, &body, &rp, err);
         if (rc != PQ_OK) break;
-        const char *p = body.data, *end = body.data + body.len;
-        if (!find(p, end, "<ListBucketResult")) {
-            rc = pq_fail(err, PQ_E_IO, "GET %s: not a ListObjectsV2 answer", url.data);
-            break;
-        }
-        /* Objects and common prefixes, in the order given. */
-        for (;;) {
-            const char *c = find(p, end, "<Contents>"), *cp = find(p, end, "<CommonPrefixes>");
-            if (!c && !cp) break;
-            bool is_dir = cp && (!c || cp < c);
-            const char *a = is_dir ? cp : c;
-            const char *b = find(a, end, is_dir ? "</CommonPrefixes>" : "</Contents>");
-            if (!b) {
-                rc = pq_fail(err, PQ_E_IO, "GET %s: a listing entry is cut short", url.data);
-                break;
-            }
-            p = b + 1;
-            if (!tag_text(a, b, is_dir ? "Prefix" : "Key", key, sizeof key)) continue;
-            size_t kl = strlen(key);
-            if (kl < prefix.len || memcmp(key, prefix.data, prefix.len)) continue;
-            char *name = key + prefix.len;
-            size_t nl = kl - prefix.len;
-            if (is_dir && nl && name[nl - 1] == '/') name[--nl] = '\0';
-            if (!nl || strchr(name, '/')) continue; /* the "directory marker" object */
-            pq_dirent e = {.name = name, .st = {.is_dir = is_dir}};
-            if (!is_dir) {
-                char etag[128] = "";
-                if (tag_text(a, b, "Size", val, sizeof val)) e.st.size = strtoull(val, NULL, 10);
-                tag_text(a, b, "ETag", etag, sizeof etag);
-                e.st.mtime_ns = pq_remote_identity(etag, 0);
-                pq_buf full;
-                pq_buf_init(&full);
-                if (pq_buf_cat(&full, dir) || (dir[0] && pq_buf_cat(&full, "/")) || pq_buf_cat(&full, name)) {
-                    pq_buf_free(&full);
-                    rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-                    break;
-                }
-                pq_remote_know(&ss->r, full.data, e.st.size, etag);
-                pq_buf_free(&full);
-            }
-            if (cb(ctx, &e)) {
-                stopped = true;
-                break;
-            }
-        }
-        more = tag_text(body.data, end, "IsTruncated", val, sizeof val) && !strcmp(val, "true") &&
-               tag_text(body.data, end, "NextContinuationToken", token, sizeof token);
-    }
+        char what[4200];
+        snprintf(what, sizeof what, "GET %s", url.data);
+        rc = pq_listing_parse_s3(body.data ? body.data : "", body.len, prefix.data, what, list_entry, &lc, token,
+                                 sizeof token, &stopped, err);
+    } while (rc == PQ_OK && !stopped && token[0]);
     pq_buf_free(&prefix);
     pq_buf_free(&url);
     pq_buf_free(&body);

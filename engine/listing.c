@@ -1,0 +1,352 @@
+#include "listing.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+
+/* Hands one entry on unless its name cannot be a path component. */
+static int emit(pq_listing_cb cb, void *ctx, const pq_listing_entry *e, pq_error *err)
+{
+    const char *n = e->name;
+    if (!n[0] || !strcmp(n, ".") || !strcmp(n, "..") || strchr(n, '/')) return 0;
+    return cb(ctx, e, err);
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static bool hex4(const char *s, const char *end, unsigned *out)
+{
+    if (end - s < 4) return false;
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char h = s[i];
+        int d = h >= '0' && h <= '9' ? h - '0' : (h | 32) >= 'a' && (h | 32) <= 'f' ? (h | 32) - 'a' + 10 : -1;
+        if (d < 0) return false;
+        v = v * 16 + (unsigned)d;
+    }
+    *out = v;
+    return true;
+}
+
+/* Appends code point u as UTF-8; false when it does not fit. */
+static bool put_utf8(char *out, size_t cap, size_t *k, unsigned u)
+{
+    if (*k + 5 > cap) return false;
+    if (u < 0x80) {
+        out[(*k)++] = (char)u;
+    } else if (u < 0x800) {
+        out[(*k)++] = (char)(0xC0 | u >> 6);
+        out[(*k)++] = (char)(0x80 | (u & 63));
+    } else if (u < 0x10000) {
+        out[(*k)++] = (char)(0xE0 | u >> 12);
+        out[(*k)++] = (char)(0x80 | ((u >> 6) & 63));
+        out[(*k)++] = (char)(0x80 | (u & 63));
+    } else {
+        out[(*k)++] = (char)(0xF0 | u >> 18);
+        out[(*k)++] = (char)(0x80 | ((u >> 12) & 63));
+        out[(*k)++] = (char)(0x80 | ((u >> 6) & 63));
+        out[(*k)++] = (char)(0x80 | (u & 63));
+    }
+    return true;
+}
+
+/* The JSON string at *p (just after its opening quote), decoded into out;
+ * advances past the closing quote.  \uXXXX becomes UTF-8, surrogate pairs
+ * joined; \u0000 ends the name there (no file name holds a NUL). */
+static bool json_string(const char **p, const char *end, char *out, size_t cap)
+{
+    const char *s = *p;
+    size_t k = 0;
+    while (s < end && *s != '"') {
+        unsigned c = (unsigned char)*s++;
+        if (c == '\\') {
+            if (s >= end) return false;
+            char e = *s++;
+            if (e == 'u') {
+                unsigned u, lo;
+                if (!hex4(s, end, &u)) return false;
+                s += 4;
+                if (u >= 0xD800 && u < 0xDC00 && end - s >= 6 && s[0] == '\\' && s[1] == 'u' &&
+                    hex4(s + 2, end, &lo) && lo >= 0xDC00 && lo < 0xE000) {
+                    u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+                    s += 6;
+                }
+                if (!put_utf8(out, cap, &k, u)) return false;
+                continue;
+            }
+            c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : (unsigned char)e;
+        }
+        if (k + 1 >= cap) return false;
+        out[k++] = (char)c;
+    }
+    if (s >= end) return false;
+    out[k] = '\0';
+    *p = s + 1;
+    return true;
+}
+
+/* Skips a JSON value that is not a string (number, true, null, or a nested
+ * object or array, strings inside them respected). */
+static const char *skip_value(const char *p, const char *end)
+{
+    int depth = 0;
+    while (p < end) {
+        char c = *p;
+        if (c == '"') {
+            for (p++; p < end && *p != '"'; p++)
+                if (*p == '\\' && p + 1 < end) p++;
+            if (p < end) p++;
+            continue;
+        }
+        if (c == '{' || c == '[') depth++;
+        else if (c == '}' || c == ']') {
+            if (depth == 0) return p;
+            depth--;
+        } else if (c == ',' && depth == 0) return p;
+        p++;
+    }
+    return p;
+}
+
+/* [{"name":"x","type":"directory"|"file","mtime":"...","size":N}, ...];
+ * other keys and types (nginx's "other" for sockets and such) are skipped. */
+static int parse_json(const char *p, const char *end, const char *what, pq_listing_cb cb, void *ctx, pq_error *err)
+{
+    char name[4096], key[32], sval[256];
+    while (p < end && is_space(*p)) p++;
+    if (p >= end || *p != '[') return pq_fail(err, PQ_E_IO, "%s: not a JSON listing", what);
+    p++;
+    for (;;) {
+        while (p < end && (is_space(*p) || *p == ',')) p++;
+        if (p >= end) return pq_fail(err, PQ_E_IO, "%s: the JSON listing is cut short", what);
+        if (*p == ']') return PQ_OK;
+        if (*p != '{') return pq_fail(err, PQ_E_IO, "%s: unexpected '%c' in the JSON listing", what, *p);
+        p++;
+        pq_listing_entry e = {.name = name, .etag = ""};
+        bool is_file = false;
+        name[0] = '\0';
+        for (;;) {
+            while (p < end && (is_space(*p) || *p == ',')) p++;
+            if (p < end && *p == '}') {
+                p++;
+                break;
+            }
+            if (p >= end || *p != '"') return pq_fail(err, PQ_E_IO, "%s: bad JSON listing", what);
+            p++;
+            /* Keys longer than any we use are skipped whole. */
+            const char *kstart = p;
+            if (!json_string(&p, end, key, sizeof key)) {
+                p = kstart;
+                while (p < end && *p != '"') p += *p == '\\' && p + 1 < end ? 2 : 1;
+                if (p >= end) return pq_fail(err, PQ_E_IO, "%s: bad JSON listing (a key)", what);
+                p++;
+                key[0] = '\0';
+            }
+            while (p < end && (is_space(*p) || *p == ':')) p++;
+            if (p < end && *p == '"') {
+                p++;
+                bool is_name = !strcmp(key, "name");
+                if (!json_string(&p, end, is_name ? name : sval, is_name ? sizeof name : sizeof sval))
+                    return pq_fail(err, PQ_E_IO, "%s: bad JSON listing (a string value, or a name over %zu bytes)",
+                                   what, sizeof name - 1);
+                if (!strcmp(key, "type")) {
+                    e.is_dir = !strcmp(sval, "directory");
+                    is_file = !strcmp(sval, "file");
+                } else if (!strcmp(key, "mtime")) {
+                    e.mtime = pq_http_parse_date(sval);
+                }
+            } else {
+                const char *v = p;
+                p = skip_value(p, end);
+                if (!strcmp(key, "size")) {
+                    uint64_t n = 0;
+                    const char *q = v;
+                    while (q < p && *q >= '0' && *q <= '9' && n <= (UINT64_MAX - 9) / 10) n = n * 10 + (uint64_t)(*q++ - '0');
+                    if (q > v) {
+                        e.size = n;
+                        e.has_size = true;
+                    }
+                }
+            }
+        }
+        if (e.is_dir || is_file) {
+            int rc = emit(cb, ctx, &e, err);
+            if (rc != 0) return rc > 0 ? PQ_OK : PQ_ERR;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ HTML */
+
+/* Every href="NAME" or href='NAME' that is a plain relative name. */
+static int parse_html(const char *p, const char *end, pq_listing_cb cb, void *ctx, pq_error *err)
+{
+    char name[4096];
+    static const struct {
+        const char *ent;
+        char c;
+    } ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&#39;", '\''}, {"&#x27;", '\''}};
+    while (p < end) {
+        const char *h = memmem(p, (size_t)(end - p), "href=", 5);
+        if (!h) break;
+        p = h + 5;
+        if (p >= end || (*p != '"' && *p != '\'')) continue;
+        char q = *p++;
+        const char *e = memchr(p, q, (size_t)(end - p));
+        if (!e) break;
+        size_t n = (size_t)(e - p);
+        const char *link = p;
+        p = e + 1;
+        if (n == 0 || n >= sizeof name || *link == '?' || *link == '/' || *link == '#' || memchr(link, ':', n)) continue;
+        /* HTML entities, then percent escapes. */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool done = false;
+            for (size_t j = 0; j < sizeof ents / sizeof ents[0] && !done; j++) {
+                size_t el = strlen(ents[j].ent);
+                if (n - i >= el && !memcmp(link + i, ents[j].ent, el)) {
+                    name[k++] = ents[j].c;
+                    i += el - 1;
+                    done = true;
+                }
+            }
+            if (!done) name[k++] = link[i];
+        }
+        k = pq_url_decode(name, k);
+        name[k] = '\0';
+        pq_listing_entry ent = {.name = name, .etag = ""};
+        if (k > 0 && name[k - 1] == '/') {
+            ent.is_dir = true;
+            name[--k] = '\0';
+        }
+        if (strlen(name) != k) continue; /* a %00 */
+        int rc = emit(cb, ctx, &ent, err);
+        if (rc != 0) return rc > 0 ? PQ_OK : PQ_ERR;
+    }
+    return PQ_OK;
+}
+
+int pq_listing_parse_http(const char *body, size_t len, const char *content_type, const char *what,
+                          pq_listing_cb cb, void *ctx, pq_error *err)
+{
+    const char *p = body, *end = body + len;
+    while (p < end && is_space(*p)) p++;
+    if ((content_type && strstr(content_type, "json")) || (p < end && *p == '['))
+        return parse_json(p, end, what, cb, ctx, err);
+    return parse_html(p, end, cb, ctx, err);
+}
+
+/* ------------------------------------------------------------------ S3 XML */
+
+static const char *find(const char *p, const char *end, const char *s)
+{
+    size_t n = strlen(s);
+    if (p >= end || (size_t)(end - p) < n) return NULL;
+    return memmem(p, (size_t)(end - p), s, n);
+}
+
+/* The text of <tag>...</tag> inside [p, end), XML entities decoded. */
+static bool tag_text(const char *p, const char *end, const char *tag, char *out, size_t cap)
+{
+    char open[64], close[64];
+    snprintf(open, sizeof open, "<%s>", tag);
+    snprintf(close, sizeof close, "</%s>", tag);
+    const char *a = find(p, end, open);
+    if (!a) return false;
+    a += strlen(open);
+    const char *b = find(a, end, close);
+    if (!b) return false;
+    static const struct {
+        const char *ent;
+        char c;
+    } ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    size_t k = 0;
+    for (const char *s = a; s < b; s++) {
+        if (*s == '&') {
+            bool done = false;
+            for (size_t j = 0; j < sizeof ents / sizeof ents[0] && !done; j++) {
+                size_t el = strlen(ents[j].ent);
+                if ((size_t)(b - s) >= el && !memcmp(s, ents[j].ent, el)) {
+                    if (k + 1 >= cap) return false;
+                    out[k++] = ents[j].c;
+                    s += el - 1;
+                    done = true;
+                }
+            }
+            if (!done && b - s > 3 && s[1] == '#') {
+                /* &#NN; or &#xNN; as UTF-8 */
+                unsigned long v = 0;
+                const char *d = s + 2;
+                bool hex = *d == 'x' || *d == 'X';
+                if (hex) d++;
+                const char *digits = d;
+                while (d < b && d - digits < 8 &&
+                       ((*d >= '0' && *d <= '9') || (hex && (((*d | 32) >= 'a' && (*d | 32) <= 'f')))))
+                    v = v * (hex ? 16 : 10) + (unsigned long)(*d <= '9' ? *d - '0' : (*d | 32) - 'a' + 10), d++;
+                if (d > digits && d < b && *d == ';' && v > 0 && v < 0x110000) {
+                    if (!put_utf8(out, cap, &k, (unsigned)v)) return false;
+                    s = d;
+                    done = true;
+                }
+            }
+            if (done) continue;
+        }
+        if (k + 1 >= cap) return false;
+        out[k++] = *s;
+    }
+    out[k] = '\0';
+    return strlen(out) == k; /* a &#0; or a NUL is no name */
+}
+
+int pq_listing_parse_s3(const char *body, size_t len, const char *prefix, const char *what, pq_listing_cb cb,
+                        void *ctx, char *next_token, size_t token_cap, bool *stopped, pq_error *err)
+{
+    const char *p = body, *end = body + len;
+    char key[4096], val[256], etag[128];
+    size_t plen = strlen(prefix);
+    next_token[0] = '\0';
+    *stopped = false;
+    if (!find(p, end, "<ListBucketResult")) return pq_fail(err, PQ_E_IO, "%s: not a ListObjectsV2 answer", what);
+    /* Objects and common prefixes, in the order sent. */
+    for (;;) {
+        const char *c = find(p, end, "<Contents>"), *cp = find(p, end, "<CommonPrefixes>");
+        if (!c && !cp) break;
+        bool is_dir = cp && (!c || cp < c);
+        const char *a = is_dir ? cp : c;
+        const char *b = find(a, end, is_dir ? "</CommonPrefixes>" : "</Contents>");
+        if (!b) return pq_fail(err, PQ_E_IO, "%s: a listing entry is cut short", what);
+        p = b + 1;
+        if (!tag_text(a, b, is_dir ? "Prefix" : "Key", key, sizeof key)) continue;
+        size_t kl = strlen(key);
+        if (kl < plen || memcmp(key, prefix, plen)) continue;
+        char *name = key + plen;
+        size_t nl = kl - plen;
+        if (is_dir && nl && name[nl - 1] == '/') name[--nl] = '\0';
+        pq_listing_entry e = {.name = name, .is_dir = is_dir, .etag = ""};
+        if (!is_dir) {
+            if (tag_text(a, b, "Size", val, sizeof val)) {
+                char *q;
+                e.size = strtoull(val, &q, 10);
+                e.has_size = q > val && *q == '\0';
+            }
+            if (tag_text(a, b, "ETag", etag, sizeof etag)) e.etag = etag;
+        }
+        int rc = emit(cb, ctx, &e, err);
+        if (rc < 0) return PQ_ERR;
+        if (rc > 0) {
+            *stopped = true;
+            return PQ_OK;
+        }
+    }
+    if (tag_text(body, end, "IsTruncated", val, sizeof val) && !strcmp(val, "true") &&
+        !tag_text(body, end, "NextContinuationToken", next_token, token_cap))
+        return pq_fail(err, PQ_E_IO, "%s: a truncated listing without a continuation token", what);
+    return PQ_OK;
+}

@@ -1,0 +1,118 @@
+/* Remote listings (engine/listing): nginx autoindex JSON, HTML link
+ * indexes and ListObjectsV2 pages parse to the entries a server meant, with
+ * names decoded, and nothing that is not one path component. */
+#include "check.h"
+#include "listing.h"
+
+#include <stdio.h>
+
+typedef struct got {
+    char text[4096];             /* "name|d|size|mtime|etag;" per entry */
+    int n, stop_after;
+} got;
+
+static int collect(void *ctx, const pq_listing_entry *e, pq_error *err)
+{
+    (void)err;
+    got *g = ctx;
+    size_t used = strlen(g->text);
+    char size[32] = "-";
+    if (e->has_size) snprintf(size, sizeof size, "%llu", (unsigned long long)e->size);
+    snprintf(g->text + used, sizeof g->text - used, "%s|%s|%s|%lld|%s;", e->name, e->is_dir ? "d" : "f", size,
+             (long long)e->mtime, e->etag);
+    return ++g->n == g->stop_after ? 1 : 0;
+}
+
+static int http(const char *body, const char *ctype, got *g)
+{
+    memset(g, 0, sizeof *g);
+    pq_error err;
+    return pq_listing_parse_http(body, strlen(body), ctype, "test", collect, g, &err);
+}
+
+static void test_json(void)
+{
+    got g;
+    const char *nginx = "[\n{ \"name\":\"dt=2024-01-01\", \"type\":\"directory\", \"mtime\":\"Sun, 29 Nov 2026 13:54:24 GMT\" },\n"
+                        "{ \"name\":\"a\\u00e9\\\"b \\ud83d\\ude00.parquet\", \"type\":\"file\", \"mtime\":\"Sun, 29 Nov 2026 13:54:24 GMT\", \"size\":102935507 },\n"
+                        "{ \"name\":\"sock\", \"type\":\"other\" },\n"
+                        "{ \"name\":\"..\", \"type\":\"directory\" },\n"
+                        "{ \"extra\": {\"nested\": [1, \"]}\"]}, \"name\":\"x.parquet\", \"type\":\"file\", \"size\": 0 }\n]";
+    CHECK_EQ_INT(http(nginx, "application/json", &g), PQ_OK);
+    CHECK_EQ_STR(g.text, "dt=2024-01-01|d|-|1795960464|;a\xc3\xa9\"b \xf0\x9f\x98\x80.parquet|f|102935507|1795960464|;"
+                         "x.parquet|f|0|0|;");
+    /* Sniffed as JSON by its first byte whatever the content type says. */
+    CHECK_EQ_INT(http(" [{\"name\":\"y\",\"type\":\"file\",\"size\":3}]", "text/plain", &g), PQ_OK);
+    CHECK_EQ_STR(g.text, "y|f|3|0|;");
+    /* Stopping after one entry. */
+    memset(&g, 0, sizeof g);
+    g.stop_after = 1;
+    pq_error err;
+    CHECK_EQ_INT(pq_listing_parse_http(nginx, strlen(nginx), "application/json", "t", collect, &g, &err), PQ_OK);
+    CHECK_EQ_INT(g.n, 1);
+    /* Cut short, or not a listing: errors naming it. */
+    CHECK_EQ_INT(http("[{\"name\":\"y\",\"type\":\"file\"", "application/json", &g), PQ_ERR);
+    CHECK_EQ_INT(http("{\"name\":1}", "application/json", &g), PQ_ERR);
+    CHECK_EQ_INT(http("[{\"name\":\"bad \\u12\"}]", "application/json", &g), PQ_ERR);
+}
+
+static void test_html(void)
+{
+    got g;
+    const char *idx = "<html><body><pre><a href=\"../\">../</a>\n<a href=\"dt%3D2024-01-01/\">dt=2024-01-01/</a>\n"
+                      "<a href='x%20y&amp;z.parquet'>x y&amp;z</a> <a href=\"/abs/\">a</a> <a href=\"?C=N;O=D\">s</a>"
+                      "<a href=\"http://elsewhere/x\">e</a><a href=\"a/b.parquet\">n</a><a href=\"nul%00.parquet\">z</a>"
+                      "<a href=\"./\">.</a><a href=\"part-0.parquet\">p</a></pre></body></html>";
+    CHECK_EQ_INT(http(idx, "text/html", &g), PQ_OK);
+    CHECK_EQ_STR(g.text, "dt=2024-01-01|d|-|0|;x y&z.parquet|f|-|0|;part-0.parquet|f|-|0|;");
+    CHECK_EQ_INT(http("", "text/html", &g), PQ_OK);
+    CHECK_EQ_INT(g.n, 0);
+}
+
+static int s3(const char *body, const char *prefix, got *g, char *token, bool *stopped)
+{
+    pq_error err;
+    return pq_listing_parse_s3(body, strlen(body), prefix, "test", collect, g, token, 64, stopped, &err);
+}
+
+static void test_s3(void)
+{
+    got g;
+    memset(&g, 0, sizeof g);
+    char token[64];
+    bool stopped;
+    const char *page =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+        "<Name>b</Name><Prefix>t/</Prefix><IsTruncated>true</IsTruncated>"
+        "<NextContinuationToken>tok&amp;1</NextContinuationToken>"
+        "<Contents><Key>t/</Key><Size>0</Size></Contents>"
+        "<Contents><Key>t/a&amp;b&#233;&#x1F600;.parquet</Key><ETag>&quot;abc&quot;</ETag><Size>12</Size></Contents>"
+        "<CommonPrefixes><Prefix>t/dt=2024-01-01/</Prefix></CommonPrefixes>"
+        "<Contents><Key>other/x.parquet</Key><Size>5</Size></Contents>"
+        "<Contents><Key>t/no-size</Key><Size>x</Size></Contents></ListBucketResult>";
+    CHECK_EQ_INT(s3(page, "t/", &g, token, &stopped), PQ_OK);
+    CHECK_EQ_STR(g.text, "a&b\xc3\xa9\xf0\x9f\x98\x80.parquet|f|12|0|\"abc\";dt=2024-01-01|d|-|0|;no-size|f|-|0|;");
+    CHECK_EQ_STR(token, "tok&1");
+    CHECK(!stopped);
+    memset(&g, 0, sizeof g);
+    g.stop_after = 1;
+    CHECK_EQ_INT(s3(page, "t/", &g, token, &stopped), PQ_OK);
+    CHECK(stopped);
+    CHECK_EQ_INT(g.n, 1);
+    memset(&g, 0, sizeof g);
+    CHECK_EQ_INT(s3("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>", "", &g, token, &stopped),
+                 PQ_OK);
+    CHECK_EQ_STR(token, "");
+    CHECK_EQ_INT(s3("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>", "", &g, token, &stopped),
+                 PQ_ERR);
+    CHECK_EQ_INT(s3("<Error><Code>AccessDenied</Code></Error>", "", &g, token, &stopped), PQ_ERR);
+    CHECK_EQ_INT(s3("<ListBucketResult><Contents><Key>a</Key>", "", &g, token, &stopped), PQ_ERR);
+}
+
+int main(void)
+{
+    test_json();
+    test_html();
+    test_s3();
+    return check_report();
+}
