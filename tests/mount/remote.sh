@@ -9,6 +9,8 @@
 #     schema.txt;
 #   - HTTP is read-only: writes are EROFS; a file replaced on the server is
 #     seen after metadata_ttl;
+#   - S3: an object replaced after its listing fails the views that read it
+#     (If-Match: EIO, logged), not a mix of versions;
 #   - S3 takes writes: cp of a CSV lands as one PUT object and every view has
 #     the rows; mkdir makes a table (S3 has no directories) whose first file
 #     defines it;
@@ -220,6 +222,19 @@ check "S3: mkdir makes a table, its first file defines it" \
 printf 'id,name,amount,ts\nnot a number,x,,\n' >"$WORK/bad.csv"
 check "S3: bad input is EINVAL and leaves no object" \
     '! cp "$WORK/bad.csv" "$WORK/mnt-s3/events/dt=2024-01-04/region=eu/" 2>/dev/null && [ -z "$(cd "$S3ROOT" && find lake -name "bad-*")" ]'
+stop_pqfs "$WORK/mnt-s3" "$PQFS_PID"
+
+# An object replaced after its listing: the listed ETag goes with every GET
+# (If-Match), so the view fails (EIO, the reason logged) instead of reading a
+# mix of two versions; other views go on.
+sed -i 's/^metadata_ttl = 1s/metadata_ttl = 60s/' "$WORK/s3.ini"
+start_pqfs "$WORK/s3-mount2.log" "$WORK/s3.ini" "$WORK/mnt-s3"
+ls "$WORK/mnt-s3/users" >/dev/null
+"$PQTOOL" write "$WORK/csv/users-100.csv" "$WORK/users.tmp.parquet"
+mv "$WORK/users.tmp.parquet" "$S3ROOT/lake/users/users.parquet"
+check "S3: an object replaced since its listing fails the view with EIO" \
+    '[ "$(errno_of read "$WORK/mnt-s3/users/data.csv")" = EIO ] && grep -q "users.parquet: HTTP 412 changed since it was listed" "$WORK/mnt-s3/.pqfs/errors"'
+check "S3: the mount goes on serving other views" '[ "$(tail -n +2 "$WORK/mnt-s3/events/dt=2024-01-02/data.csv" | wc -l)" = 3000 ]'
 stop_pqfs "$WORK/mnt-s3" "$PQFS_PID"
 check "pqtool cat of an s3:// table (AWS_* environment) equals the local one" \
     'AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "amount < 100 AND id < 90000" --select id,amount,dt,region >"$WORK/pqtool-s3.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-s3.csv"'
