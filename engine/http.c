@@ -123,10 +123,8 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
     const char *v;
     size_t vl;
     if (n >= 5 && !strncmp(line, "HTTP/", 5)) {
-        /* A new response (after a 100 Continue or a redirect): start over. */
-        long status = rp->status;
+        /* A new response (after a 100 Continue): its headers only. */
         memset(rp, 0, sizeof *rp);
-        rp->status = status;
     } else if (header_is(line, n, "Content-Length", &v, &vl)) {
         rp->has_length = parse_u64(v, vl, &rp->content_length);
     } else if (header_is(line, n, "Content-Range", &v, &vl)) {
