@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "numfmt.h"
+
 /* Idle handles kept for reuse: each holds its connection open. */
 #define POOL_MAX 32
 
@@ -380,20 +382,12 @@ int pq_url_encode(pq_buf *b, const char *s, size_t n, bool keep_slash)
     return 0;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 size_t pq_url_decode(char *s, size_t n)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         int hi, lo;
-        if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 && (lo = hexval(s[i + 2])) >= 0) {
+        if (s[i] == '%' && i + 2 < n && (hi = pq_hex_digit(s[i + 1])) >= 0 && (lo = pq_hex_digit(s[i + 2])) >= 0) {
             s[o++] = (char)(hi * 16 + lo);
             i += 2;
         } else {

@@ -339,6 +339,20 @@ int pq_file_wrap_faulty(pq_file *inner, const pq_fault_plan *plan, pq_file **out
     return PQ_OK;
 }
 
+int pq_open_anon_file(const char *dir, const char *stem)
+{
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    char tmpl[PATH_MAX];
+    if (snprintf(tmpl, sizeof tmpl, "%s/%s-XXXXXX", dir, stem) >= (int)sizeof tmpl) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    fd = mkostemp(tmpl, O_CLOEXEC);
+    if (fd >= 0) unlink(tmpl);
+    return fd;
+}
+
 /* ------------------------------------------------------------------ local store */
 
 typedef struct local_store {

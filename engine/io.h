@@ -138,6 +138,10 @@ static inline void pq_store_destroy(pq_store *s)
     if (s) s->ops->destroy(s);
 }
 
+/* An unnamed file in `dir` (O_TMPFILE, else a unique name unlinked at
+ * once): gone with its last descriptor.  -1 with errno on failure. */
+int pq_open_anon_file(const char *dir, const char *stem);
+
 /* Local directory (or a single file when root names one).  */
 int pq_store_local_new(const char *root, pq_store **out, pq_error *err);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "http.h"
+#include "numfmt.h"
 
 /* Hands one entry on unless its name cannot be a path component. */
 static int emit(pq_listing_cb cb, void *ctx, const pq_listing_entry *e, pq_error *err)
@@ -26,8 +27,7 @@ static bool hex4(const char *s, const char *end, unsigned *out)
     if (end - s < 4) return false;
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {
-        char h = s[i];
-        int d = h >= '0' && h <= '9' ? h - '0' : (h | 32) >= 'a' && (h | 32) <= 'f' ? (h | 32) - 'a' + 10 : -1;
+        int d = pq_hex_digit(s[i]);
         if (d < 0) return false;
         v = v * 16 + (unsigned)d;
     }

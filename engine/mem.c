@@ -130,6 +130,18 @@ int pq_buf_puts(pq_buf *b, const char *s)
     return pq_buf_append(b, s, strlen(s));
 }
 
+char *pq_path_join(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), n = strlen(name);
+    char *p = malloc(a + n + 2);
+    if (!p) return NULL;
+    memcpy(p, dir, a);
+    size_t k = a;
+    if (a) p[k++] = '/';
+    memcpy(p + k, name, n + 1);
+    return p;
+}
+
 int pq_buf_cat(pq_buf *b, const char *s)
 {
     size_t n = strlen(s);

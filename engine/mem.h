@@ -32,6 +32,9 @@ char *pq_arena_strndup(pq_arena *a, const char *s, size_t n);
 void pq_arena_reset(pq_arena *a);
 void pq_arena_free(pq_arena *a);
 
+/* "dir/name" ("name" when dir is ""), malloc'd; NULL when out of memory. */
+char *pq_path_join(const char *dir, const char *name);
+
 /* ---- growable buffer ---- */
 typedef struct pq_buf {
     char *data;

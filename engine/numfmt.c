@@ -863,7 +863,7 @@ int pq_parse_decimal(const char *s, size_t n, __int128 *unscaled, int32_t *scale
     return 0;
 }
 
-static int hex_digit(char c)
+int pq_hex_digit(char c)
 {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -881,7 +881,7 @@ int pq_parse_uuid(const char *s, size_t n, uint8_t out[16])
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '-')
             continue;
-        int h = hex_digit(s[i]);
+        int h = pq_hex_digit(s[i]);
         if (h < 0 || k >= 32)
             return -1;
         if (k % 2 == 0) out[k / 2] = (uint8_t)(h << 4);
@@ -900,7 +900,7 @@ int pq_unescape_binary(const char *s, size_t n, uint8_t *out, size_t *len)
             continue;
         }
         int hi, lo;
-        if (i + 3 >= n || s[i + 1] != 'x' || (hi = hex_digit(s[i + 2])) < 0 || (lo = hex_digit(s[i + 3])) < 0)
+        if (i + 3 >= n || s[i + 1] != 'x' || (hi = pq_hex_digit(s[i + 2])) < 0 || (lo = pq_hex_digit(s[i + 3])) < 0)
             return -1;
         out[k++] = (uint8_t)(hi << 4 | lo);
         i += 3;

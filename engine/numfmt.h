@@ -83,4 +83,7 @@ int pq_unescape_binary(const char *s, size_t n, uint8_t *out, size_t *len);
 /* HH:MM[:SS[.f...]] -> nanoseconds since midnight */
 int pq_parse_time_ns(const char *s, size_t n, int64_t *ns);
 
+/* The value of one hex digit (either case), or -1. */
+int pq_hex_digit(char c);
+
 #endif

@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "io.h"
+
 /* The cache file is mapped read-only in windows of this size, made when a
  * reader first needs one and kept until the result is freed, so pointers
  * into them stay valid while a reader holds a reference. */
@@ -128,13 +130,7 @@ int pq_result_start(const char *dir, uint64_t ahead_window, pq_result_job job, v
     }
     r->fd = -1;
     if (dir) {
-        r->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-        if (r->fd < 0) {
-            char tmpl[4096];
-            snprintf(tmpl, sizeof tmpl, "%s/result-XXXXXX", dir);
-            r->fd = mkostemp(tmpl, O_CLOEXEC);
-            if (r->fd >= 0) unlink(tmpl);
-        }
+        r->fd = pq_open_anon_file(dir, "result");
         if (r->fd < 0) {
             int e = errno;
             free(r);

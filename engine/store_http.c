@@ -30,18 +30,6 @@ static char *url_of(const http_store *hs, const char *path, bool dir)
     return b.data;
 }
 
-static char *join(const char *dir, const char *name)
-{
-    size_t a = strlen(dir), n = strlen(name);
-    char *p = malloc(a + n + 2);
-    if (!p) return NULL;
-    memcpy(p, dir, a);
-    size_t k = a;
-    if (a) p[k++] = '/';
-    memcpy(p + k, name, n + 1);
-    return p;
-}
-
 static int http_open(pq_store *s, const char *path, pq_file **out, pq_error *err)
 {
     http_store *hs = (http_store *)s;
@@ -95,7 +83,7 @@ typedef struct list_ctx {
 static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
 {
     list_ctx *lc = ctx;
-    char *path = join(lc->dir, le->name);
+    char *path = pq_path_join(lc->dir, le->name);
     if (!path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     pq_dirent e = {.name = le->name, .st = {.is_dir = le->is_dir, .size = le->size, .mtime_ns = le->mtime * 1000000000}};
     int rc = PQ_OK;

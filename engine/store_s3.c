@@ -127,14 +127,10 @@ static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
     pq_dirent e = {.name = le->name, .st = {.is_dir = le->is_dir, .size = le->size}};
     if (!le->is_dir) {
         e.st.mtime_ns = pq_remote_identity(le->etag, le->mtime);
-        pq_buf full;
-        pq_buf_init(&full);
-        if (pq_buf_cat(&full, lc->dir) || (lc->dir[0] && pq_buf_cat(&full, "/")) || pq_buf_cat(&full, le->name)) {
-            pq_buf_free(&full);
-            return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        }
-        pq_remote_know(&lc->ss->r, full.data, e.st.size, le->etag);
-        pq_buf_free(&full);
+        char *full = pq_path_join(lc->dir, le->name);
+        if (!full) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        pq_remote_know(&lc->ss->r, full, e.st.size, le->etag);
+        free(full);
     }
     return lc->cb(lc->cb_ctx, &e) ? 1 : 0;
 }
@@ -303,13 +299,7 @@ static int s3_create(pq_store *s, const char *path, pq_upload **out, pq_error *e
     }
     const char *dir = ss->stage_dir ? ss->stage_dir : getenv("TMPDIR");
     if (!dir || !dir[0]) dir = "/tmp";
-    su->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (su->fd < 0) {
-        char tmpl[4096];
-        snprintf(tmpl, sizeof tmpl, "%s/upload-XXXXXX", dir);
-        su->fd = mkostemp(tmpl, O_CLOEXEC);
-        if (su->fd >= 0) unlink(tmpl);
-    }
+    su->fd = pq_open_anon_file(dir, "upload");
     if (su->fd < 0) {
         int e = errno;
         s3_upload_free(su);

@@ -183,18 +183,6 @@ static void forget_one(pqfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
     pthread_mutex_unlock(&fs->mu);
 }
 
-static char *child_path(const char *parent, const char *name)
-{
-    size_t pl = strlen(parent), nl = strlen(name);
-    char *p = malloc(pl + nl + 2);
-    if (!p) return NULL;
-    memcpy(p, parent, pl);
-    size_t at = pl;
-    if (pl) p[at++] = '/';
-    memcpy(p + at, name, nl + 1);
-    return p;
-}
-
 static void fill_stat(pqfs_fs *fs, fuse_ino_t ino, const pq_lake_attr *a, struct stat *st)
 {
     memset(st, 0, sizeof *st);
@@ -250,7 +238,7 @@ static bool read_should_stop(void *p)
 static char *path_in(fuse_req_t req, pqfs_fs *fs, fuse_ino_t parent, const char *name)
 {
     char *pp = path_of(fs, parent);
-    char *path = pp ? child_path(pp, name) : NULL;
+    char *path = pp ? pq_path_join(pp, name) : NULL;
     free(pp);
     if (!path) fuse_reply_err(req, pp ? ENOMEM : ESTALE);
     return path;
