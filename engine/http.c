@@ -89,6 +89,8 @@ typedef struct transfer {
     const pq_http_req *rq;
     pq_http_reply *rp;
     bool overflow;               /* more body than `into` holds */
+    long status;                 /* of the response being received */
+    uint64_t skip;               /* body bytes before the range (a server that ignores ranges) */
     uint64_t upload_at;
     int upload_errno;
 } transfer;
@@ -127,6 +129,11 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
     if (n >= 5 && !strncmp(line, "HTTP/", 5)) {
         /* A new response (after a 100 Continue): its headers only. */
         memset(rp, 0, sizeof *rp);
+        const char *sp = memchr(line, ' ', n);
+        t->status = sp && sp + 4 <= line + n ? strtol(sp + 1, NULL, 10) : 0;
+        /* A 200 to a range request is the whole object: the range is
+         * cut out of it as it streams by. */
+        t->skip = t->rq->has_range && t->status == 200 ? t->rq->range_off : 0;
     } else if (header_is(line, n, "Content-Length", &v, &vl)) {
         rp->has_length = parse_u64(v, vl, &rp->content_length);
     } else if (header_is(line, n, "Content-Range", &v, &vl)) {
@@ -160,13 +167,21 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
 {
     transfer *t = ctx;
-    size_t n = size * nmemb;
+    size_t n = size * nmemb, all = n;
     const pq_http_req *rq = t->rq;
     pq_http_reply *rp = t->rp;
+    if (t->skip) {
+        size_t k = t->skip < n ? (size_t)t->skip : n;
+        t->skip -= k;
+        data += k;
+        n -= k;
+        if (!n) return all;
+    }
     if (rq->into) {
         size_t room = rq->into_cap - (size_t)rp->body_len;
         if (n > room) {
-            /* A server that ignores the range: take what was asked, stop. */
+            /* More than the range (a server that ignores ranges): take
+             * what was asked and stop the transfer. */
             memcpy((char *)rq->into + rp->body_len, data, room);
             rp->body_len += room;
             t->overflow = true;
@@ -177,7 +192,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
         if (pq_buf_append(rq->body, data, n)) return 0;
     }
     rp->body_len += n;
-    return n;
+    return all;
 }
 
 static size_t on_upload(char *buf, size_t size, size_t nitems, void *ctx)
@@ -301,15 +316,12 @@ int pq_http_do(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, pq_error *e
         PQ_TRY(attempt(h, rq, rp, &crc, cerr, err));
         bool last = i + 1 >= h->o.max_attempts;
         if (crc == CURLE_OK && rq->has_range && rp->status == 200) {
-            /* The server ignored the range.  Correct, if wasteful: the body
-             * was the object from its start, so only a range at 0 fits. */
-            if (rq->range_off != 0)
-                return pq_fail(err, PQ_E_IO, "%s: the server ignores byte ranges (HTTP 200 to a range request)",
-                               rq->url);
+            /* The server ignored the range; the body delivered is the
+             * range all the same (cut out as it streamed by). */
             rp->status = 206;
             rp->has_total = rp->has_length;
             rp->total = rp->content_length;
-            rp->range_start = 0;
+            rp->range_start = rq->range_off;
         }
         if (crc == CURLE_OK && (!retryable_status(rp->status) || last)) return PQ_OK;
         if (crc != CURLE_OK && (!retryable_code(crc) || last))

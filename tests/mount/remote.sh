@@ -3,7 +3,8 @@
 # local directory, over HTTP from nginx (autoindex as JSON, and as HTML), and
 # from an S3-compatible server (tests/mount/fake_s3.mjs: ListObjectsV2,
 # ranged GETs, PUT, SigV4 checked, every 7th request answered 503) must give
-# the same bytes for every view:
+# the same bytes for every view (also over python3 -m http.server, which
+# ignores byte ranges):
 #   - listings, data.csv (partitions, where=, select=, limit=, a
 #     percent-encoded partition value, the NULL partition), data.parquet,
 #     schema.txt;
@@ -170,6 +171,23 @@ EOF
     fi
     stop_pqfs "$WORK/mnt-$style" "$PQFS_PID"
 done
+# python3 -m http.server: an HTML index, and no byte ranges (every read is
+# a 200 with the whole file, the range cut out of it as it streams by).
+PY_PORT=$(free_port)
+python3 -m http.server "$PY_PORT" --bind 127.0.0.1 --directory "$LAKE" >"$WORK/pyhttp.log" 2>&1 &
+DAEMONS+=("$!")
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PY_PORT/" >/dev/null 2>&1 && break; sleep 0.1; done
+cat >"$WORK/http-py.ini" <<EOF
+[pqfs]
+source = http://127.0.0.1:$PY_PORT
+cache_dir = $WORK/cache-py
+$(cat "$WORK/tables.ini")
+EOF
+start_pqfs "$WORK/http-py.log" "$WORK/http-py.ini" "$WORK/mnt-py"
+snapshot "$WORK/mnt-py" "$WORK/snap-py"
+same "$WORK/snap-local" "$WORK/snap-py" "HTTP (python3 -m http.server: HTML index, no ranges)"
+stop_pqfs "$WORK/mnt-py" "$PQFS_PID"
+
 "$PQTOOL" cat "$LAKE/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-local.csv"
 check "pqtool cat of an http:// table equals the local one" \
     '"$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-http.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-http.csv"'
