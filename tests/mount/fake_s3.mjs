@@ -4,7 +4,10 @@
 // and a request log. Only node: built-ins, so tests need no npm install.
 //
 // node fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S]
-//                  [--region us-east-1] [--fail-every N] [--log FILE]
+//                  [--region us-east-1] [--fail-every N] [--drop-every N] [--log FILE]
+// --drop-every N: every Nth GET with a body sends half of it and cuts the connection.
+// A request (method, URL, Range) is faulted at most once by each kind of fault,
+// so a client that retries always gets through: the faults are transient.
 // Prints "listening PORT" on stdout once ready; nothing else goes to stdout.
 import http from 'node:http';
 import fs from 'node:fs';
@@ -17,13 +20,13 @@ const TMP_PREFIX = '.fake-s3-tmp-';
 
 // ---- command line ----
 const USAGE = 'usage: fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S] ' +
-  '[--region us-east-1] [--fail-every N] [--log FILE]';
+  '[--region us-east-1] [--fail-every N] [--drop-every N] [--log FILE]';
 function die(msg) { process.stderr.write(`fake_s3: ${msg}\n${USAGE}\n`); process.exit(2); }
 
 function parseArgs(argv) {
   const names = { '--root': 'root', '--bucket': 'bucket', '--port': 'port', '--access-key': 'accessKey',
-    '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--log': 'log' };
-  const o = { port: '0', region: 'us-east-1', failEvery: '0' };
+    '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--log': 'log' };
+  const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0' };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
     const eq = a.indexOf('=');
@@ -38,8 +41,10 @@ function parseArgs(argv) {
   o.root = path.resolve(o.root);
   o.port = Number(o.port);
   o.failEvery = Number(o.failEvery);
+  o.dropEvery = Number(o.dropEvery);
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) die('bad --port');
   if (!Number.isInteger(o.failEvery) || o.failEvery < 0) die('bad --fail-every');
+  if (!Number.isInteger(o.dropEvery) || o.dropEvery < 0) die('bad --drop-every');
   o.logFd = o.log ? fs.openSync(o.log, 'a') : null;
   return o;
 }
@@ -252,6 +257,15 @@ function parseRange(h, size) {
 const etagMatches = (h, etag) => h.split(',').map((t) => t.trim().replace(/^W\//, ''))
   .some((t) => t === '*' || t === etag || `"${t}"` === etag);
 
+let getCount = 0; // GETs with a body, for --drop-every
+const faulted = new Set();
+// Whether this request may be faulted by `kind` (the first time only).
+function faultOnce(kind, req) {
+  const key = `${kind} ${req.method} ${req.url} ${req.headers.range ?? ''}`;
+  if (faulted.has(key)) return false;
+  faulted.add(key);
+  return true;
+}
 async function getObject(ctx, key, segs) {
   const { req, res } = ctx;
   let fh, st;
@@ -289,6 +303,15 @@ async function getObject(ctx, key, segs) {
   logLine(ctx, status, len);
   ctx.done = true;
   res.writeHead(status, { 'x-amz-request-id': ctx.id, ...headers });
+  if (opts.dropEvery > 0 && ++getCount % opts.dropEvery === 0 && len > 1 && faultOnce('drop', req)) {
+    // A connection lost mid-body: half the bytes, then the socket is cut.
+    const half = Math.floor(len / 2);
+    const buf = Buffer.alloc(half);
+    await fh.read(buf, 0, half, start);
+    await fh.close();
+    res.write(buf, () => res.socket?.destroy());
+    return;
+  }
   // pipeline closes the file and the stream if the client goes away mid-body.
   await pipeline(fh.createReadStream({ start, end }), res).catch(() => res.destroy());
 }
@@ -335,7 +358,7 @@ async function handle(ctx) {
   const rawPath = qi < 0 ? req.url : req.url.slice(0, qi);
   const query = parseQuery(qi < 0 ? '' : req.url.slice(qi + 1));
   ctx.resource = rawPath;
-  if (opts.failEvery > 0 && ctx.n % opts.failEvery === 0) return sendError(ctx, 503, 'SlowDown', 'Please reduce your request rate.');
+  if (opts.failEvery > 0 && ctx.n % opts.failEvery === 0 && faultOnce('503', req)) return sendError(ctx, 503, 'SlowDown', 'Please reduce your request rate.');
   if (opts.accessKey) {
     const fail = checkAuth(req, rawPath, query);
     if (fail) return sendError(ctx, fail[0], fail[1], fail[2], fail[3]);

@@ -2,9 +2,9 @@
 # Remote sources (SPEC sections 1, 2 and 7): the same lake mounted from a
 # local directory, over HTTP from nginx (autoindex as JSON, and as HTML), and
 # from an S3-compatible server (tests/mount/fake_s3.mjs: ListObjectsV2,
-# ranged GETs, PUT, SigV4 checked, every 7th request answered 503) must give
-# the same bytes for every view (also over python3 -m http.server, which
-# ignores byte ranges):
+# ranged GETs, PUT, SigV4 checked, every 7th request answered 503 and every
+# 5th GET cut off mid-body) must give the same bytes for every view (also
+# over python3 -m http.server, which ignores byte ranges):
 #   - listings, data.csv (partitions, where=, select=, limit=, a
 #     percent-encoded partition value, the NULL partition), data.parquet,
 #     schema.txt;
@@ -199,7 +199,7 @@ S3ROOT=$WORK/s3
 mkdir -p "$S3ROOT"
 cp -r "$LAKE" "$S3ROOT/lake"
 node "$here/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST --secret-key SKTEST \
-    --fail-every 7 --log "$WORK/s3.log" >"$WORK/s3.out" 2>"$WORK/s3.err" &
+    --fail-every 7 --drop-every 5 --log "$WORK/s3.log" >"$WORK/s3.out" 2>"$WORK/s3.err" &
 DAEMONS+=("$!")
 for _ in $(seq 50); do grep -q '^listening' "$WORK/s3.out" 2>/dev/null && break; sleep 0.1; done
 S3_PORT=$(awk '/^listening/ { print $2 }' "$WORK/s3.out")
@@ -222,7 +222,7 @@ s3_ini "$WORK/s3.ini" SKTEST
 start_pqfs "$WORK/s3-mount.log" "$WORK/s3.ini" "$WORK/mnt-s3"
 snapshot "$WORK/mnt-s3" "$WORK/snap-s3"
 same "$WORK/snap-local" "$WORK/snap-s3" "S3"
-check "S3: requests were signed and checked, and the injected 503s retried" \
+check "S3: requests were signed and checked, the injected 503s and cut connections retried" \
     'grep -q " 503 " "$WORK/s3.log" && ! grep -q " 403 " "$WORK/s3.log"'
 check "S3: reads are ranged GETs" 'grep -q "^GET /bkt/lake/events/dt%3D2024-01-01/region%3Deu/part-0.parquet bytes=" "$WORK/s3.log"'
 
