@@ -586,7 +586,18 @@ int pqfs_config_dump(const pqfs_config *c, char **out)
     cfg_format_duration(c->metadata_ttl_ms, ttl, sizeof ttl);
 
     fprintf(f, "[pqfs]\n");
-    if (c->source) fprintf(f, "source = %s\n", c->source);
+    if (c->source) {
+        /* A password in an http(s) URL is a secret: shown as ***. */
+        const char *host = strstr(c->source, "://");
+        host = host ? host + 3 : c->source;
+        size_t hl = strcspn(host, "/?#");
+        const char *at = memrchr(host, '@', hl);
+        const char *colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
+        if (colon)
+            fprintf(f, "source = %.*s***%s\n", (int)(colon + 1 - c->source), c->source, at);
+        else
+            fprintf(f, "source = %s\n", c->source);
+    }
     fprintf(f, "read_only = %s\nthreads = %d\n", c->read_only ? "true" : "false", c->threads);
     if (c->cache_dir) fprintf(f, "cache_dir = %s\n", c->cache_dir);
     fprintf(f, "cache_size = %s\nmetadata_ttl = %s\nlog_level = %s\n", size, ttl,

@@ -17,6 +17,7 @@
 
 struct pq_http {
     pq_http_opts o;
+    char *userpwd;
     pthread_mutex_t mu;
     CURL *idle[POOL_MAX];
     int n_idle;
@@ -47,6 +48,11 @@ int pq_http_new(const pq_http_opts *o, pq_http **out, pq_error *err)
     if (o) h->o = *o;
     else pq_http_opts_init(&h->o);
     if (h->o.max_attempts < 1) h->o.max_attempts = 1;
+    h->o.userpwd = NULL;
+    if (o && o->userpwd && !(h->userpwd = strdup(o->userpwd))) {
+        free(h);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
     pthread_mutex_init(&h->mu, NULL);
     *out = h;
     return PQ_OK;
@@ -56,6 +62,10 @@ void pq_http_free(pq_http *h)
 {
     if (!h) return;
     for (int i = 0; i < h->n_idle; i++) curl_easy_cleanup(h->idle[i]);
+    if (h->userpwd) {
+        memset(h->userpwd, 0, strlen(h->userpwd));
+        free(h->userpwd);
+    }
     pthread_mutex_destroy(&h->mu);
     free(h);
 }
@@ -281,6 +291,10 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, h->o.stall_timeout_s);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    if (h->userpwd) {
+        curl_easy_setopt(c, CURLOPT_USERPWD, h->userpwd);
+        curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+    }
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
@@ -365,6 +379,43 @@ int pq_http_status_fail(const pq_http_req *rq, const pq_http_reply *rp, const pq
                                            : "failed";
     return pq_fail(err, cls, "%s %s: HTTP %ld %s%s%s", rq->method, rq->url, rp->status, what, code[0] ? ", " : "",
                    code);
+}
+
+int pq_url_split_credentials(const char *url, char **clean, char **userpwd, pq_error *err)
+{
+    *clean = *userpwd = NULL;
+    const char *host = strstr(url, "://");
+    host = host ? host + 3 : url;
+    size_t hl = strcspn(host, "/?#");
+    const char *at = memrchr(host, '@', hl);
+    if (!at) {
+        *clean = strdup(url);
+        return *clean ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    size_t pre = (size_t)(host - url), ul = (size_t)(at - host);
+    *clean = malloc(strlen(url) - ul);
+    *userpwd = malloc(ul + 1);
+    if (!*clean || !*userpwd) {
+        free(*clean);
+        free(*userpwd);
+        *clean = *userpwd = NULL;
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    memcpy(*clean, url, pre);
+    strcpy(*clean + pre, at + 1);
+    /* user and password are each percent-encoded in a URL. */
+    const char *colon = memchr(host, ':', ul);
+    size_t u = colon ? (size_t)(colon - host) : ul;
+    memcpy(*userpwd, host, u);
+    size_t k = pq_url_decode(*userpwd, u);
+    (*userpwd)[k++] = ':';
+    if (colon) {
+        size_t pl = ul - u - 1;
+        memcpy(*userpwd + k, colon + 1, pl);
+        k += pq_url_decode(*userpwd + k, pl);
+    }
+    (*userpwd)[k] = '\0';
+    return PQ_OK;
 }
 
 int64_t pq_http_parse_date(const char *s)

@@ -21,6 +21,7 @@ typedef struct pq_http_opts {
     long connect_timeout_ms;     /* default 10 s */
     long stall_timeout_s;        /* a transfer slower than 1 byte/s this long fails (default 30 s) */
     unsigned backoff_ms;         /* first retry's pause, x4 per retry (default 50) */
+    const char *userpwd;         /* "user:password" for HTTP basic auth, or NULL (copied) */
 } pq_http_opts;
 
 void pq_http_opts_init(pq_http_opts *o);
@@ -69,6 +70,11 @@ int pq_http_do(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, pq_error *e
  * PQ_E_NOTFOUND, everything else PQ_E_IO, the message naming method, URL
  * and status (and the S3 error code when the body has one). */
 int pq_http_status_fail(const pq_http_req *rq, const pq_http_reply *rp, const pq_buf *body, pq_error *err);
+
+/* Splits the credentials out of a URL: *clean gets the URL without its
+ * "user:password@" (what messages may show), *userpwd the decoded
+ * "user:password" (NULL when there is none).  Both malloc'd; PQ_E_NOMEM. */
+int pq_url_split_credentials(const char *url, char **clean, char **userpwd, pq_error *err);
 
 /* An HTTP date ("Mon, 30 Nov 2026 08:00:00 GMT") as Unix seconds; 0 when
  * it is not one. */

@@ -154,18 +154,32 @@ int pq_store_http_new(const char *url, const pq_http_opts *ho, pq_store **out, p
         return pq_fail(err, PQ_E_USAGE, "%s: not an http:// or https:// URL", url);
     http_store *hs = calloc(1, sizeof *hs);
     if (!hs) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    hs->base_url = strdup(url);
-    hs->base.root = strdup(url);
-    if (!hs->base_url || !hs->base.root) {
+    /* Credentials in the URL go to libcurl apart, never into a message. */
+    char *userpwd = NULL;
+    if (pq_url_split_credentials(url, &hs->base_url, &userpwd, err) != PQ_OK) {
+        free(hs);
+        return PQ_ERR;
+    }
+    hs->base.root = strdup(hs->base_url);
+    if (!hs->base.root) {
         free(hs->base_url);
-        free(hs->base.root);
+        free(userpwd);
         free(hs);
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     size_t n = strlen(hs->base_url);
     while (n > 8 && hs->base_url[n - 1] == '/') hs->base_url[--n] = '\0';
     hs->base.ops = &http_store_ops;
-    if (pq_remote_init(&hs->r, ho, &hs->base.counters, err) != PQ_OK) {
+    pq_http_opts o;
+    if (ho) o = *ho;
+    else pq_http_opts_init(&o);
+    o.userpwd = userpwd;
+    int rc = pq_remote_init(&hs->r, &o, &hs->base.counters, err);
+    if (userpwd) {
+        memset(userpwd, 0, strlen(userpwd));
+        free(userpwd);
+    }
+    if (rc != PQ_OK) {
         free(hs->base_url);
         free(hs->base.root);
         free(hs);
@@ -176,7 +190,7 @@ int pq_store_http_new(const char *url, const pq_http_opts *ho, pq_store **out, p
     pq_buf_init(&body);
     pq_http_reply rp;
     char *root = url_of(hs, "", true);
-    int rc = root ? pq_remote_get(&hs->r, root, &body, &rp, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    rc = root ? pq_remote_get(&hs->r, root, &body, &rp, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
     free(root);
     pq_buf_free(&body);
     if (rc != PQ_OK) {

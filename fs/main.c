@@ -135,6 +135,7 @@ int main(int argc, char **argv, char **envp)
     struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
     pq_lake_table_decl *decls = NULL;
     pq_part_decl **parts = NULL;
+    char *shown_source = NULL;
 
     if (pqfs_config_from_args(&cfg, argc, argv, envp, err, sizeof err) != 0 ||
         pqfs_config_validate(&cfg, err, sizeof err) != 0) {
@@ -149,6 +150,19 @@ int main(int argc, char **argv, char **envp)
     if (prepare_cache_dir(cfg.cache_dir, err, sizeof err) != 0) {
         fprintf(stderr, "pqfs: %s\n", err);
         goto out;
+    }
+    /* The source as logs, messages and the mount table may show it: an
+     * HTTP URL without its credentials (SPEC: secrets never in logs). */
+    {
+        char *clean = NULL, *userpwd = NULL;
+        pq_error ce;
+        if (pq_url_split_credentials(cfg.source, &clean, &userpwd, &ce) != PQ_OK) {
+            fprintf(stderr, "pqfs: out of memory\n");
+            goto out;
+        }
+        shown_source = clean;
+        if (userpwd) memset(userpwd, 0, strlen(userpwd));
+        free(userpwd);
     }
     pq_store *store;
     if (open_store(&cfg, &store, err, sizeof err) != 0) {
@@ -201,7 +215,7 @@ int main(int argc, char **argv, char **envp)
     pq_error e;
     pq_error_clear(&e);
     if (pq_lake_open(&lo, &lake, &e) != PQ_OK) {
-        fprintf(stderr, "pqfs: %s: %s\n", cfg.source, e.msg);
+        fprintf(stderr, "pqfs: %s: %s\n", shown_source, e.msg);
         goto out;
     }
     pqfs_fs_opts fo = {.entry_timeout = (double)cfg.metadata_ttl_ms / 1000.0, .read_only = cfg.read_only};
@@ -214,7 +228,7 @@ int main(int argc, char **argv, char **envp)
     /* FUSE options: ours, then the user's pass-through ones. */
     char opts[4096];
     char fsname[1024];
-    snprintf(fsname, sizeof fsname, "%s", cfg.source);
+    snprintf(fsname, sizeof fsname, "%s", shown_source);
     for (char *p = fsname; *p; p++)
         if (*p == ',') *p = '_';
     int n = snprintf(opts, sizeof opts, "fsname=%s,subtype=pqfs,max_read=1048576%s", fsname, cfg.read_only ? ",ro" : "");
@@ -234,7 +248,7 @@ int main(int argc, char **argv, char **envp)
     }
     {
         char msg[4200];
-        snprintf(msg, sizeof msg, "mounted %s on %s", cfg.source, cfg.mountpoint);
+        snprintf(msg, sizeof msg, "mounted %s on %s", shown_source, cfg.mountpoint);
         log_line(&lg, PQ_LOG_INFO, msg);
     }
     fuse_daemonize(cfg.foreground);
@@ -258,6 +272,7 @@ out:
     for (int i = 0; parts && i < cfg.n_tables; i++) free(parts[i]);
     free(parts);
     free(decls);
+    free(shown_source);
     pqfs_config_free(&cfg);
     if (!lg.foreground) closelog();
     return status;

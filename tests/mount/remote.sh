@@ -9,7 +9,8 @@
 #     percent-encoded partition value, the NULL partition), data.parquet,
 #     schema.txt;
 #   - HTTP is read-only: writes are EROFS; a file replaced on the server is
-#     seen after metadata_ttl;
+#     seen after metadata_ttl; basic auth from the URL, the password never
+#     shown (log, mount table);
 #   - S3: an object replaced after its listing fails the views that read it
 #     (If-Match: EIO, logged), not a mix of versions;
 #   - S3 takes writes: cp of a CSV lands as one PUT object and every view has
@@ -133,9 +134,12 @@ http {
     listen 127.0.0.1:$HTTP_PORT;
     location /json/ { alias $LAKE/; autoindex on; autoindex_format json; }
     location /html/ { alias $LAKE/; autoindex on; }
+    location /auth/ { alias $LAKE/; autoindex on; autoindex_format json;
+                      auth_basic "lake"; auth_basic_user_file $WORK/nginx/users; }
   }
 }
 EOF
+echo 'alice:{PLAIN}s3cr@t' >"$WORK/nginx/users"
 "$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" >"$WORK/nginx/out.log" 2>&1 &
 DAEMONS+=("$!")
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$HTTP_PORT/json/" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -191,6 +195,17 @@ stop_pqfs "$WORK/mnt-py" "$PQFS_PID"
 "$PQTOOL" cat "$LAKE/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-local.csv"
 check "pqtool cat of an http:// table equals the local one" \
     '"$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-http.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-http.csv"'
+# Basic auth from the URL's user:password; the password is never shown (logs,
+# the mount table, messages).
+start_pqfs "$WORK/http-auth.log" "http://alice:s3cr%40t@127.0.0.1:$HTTP_PORT/auth" "$WORK/mnt-auth" \
+    -o "cache_dir=$WORK/cache-auth"
+check "HTTP: basic auth from the URL reads the lake" \
+    'cat "$WORK/mnt-auth/users/where=country = '"'"'FR'"'"'/data.csv" >"$WORK/auth.csv" && cmp -s "$WORK/auth.csv" "$WORK/snap-local/view-8"'
+check "HTTP: the password is not in the log or the mount table" \
+    '! grep -q "s3cr" "$WORK/http-auth.log" && ! grep -q "s3cr" /proc/self/mounts && grep -q "http://127.0.0.1:$HTTP_PORT/auth" /proc/self/mounts'
+stop_pqfs "$WORK/mnt-auth" "$PQFS_PID"
+check "HTTP: without the credentials the mount fails with 401" \
+    '! "$PQFS" "http://127.0.0.1:$HTTP_PORT/auth" "$WORK/mnt-bad" -f 2>"$WORK/err" && grep -q "HTTP 401 not authorized" "$WORK/err"'
 check "HTTP: a prefix the server does not have fails the mount, naming the status" \
     '! "$PQFS" "http://127.0.0.1:$HTTP_PORT/nowhere" "$WORK/mnt-bad" -f 2>"$WORK/err" && grep -q "HTTP 404" "$WORK/err"'
 

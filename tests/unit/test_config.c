@@ -1116,6 +1116,17 @@ static void test_dump(void)
              c.cache_dir, ini_path);
     CHECK_EQ_STR(text, want);
 
+    /* A password in an http(s) source is masked; the user name is not. */
+    pqfs_config_free(&c);
+    char *argv_url[] = {"pqfs", "https://alice:pa%40ss@data.example.com/lake", "/mnt/lake", NULL};
+    char *none[] = {NULL};
+    CHECK_EQ_INT(run(&c, argv_url, none), 0);
+    free(text);
+    text = NULL;
+    CHECK_EQ_INT(pqfs_config_dump(&c, &text), 0);
+    CHECK(text && strstr(text, "pa%40ss") == NULL);
+    CHECK(text && strstr(text, "source = https://alice:***@data.example.com/lake\n") != NULL);
+
     /* The dump reads back as the same configuration (secrets aside). */
     pqfs_config_free(&c);
     char *argv_plain[] = {"pqfs", ini_path, "/mnt/lake", NULL};

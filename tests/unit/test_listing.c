@@ -1,10 +1,13 @@
 /* Remote listings (engine/listing): nginx autoindex JSON, HTML link
  * indexes and ListObjectsV2 pages parse to the entries a server meant, with
- * names decoded, and nothing that is not one path component. */
+ * names decoded, and nothing that is not one path component.  Also the
+ * credentials of an http(s) URL, split out of it (engine/http). */
 #include "check.h"
+#include "http.h"
 #include "listing.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 typedef struct got {
     char text[4096];             /* "name|d|size|mtime|etag;" per entry */
@@ -109,8 +112,30 @@ static void test_s3(void)
     CHECK_EQ_INT(s3("<ListBucketResult><Contents><Key>a</Key>", "", &g, token, &stopped), PQ_ERR);
 }
 
+/* Credentials in a URL are split out (decoded) and never left in it. */
+static void test_credentials(void)
+{
+    char *clean, *up;
+    pq_error err;
+    CHECK_EQ_INT(pq_url_split_credentials("https://alice:pa%40ss%3A1@host:8443/lake/x@y", &clean, &up, &err), PQ_OK);
+    CHECK_EQ_STR(clean, "https://host:8443/lake/x@y");
+    CHECK_EQ_STR(up, "alice:pa@ss:1");
+    free(clean);
+    free(up);
+    CHECK_EQ_INT(pq_url_split_credentials("http://bob@host/", &clean, &up, &err), PQ_OK);
+    CHECK_EQ_STR(clean, "http://host/");
+    CHECK_EQ_STR(up, "bob:");
+    free(clean);
+    free(up);
+    CHECK_EQ_INT(pq_url_split_credentials("http://host/a@b", &clean, &up, &err), PQ_OK);
+    CHECK_EQ_STR(clean, "http://host/a@b");
+    CHECK(up == NULL);
+    free(clean);
+}
+
 int main(void)
 {
+    test_credentials();
     test_json();
     test_html();
     test_s3();
