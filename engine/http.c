@@ -394,7 +394,7 @@ int pq_url_split_credentials(const char *url, char **clean, char **userpwd, pq_e
     }
     size_t pre = (size_t)(host - url), ul = (size_t)(at - host);
     *clean = malloc(strlen(url) - ul);
-    *userpwd = malloc(ul + 1);
+    *userpwd = malloc(ul + 2); /* "user" may gain its ":" */
     if (!*clean || !*userpwd) {
         free(*clean);
         free(*userpwd);
