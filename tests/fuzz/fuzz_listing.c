@@ -8,11 +8,16 @@
  * decoded name is never longer than what encoded it); an S3 entry's size is
  * only claimed when given; a continuation token is NUL-terminated within its
  * buffer.  An error is PQ_E_IO.  Stopping after the first entry (every
- * other input) stops the parse. */
+ * other input) stops the parse.
+ *
+ * The body is also taken as a URL (up to 4 KiB, to its first NUL): splitting
+ * out its credentials leaves it unchanged when it has none, and shorter by
+ * at least what was split out (decoded, they are no longer) when it has. */
 #include "fuzz_common.h"
 
 #include <stdbool.h>
 
+#include "http.h"
 #include "listing.h"
 
 typedef struct seen {
@@ -55,5 +60,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                    &err);
     }
     if (rc != PQ_OK) FUZZ_CHECK(err.cls == PQ_E_IO, "error class %d: %s", (int)err.cls, err.msg);
+
+    /* The body as a URL: its credentials split out, the rest kept. */
+    char url[4096];
+    size_t n = len < sizeof url - 1 ? len : sizeof url - 1;
+    memcpy(url, body, n);
+    url[n] = '\0';
+    char *clean = NULL, *userpwd = NULL;
+    if (pq_url_split_credentials(url, &clean, &userpwd, &err) == PQ_OK) {
+        size_t ul = strlen(url), cl = strlen(clean);
+        FUZZ_CHECK(userpwd ? cl < ul : !strcmp(clean, url), "clean '%s' of '%s'", clean, url);
+        FUZZ_CHECK(!userpwd || strlen(userpwd) <= ul - cl, "credentials longer than what they came from");
+        free(clean);
+        free(userpwd);
+    }
     return 0;
 }
