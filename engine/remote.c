@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mem.h"
 
@@ -14,6 +15,7 @@
 typedef struct known_entry {
     struct known_entry *next;
     uint64_t size;
+    int64_t mtime;
     char etag[96];
     char path[];
 } known_entry;
@@ -54,7 +56,7 @@ void pq_remote_fini(pq_remote *r)
     memset(r, 0, sizeof *r);
 }
 
-void pq_remote_know(pq_remote *r, const char *path, uint64_t size, const char *etag)
+void pq_remote_know(pq_remote *r, const char *path, uint64_t size, const char *etag, int64_t mtime)
 {
     size_t n = strlen(path);
     unsigned h = (unsigned)(pq_hash_bytes(path, n) % KNOWN_BUCKETS);
@@ -68,12 +70,13 @@ void pq_remote_know(pq_remote *r, const char *path, uint64_t size, const char *e
     }
     if (e) {
         e->size = size;
+        e->mtime = mtime;
         snprintf(e->etag, sizeof e->etag, "%s", etag && strlen(etag) < sizeof e->etag ? etag : "");
     }
     pthread_mutex_unlock(&r->known->mu);
 }
 
-static bool known(pq_remote *r, const char *path, uint64_t *size, char *etag, size_t cap)
+static bool known(pq_remote *r, const char *path, uint64_t *size, char *etag, size_t cap, int64_t *mtime)
 {
     unsigned h = (unsigned)(pq_hash_bytes(path, strlen(path)) % KNOWN_BUCKETS);
     pthread_mutex_lock(&r->known->mu);
@@ -81,6 +84,7 @@ static bool known(pq_remote *r, const char *path, uint64_t *size, char *etag, si
     while (e && strcmp(e->path, path)) e = e->next;
     if (e) {
         *size = e->size;
+        *mtime = e->mtime;
         snprintf(etag, cap, "%s", e->etag);
     }
     pthread_mutex_unlock(&r->known->mu);
@@ -131,7 +135,7 @@ typedef struct remote_file {
     bool has_size;
     uint64_t size;
     char etag[96];
-    char if_match[112];          /* "If-Match: ETAG" */
+    char if_match[112];          /* "If-Match: ETAG", or "If-Unmodified-Since: DATE" */
 } remote_file;
 
 static int file_size(pq_file *f, uint64_t *out, pq_error *err)
@@ -217,8 +221,17 @@ int pq_remote_open(pq_remote *r, const char *path, const char *url, pq_file **ou
     rf->base.merge_gap = 256 * 1024;
     rf->r = r;
     rf->url = u;
-    rf->has_size = known(r, path, &rf->size, rf->etag, sizeof rf->etag);
-    if (rf->etag[0]) snprintf(rf->if_match, sizeof rf->if_match, "If-Match: %s", rf->etag);
+    int64_t mtime = 0;
+    rf->has_size = known(r, path, &rf->size, rf->etag, sizeof rf->etag, &mtime);
+    if (rf->etag[0]) {
+        snprintf(rf->if_match, sizeof rf->if_match, "If-Match: %s", rf->etag);
+    } else if (mtime > 0) {
+        /* No ETag (nginx's JSON listing): the listed time, to the second. */
+        time_t t = (time_t)mtime;
+        struct tm tm;
+        if (gmtime_r(&t, &tm))
+            strftime(rf->if_match, sizeof rf->if_match, "If-Unmodified-Since: %a, %d %b %Y %H:%M:%S GMT", &tm);
+    }
     *out = &rf->base;
     return PQ_OK;
 }

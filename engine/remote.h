@@ -3,8 +3,9 @@
  *
  * Both hand out files read with ranged GETs (pq_file), whose size comes from
  * the last listing of their directory (a HEAD when the file was never
- * listed), and whose ETag, when the store gives one, is sent as If-Match so
- * a file replaced while it is read fails instead of mixing two versions. */
+ * listed), and whose listed ETag is sent as If-Match (without one, the
+ * listed time as If-Unmodified-Since), so a file replaced while it is read
+ * fails instead of mixing two versions. */
 #ifndef PQ_REMOTE_H
 #define PQ_REMOTE_H
 
@@ -42,8 +43,9 @@ typedef struct pq_remote {
 
 int pq_remote_init(pq_remote *r, const pq_http_opts *ho, pq_io_counters *counters, pq_error *err);
 void pq_remote_fini(pq_remote *r);
-/* Remembers what a listing said of `path` (etag may be "" or NULL). */
-void pq_remote_know(pq_remote *r, const char *path, uint64_t size, const char *etag);
+/* Remembers what a listing said of `path` (etag may be "" or NULL; mtime
+ * in Unix seconds, 0 when not given). */
+void pq_remote_know(pq_remote *r, const char *path, uint64_t size, const char *etag, int64_t mtime);
 /* Opens `url` (the store's `path`): no request until a read, or a HEAD for
  * the size of a file no listing showed. */
 int pq_remote_open(pq_remote *r, const char *path, const char *url, pq_file **out, pq_error *err);

@@ -98,7 +98,7 @@ static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
         }
         free(url);
     }
-    if (rc == PQ_OK && !le->is_dir) pq_remote_know(&lc->hs->r, path, e.st.size, NULL);
+    if (rc == PQ_OK && !le->is_dir) pq_remote_know(&lc->hs->r, path, e.st.size, NULL, le->mtime);
     free(path);
     if (rc != PQ_OK) return PQ_ERR;
     return lc->cb(lc->cb_ctx, &e) ? 1 : 0;

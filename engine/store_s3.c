@@ -129,7 +129,7 @@ static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
         e.st.mtime_ns = pq_remote_identity(le->etag, le->mtime);
         char *full = pq_path_join(lc->dir, le->name);
         if (!full) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        pq_remote_know(&lc->ss->r, full, e.st.size, le->etag);
+        pq_remote_know(&lc->ss->r, full, e.st.size, le->etag, le->mtime);
         free(full);
     }
     return lc->cb(lc->cb_ctx, &e) ? 1 : 0;

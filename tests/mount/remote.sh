@@ -173,6 +173,19 @@ EOF
         "$PQTOOL" write "$WORK/csv/users.csv" "$WORK/users.tmp.parquet"
         mv "$WORK/users.tmp.parquet" "$LAKE/users/users.parquet"
     fi
+    if [ "$style" = json ]; then
+        # Replaced after its listing (trusted for 60 s here), the same size:
+        # the listed time goes with every GET (If-Unmodified-Since), so the
+        # view fails instead of reading a mix of the two.
+        stop_pqfs "$WORK/mnt-$style" "$PQFS_PID"
+        sed -i 's/^metadata_ttl = 1s/metadata_ttl = 60s/' "$WORK/http-$style.ini"
+        start_pqfs "$WORK/http-$style-2.log" "$WORK/http-$style.ini" "$WORK/mnt-$style"
+        ls "$WORK/mnt-$style/users" >/dev/null
+        sleep 1.1
+        touch "$LAKE/users/users.parquet"
+        check "HTTP: a file changed since its listing fails the view with EIO (If-Unmodified-Since)" \
+            '[ "$(errno_of read "$WORK/mnt-$style/users/data.csv")" = EIO ] && grep -q "users.parquet: HTTP 412 changed since it was listed" "$WORK/mnt-$style/.pqfs/errors"'
+    fi
     stop_pqfs "$WORK/mnt-$style" "$PQFS_PID"
 done
 # python3 -m http.server: an HTML index, and no byte ranges (every read is
