@@ -87,9 +87,9 @@ static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
     if (!path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     pq_dirent e = {.name = le->name, .st = {.is_dir = le->is_dir, .size = le->size, .mtime_ns = le->mtime * 1000000000}};
     int rc = PQ_OK;
+    pq_http_reply rp = {.last_modified = le->mtime};
     if (!le->is_dir && !le->has_size) {
         char *url = url_of(lc->hs, path, false);
-        pq_http_reply rp;
         rc = url ? pq_remote_head(&lc->hs->r, url, &rp, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
         if (rc == PQ_OK && !rp.has_length) rc = pq_fail(err, PQ_E_IO, "HEAD %s: no Content-Length", url);
         if (rc == PQ_OK) {
@@ -98,7 +98,8 @@ static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
         }
         free(url);
     }
-    if (rc == PQ_OK && !le->is_dir) pq_remote_know(&lc->hs->r, path, e.st.size, NULL, le->mtime);
+    /* The HEAD's ETag and time, when there was one, are the read's preconditions. */
+    if (rc == PQ_OK && !le->is_dir) pq_remote_know(&lc->hs->r, path, e.st.size, rp.etag, rp.last_modified);
     free(path);
     if (rc != PQ_OK) return PQ_ERR;
     return lc->cb(lc->cb_ctx, &e) ? 1 : 0;
