@@ -37,6 +37,7 @@ void pq_http_opts_init(pq_http_opts *o)
     o->connect_timeout_ms = 10000;
     o->stall_timeout_s = 30;
     o->backoff_ms = 50;
+    o->userpwd = NULL;
 }
 
 int pq_http_new(const pq_http_opts *o, pq_http **out, pq_error *err)
