@@ -83,6 +83,15 @@ mount_test_cleanup() {
             kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
         fi
     done
+    # Anything else still running on this test's files (a server a test
+    # started through a wrapper, whose pid is not the one recorded): ended
+    # too, so no test leaves a process behind.
+    for p in /proc/[0-9]*; do
+        [ "${p#/proc/}" = $$ ] && continue
+        tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qF "$WORK/" || continue
+        echo "cleanup: ending leftover process ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-120)" >&2
+        kill -TERM "${p#/proc/}" 2>/dev/null
+    done
     if [ "${PQFS_MOUNT_KEEP:-0}" = 1 ]; then
         echo "kept $WORK"
     else

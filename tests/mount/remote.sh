@@ -191,7 +191,7 @@ done
 # python3 -m http.server: an HTML index, and no byte ranges (every read is
 # a 200 with the whole file, the range cut out of it as it streams by).
 PY_PORT=$(free_port)
-python3 -m http.server "$PY_PORT" --bind 127.0.0.1 --directory "$LAKE" >"$WORK/pyhttp.log" 2>&1 &
+"$PYTHON" -m http.server "$PY_PORT" --bind 127.0.0.1 --directory "$LAKE" >"$WORK/pyhttp.log" 2>&1 &
 DAEMONS+=("$!")
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PY_PORT/" >/dev/null 2>&1 && break; sleep 0.1; done
 cat >"$WORK/http-py.ini" <<EOF
