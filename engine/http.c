@@ -246,6 +246,13 @@ static bool retryable_status(long status)
     return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
 }
 
+static bool add_header(struct curl_slist **list, const char *line)
+{
+    struct curl_slist *n = curl_slist_append(*list, line);
+    if (n) *list = n;
+    return n != NULL;
+}
+
 static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcode *crc, char *cerr, pq_error *err)
 {
     memset(rp, 0, sizeof *rp);
@@ -254,31 +261,29 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
     if (!c) return pq_fail(err, PQ_E_NOMEM, "out of memory for an HTTP handle");
     transfer t = {.rq = rq, .rp = rp};
     struct curl_slist *hdrs = NULL;
-    char line[128];
-    int rc = PQ_OK;
-    const char *const *signed_hdrs = NULL;
-    int n_signed = 0;
-    if (rq->sign) rc = rq->sign(rq->sign_ctx, rq, &signed_hdrs, &n_signed, err);
+    /* The signature's lines, each NUL-terminated: made for this attempt
+     * (a retry signs again, the date moves). */
+    pq_buf signed_lines;
+    pq_buf_init(&signed_lines);
+    int rc = rq->sign ? rq->sign(rq->sign_ctx, rq, &signed_lines, err) : PQ_OK;
+    bool ok = true;
     if (rc == PQ_OK && rq->has_range) {
-        if (rq->range_len == 0) rc = pq_fail(err, PQ_E_USAGE, "%s: empty range", rq->url);
-        snprintf(line, sizeof line, "Range: bytes=%llu-%llu", (unsigned long long)rq->range_off,
-                 (unsigned long long)(rq->range_off + rq->range_len - 1));
-        struct curl_slist *n = curl_slist_append(hdrs, line);
-        if (!n) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-        else hdrs = n;
+        char line[128];
+        if (rq->range_len == 0) {
+            rc = pq_fail(err, PQ_E_USAGE, "%s: empty range", rq->url);
+        } else {
+            snprintf(line, sizeof line, "Range: bytes=%llu-%llu", (unsigned long long)rq->range_off,
+                     (unsigned long long)(rq->range_off + rq->range_len - 1));
+            ok = add_header(&hdrs, line);
+        }
     }
-    for (int i = 0; rc == PQ_OK && i < rq->n_headers + n_signed; i++) {
-        const char *hl = i < rq->n_headers ? rq->headers[i] : signed_hdrs[i - rq->n_headers];
-        struct curl_slist *n = curl_slist_append(hdrs, hl);
-        if (!n) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-        else hdrs = n;
-    }
+    for (int i = 0; rc == PQ_OK && ok && i < rq->n_headers; i++) ok = add_header(&hdrs, rq->headers[i]);
+    for (size_t at = 0; ok && at < signed_lines.len; at += strlen(signed_lines.data + at) + 1)
+        ok = add_header(&hdrs, signed_lines.data + at);
     /* No "Expect: 100-continue" round trip before a PUT body. */
-    if (rc == PQ_OK && !strcmp(rq->method, "PUT")) {
-        struct curl_slist *n = curl_slist_append(hdrs, "Expect:");
-        if (!n) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-        else hdrs = n;
-    }
+    if (ok && !strcmp(rq->method, "PUT")) ok = add_header(&hdrs, "Expect:");
+    pq_buf_free(&signed_lines); /* curl keeps copies */
+    if (rc == PQ_OK && !ok) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     if (rc != PQ_OK) {
         curl_slist_free_all(hdrs);
         give_handle(h, c, true);

@@ -42,8 +42,8 @@ typedef struct pq_http_req {
     int upload_fd;
     uint64_t upload_len;
     /* Called before each attempt (a retry signs again: the date moves);
-     * fills *headers with extra lines valid until the next call. */
-    int (*sign)(void *ctx, const struct pq_http_req *rq, const char *const **headers, int *n, pq_error *err);
+     * appends header lines to `lines`, each "Name: value" and a NUL. */
+    int (*sign)(void *ctx, const struct pq_http_req *rq, pq_buf *lines, pq_error *err);
     void *sign_ctx;
 } pq_http_req;
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void count_read(pq_io_counters *c, size_t len)
+void pq_io_count_read(pq_io_counters *c, size_t len)
 {
     if (!c) return;
     atomic_fetch_add_explicit(&c->read_requests, 1, memory_order_relaxed);
@@ -153,7 +153,7 @@ static int local_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_err
                            len, (unsigned long long)off);
         done += (size_t)n;
     }
-    count_read(f->counters, len);
+    pq_io_count_read(f->counters, len);
     return PQ_OK;
 }
 
@@ -219,7 +219,7 @@ static int mem_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error
                        "unexpected end of file reading %zu bytes at offset %llu", len,
                        (unsigned long long)off);
     memcpy(buf, mf->data + off, len);
-    count_read(f->counters, len);
+    pq_io_count_read(f->counters, len);
     return PQ_OK;
 }
 
@@ -296,7 +296,7 @@ static int faulty_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_er
     if (ff->plan.flip_byte_at >= 0 && (uint64_t)ff->plan.flip_byte_at >= off &&
         (uint64_t)ff->plan.flip_byte_at < off + len)
         ((uint8_t *)buf)[ff->plan.flip_byte_at - (int64_t)off] ^= 0xFF;
-    count_read(f->counters, len);
+    pq_io_count_read(f->counters, len);
     return PQ_OK;
 }
 

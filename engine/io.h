@@ -114,6 +114,10 @@ struct pq_store {
     pq_io_counters counters;
 };
 
+/* Counts one read request of len bytes (c may be NULL): what every store
+ * reports in plans and /.pqfs/stats. */
+void pq_io_count_read(pq_io_counters *c, size_t len);
+
 /* Reads exactly len bytes at off: the part inside the kept tail from memory,
  * the rest from storage (counted there). */
 int pq_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err);

@@ -97,20 +97,27 @@ int64_t pq_remote_identity(const char *etag, int64_t last_modified)
     return last_modified * 1000000000;
 }
 
-/* ------------------------------------------------------------------ requests */
-
-static void count(pq_io_counters *c, _Atomic uint64_t *which, uint64_t bytes)
+int pq_remote_list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
 {
-    if (!c) return;
-    atomic_fetch_add_explicit(which, 1, memory_order_relaxed);
-    if (bytes) atomic_fetch_add_explicit(&c->read_bytes, bytes, memory_order_relaxed);
+    pq_remote_list_ctx *lc = ctx;
+    pq_dirent e = {.name = le->name, .st = {.is_dir = le->is_dir, .size = le->size}};
+    if (!le->is_dir) {
+        e.st.mtime_ns = pq_remote_identity(le->etag, le->mtime);
+        char *path = pq_path_join(lc->dir, le->name);
+        if (!path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        pq_remote_know(lc->r, path, le->size, le->etag, le->mtime);
+        free(path);
+    }
+    return lc->cb(lc->cb_ctx, &e) ? 1 : 0;
 }
+
+/* ------------------------------------------------------------------ requests */
 
 int pq_remote_head(pq_remote *r, const char *url, pq_http_reply *rp, pq_error *err)
 {
     pq_http_req rq = {.method = "HEAD", .url = url, .upload_fd = -1, .sign = r->sign, .sign_ctx = r->sign_ctx};
     PQ_TRY(pq_http_do(r->http, &rq, rp, err));
-    if (r->counters) count(r->counters, &r->counters->read_requests, 0);
+    pq_io_count_read(r->counters, 0);
     if (rp->status / 100 != 2) return pq_http_status_fail(&rq, rp, NULL, err);
     return PQ_OK;
 }
@@ -120,7 +127,7 @@ int pq_remote_get(pq_remote *r, const char *url, pq_buf *body, pq_http_reply *rp
     pq_http_req rq = {.method = "GET", .url = url, .body = body, .upload_fd = -1, .sign = r->sign,
                       .sign_ctx = r->sign_ctx};
     PQ_TRY(pq_http_do(r->http, &rq, rp, err));
-    if (r->counters) count(r->counters, &r->counters->list_requests, 0);
+    if (r->counters) atomic_fetch_add_explicit(&r->counters->list_requests, 1, memory_order_relaxed);
     if (rp->status / 100 != 2) return pq_http_status_fail(&rq, rp, body, err);
     return PQ_OK;
 }
@@ -188,7 +195,7 @@ static int file_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_erro
     if (rp.body_len != len || (rp.has_total && rp.range_start != off))
         return pq_fail(err, PQ_E_IO, "GET %s: asked for %zu bytes at %llu, got %llu", rf->url, len,
                        (unsigned long long)off, (unsigned long long)rp.body_len);
-    count(f->counters, f->counters ? &f->counters->read_requests : NULL, len);
+    pq_io_count_read(f->counters, len);
     return PQ_OK;
 }
 

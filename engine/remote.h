@@ -11,6 +11,7 @@
 
 #include "http.h"
 #include "io.h"
+#include "listing.h"
 
 typedef struct pq_s3_opts {
     const char *endpoint;        /* "http://127.0.0.1:9000"; NULL: https://s3.REGION.amazonaws.com */
@@ -28,8 +29,7 @@ int pq_store_s3_new(const char *url, const pq_s3_opts *so, const pq_http_opts *h
 /* ---- shared by the two stores (remote.c) ---- */
 
 /* Signs one request (S3), or NULL. */
-typedef int (*pq_remote_sign_fn)(void *ctx, const pq_http_req *rq, const char *const **headers, int *n,
-                                 pq_error *err);
+typedef int (*pq_remote_sign_fn)(void *ctx, const pq_http_req *rq, pq_buf *lines, pq_error *err);
 
 typedef struct pq_remote_known pq_remote_known;
 
@@ -46,6 +46,16 @@ void pq_remote_fini(pq_remote *r);
 /* Remembers what a listing said of `path` (etag may be "" or NULL; mtime
  * in Unix seconds, 0 when not given). */
 void pq_remote_know(pq_remote *r, const char *path, uint64_t size, const char *etag, int64_t mtime);
+/* A listed entry passed on to a store's list callback: a file's size,
+ * ETag and time remembered for its reads (pq_remote_know), its identity
+ * made from them.  A pq_listing_cb over this context. */
+typedef struct pq_remote_list_ctx {
+    pq_remote *r;
+    const char *dir;             /* the store path listed */
+    pq_list_cb cb;
+    void *cb_ctx;
+} pq_remote_list_ctx;
+int pq_remote_list_entry(void *ctx, const pq_listing_entry *le, pq_error *err);
 /* Opens `url` (the store's `path`): no request until a read, or a HEAD for
  * the size of a file no listing showed. */
 int pq_remote_open(pq_remote *r, const char *path, const char *url, pq_file **out, pq_error *err);

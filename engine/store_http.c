@@ -71,38 +71,32 @@ static int http_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
 
 /* ------------------------------------------------------------------ listings */
 
+/* An HTML index gives no size: a file's HEAD does, with its ETag and
+ * time (the read's preconditions); then the entry goes on as any other. */
 typedef struct list_ctx {
+    pq_remote_list_ctx base;     /* first: pq_remote_list_entry takes it */
     http_store *hs;
-    const char *dir;
-    pq_list_cb cb;
-    void *cb_ctx;
 } list_ctx;
 
-/* One listed entry to the store's caller; a file without a size (an HTML
- * index) gets a HEAD. */
 static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
 {
     list_ctx *lc = ctx;
-    char *path = pq_path_join(lc->dir, le->name);
-    if (!path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    pq_dirent e = {.name = le->name, .st = {.is_dir = le->is_dir, .size = le->size, .mtime_ns = le->mtime * 1000000000}};
-    int rc = PQ_OK;
-    pq_http_reply rp = {.last_modified = le->mtime};
-    if (!le->is_dir && !le->has_size) {
-        char *url = url_of(lc->hs, path, false);
-        rc = url ? pq_remote_head(&lc->hs->r, url, &rp, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
-        if (rc == PQ_OK && !rp.has_length) rc = pq_fail(err, PQ_E_IO, "HEAD %s: no Content-Length", url);
-        if (rc == PQ_OK) {
-            e.st.size = rp.content_length;
-            e.st.mtime_ns = pq_remote_identity(rp.etag, rp.last_modified);
-        }
-        free(url);
-    }
-    /* The HEAD's ETag and time, when there was one, are the read's preconditions. */
-    if (rc == PQ_OK && !le->is_dir) pq_remote_know(&lc->hs->r, path, e.st.size, rp.etag, rp.last_modified);
+    if (le->is_dir || le->has_size) return pq_remote_list_entry(ctx, le, err);
+    http_store *hs = lc->hs;
+    char *path = pq_path_join(lc->base.dir, le->name);
+    char *url = path ? url_of(hs, path, false) : NULL;
     free(path);
+    pq_http_reply rp;
+    int rc = url ? pq_remote_head(&hs->r, url, &rp, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK && !rp.has_length) rc = pq_fail(err, PQ_E_IO, "HEAD %s: no Content-Length", url);
+    free(url);
     if (rc != PQ_OK) return PQ_ERR;
-    return lc->cb(lc->cb_ctx, &e) ? 1 : 0;
+    pq_listing_entry sized = *le;
+    sized.has_size = true;
+    sized.size = rp.content_length;
+    sized.etag = rp.etag;
+    sized.mtime = rp.last_modified;
+    return pq_remote_list_entry(ctx, &sized, err);
 }
 
 static int http_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)
@@ -115,7 +109,7 @@ static int http_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_
     pq_http_reply rp;
     int rc = pq_remote_get(&hs->r, url, &body, &rp, err);
     if (rc == PQ_OK) {
-        list_ctx lc = {hs, dir, cb, ctx};
+        list_ctx lc = {{&hs->r, dir, cb, ctx}, hs};
         char what[4200];
         snprintf(what, sizeof what, "GET %s", url);
         rc = pq_listing_parse_http(body.data ? body.data : "", body.len, rp.content_type, what, list_entry, &lc, err);

@@ -33,12 +33,13 @@ typedef struct s3_store {
 
 /* ------------------------------------------------------------------ signing */
 
-/* Header lines for one attempt, per thread: attempt() copies them into its
- * request before the next call on this thread. */
-static _Thread_local char sig_auth[1100], sig_date[40], sig_sha[100], sig_token[2200];
-static _Thread_local const char *sig_lines[4];
+/* "Name: value" and a NUL, as pq_http's sign hook takes header lines. */
+static int add_line(pq_buf *lines, const char *name, const char *value)
+{
+    return pq_buf_printf(lines, "%s: %s", name, value) || pq_buf_append(lines, "", 1) ? -1 : 0;
+}
 
-static int s3_sign(void *ctx, const pq_http_req *rq, const char *const **headers, int *n, pq_error *err)
+static int s3_sign(void *ctx, const pq_http_req *rq, pq_buf *lines, pq_error *err)
 {
     s3_store *ss = ctx;
     /* scheme://host[:port]/path?query */
@@ -70,19 +71,10 @@ static int s3_sign(void *ctx, const pq_http_req *rq, const char *const **headers
     };
     pq_sigv4_result res;
     PQ_TRY(pq_sigv4_sign(&sr, &res, err));
-    int k = 0;
-    snprintf(sig_auth, sizeof sig_auth, "Authorization: %s", res.authorization);
-    snprintf(sig_date, sizeof sig_date, "x-amz-date: %s", res.amz_date);
-    snprintf(sig_sha, sizeof sig_sha, "x-amz-content-sha256: %s", res.content_sha256);
-    sig_lines[k++] = sig_auth;
-    sig_lines[k++] = sig_date;
-    sig_lines[k++] = sig_sha;
-    if (ss->token) {
-        snprintf(sig_token, sizeof sig_token, "x-amz-security-token: %s", ss->token);
-        sig_lines[k++] = sig_token;
-    }
-    *headers = sig_lines;
-    *n = k;
+    if (add_line(lines, "Authorization", res.authorization) || add_line(lines, "x-amz-date", res.amz_date) ||
+        add_line(lines, "x-amz-content-sha256", res.content_sha256) ||
+        (ss->token && add_line(lines, "x-amz-security-token", ss->token)))
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
     return PQ_OK;
 }
 
@@ -102,7 +94,7 @@ static char *object_url(const s3_store *ss, const char *path)
     pq_buf key, url;
     pq_buf_init(&key);
     pq_buf_init(&url);
-    if (pq_buf_cat(&key, "") || key_of(ss, path, &key) || pq_buf_cat(&url, ss->bucket_url) ||
+    if (key_of(ss, path, &key) || pq_buf_cat(&url, ss->bucket_url) ||
         pq_buf_cat(&url, "/") || pq_url_encode(&url, key.data, key.len, true)) {
         pq_buf_free(&key);
         pq_buf_free(&url);
@@ -114,27 +106,6 @@ static char *object_url(const s3_store *ss, const char *path)
 
 /* ------------------------------------------------------------------ listing */
 
-typedef struct list_ctx {
-    s3_store *ss;
-    const char *dir;
-    pq_list_cb cb;
-    void *cb_ctx;
-} list_ctx;
-
-static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
-{
-    list_ctx *lc = ctx;
-    pq_dirent e = {.name = le->name, .st = {.is_dir = le->is_dir, .size = le->size}};
-    if (!le->is_dir) {
-        e.st.mtime_ns = pq_remote_identity(le->etag, le->mtime);
-        char *full = pq_path_join(lc->dir, le->name);
-        if (!full) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        pq_remote_know(&lc->ss->r, full, e.st.size, le->etag, le->mtime);
-        free(full);
-    }
-    return lc->cb(lc->cb_ctx, &e) ? 1 : 0;
-}
-
 static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)
 {
     s3_store *ss = (s3_store *)s;
@@ -144,9 +115,9 @@ static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
     pq_buf_init(&body);
     char token[1024] = "";
     int rc = PQ_OK;
-    if (pq_buf_cat(&prefix, "") || key_of(ss, dir, &prefix) || (prefix.len && pq_buf_cat(&prefix, "/")))
+    if (key_of(ss, dir, &prefix) || (prefix.len && pq_buf_cat(&prefix, "/")))
         rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-    list_ctx lc = {ss, dir, cb, ctx};
+    pq_remote_list_ctx lc = {&ss->r, dir, cb, ctx};
     bool stopped = false;
     do {
         if (rc != PQ_OK) break;
@@ -168,7 +139,7 @@ static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         if (rc != PQ_OK) break;
         char what[4200];
         snprintf(what, sizeof what, "GET %s", url.data);
-        rc = pq_listing_parse_s3(body.data ? body.data : "", body.len, prefix.data, what, list_entry, &lc, token,
+        rc = pq_listing_parse_s3(body.data ? body.data : "", body.len, prefix.data, what, pq_remote_list_entry, &lc, token,
                                  sizeof token, &stopped, err);
     } while (rc == PQ_OK && !stopped && token[0]);
     pq_buf_free(&prefix);

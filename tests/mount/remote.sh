@@ -252,6 +252,8 @@ snapshot "$WORK/mnt-s3" "$WORK/snap-s3"
 same "$WORK/snap-local" "$WORK/snap-s3" "S3"
 check "S3: requests were signed and checked, the injected 503s and cut connections retried" \
     'grep -q " 503 " "$WORK/s3.log" && ! grep -q " 403 " "$WORK/s3.log"'
+check "S3: a listed file is opened without a request of its own (no HEAD: its size is the listing's)" \
+    '! grep -q "^HEAD " "$WORK/s3.log" && grep -q "^GET " "$WORK/s3.log"'
 check "S3: reads are ranged GETs" 'grep -q "^GET /bkt/lake/events/dt%3D2024-01-01/region%3Deu/part-0.parquet bytes=" "$WORK/s3.log"'
 
 printf 'id,name,amount,ts\n90001,s3 row,12.50,2024-01-03 00:00:00\n90002,"q ""x""",,2024-01-03 01:00:00\n' >"$WORK/new.csv"
