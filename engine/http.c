@@ -1,6 +1,7 @@
 #include "http.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,12 +24,58 @@ struct pq_http {
     int n_idle;
 };
 
+/* libcurl is loaded when the first remote store is made, not linked: it
+ * brings about thirty shared libraries (TLS, Kerberos, LDAP, ...) whose
+ * loading and relocation took 10 of the 11 ms every pqtool process spent
+ * before doing anything, local sources included. */
+static struct {
+    CURLcode (*global_init)(long flags);
+    CURL *(*easy_init)(void);
+    CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+    CURLcode (*easy_perform)(CURL *c);
+    CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+    void (*easy_reset)(CURL *c);
+    void (*easy_cleanup)(CURL *c);
+    const char *(*easy_strerror)(CURLcode rc);
+    struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
+    void (*slist_free_all)(struct curl_slist *list);
+} cu;
+
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static CURLcode global_rc;
+static char global_error[256]; /* empty: libcurl is loaded and initialized */
 
 static void global_init(void)
 {
-    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    static const char *const names[] = {"libcurl.so.4", "libcurl.so"};
+    void *lib = NULL;
+    for (size_t i = 0; !lib && i < sizeof names / sizeof *names; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *why = dlerror();
+        snprintf(global_error, sizeof global_error, "cannot load libcurl: %s", why ? why : "not found");
+        return;
+    }
+    struct {
+        const char *name;
+        void *slot;
+    } syms[] = {
+        {"curl_global_init", &cu.global_init},     {"curl_easy_init", &cu.easy_init},
+        {"curl_easy_setopt", &cu.easy_setopt},     {"curl_easy_perform", &cu.easy_perform},
+        {"curl_easy_getinfo", &cu.easy_getinfo},   {"curl_easy_reset", &cu.easy_reset},
+        {"curl_easy_cleanup", &cu.easy_cleanup},   {"curl_easy_strerror", &cu.easy_strerror},
+        {"curl_slist_append", &cu.slist_append},   {"curl_slist_free_all", &cu.slist_free_all},
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
+        void *f = dlsym(lib, syms[i].name);
+        if (!f) {
+            snprintf(global_error, sizeof global_error, "libcurl has no %s", syms[i].name);
+            return;
+        }
+        /* A function pointer has the size of a data pointer on every
+         * platform dlsym works on (POSIX requires it). */
+        memcpy(syms[i].slot, &f, sizeof f);
+    }
+    CURLcode rc = cu.global_init(CURL_GLOBAL_DEFAULT);
+    if (rc != CURLE_OK) snprintf(global_error, sizeof global_error, "%s", cu.easy_strerror(rc));
 }
 
 void pq_http_opts_init(pq_http_opts *o)
@@ -43,7 +90,7 @@ void pq_http_opts_init(pq_http_opts *o)
 int pq_http_new(const pq_http_opts *o, pq_http **out, pq_error *err)
 {
     pthread_once(&global_once, global_init);
-    if (global_rc != CURLE_OK) return pq_fail(err, PQ_E_IO, "libcurl: %s", curl_easy_strerror(global_rc));
+    if (global_error[0]) return pq_fail(err, PQ_E_IO, "libcurl: %s", global_error);
     pq_http *h = calloc(1, sizeof *h);
     if (!h) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     if (o) h->o = *o;
@@ -62,7 +109,7 @@ int pq_http_new(const pq_http_opts *o, pq_http **out, pq_error *err)
 void pq_http_free(pq_http *h)
 {
     if (!h) return;
-    for (int i = 0; i < h->n_idle; i++) curl_easy_cleanup(h->idle[i]);
+    for (int i = 0; i < h->n_idle; i++) cu.easy_cleanup(h->idle[i]);
     if (h->userpwd) {
         memset(h->userpwd, 0, strlen(h->userpwd));
         free(h->userpwd);
@@ -76,8 +123,8 @@ static CURL *take_handle(pq_http *h)
     pthread_mutex_lock(&h->mu);
     CURL *c = h->n_idle ? h->idle[--h->n_idle] : NULL;
     pthread_mutex_unlock(&h->mu);
-    if (c) curl_easy_reset(c); /* keeps the connection, forgets the options */
-    else c = curl_easy_init();
+    if (c) cu.easy_reset(c); /* keeps the connection, forgets the options */
+    else c = cu.easy_init();
     return c;
 }
 
@@ -91,7 +138,7 @@ static void give_handle(pq_http *h, CURL *c, bool keep)
         }
         pthread_mutex_unlock(&h->mu);
     }
-    if (c) curl_easy_cleanup(c);
+    if (c) cu.easy_cleanup(c);
 }
 
 /* ------------------------------------------------------------------ one transfer */
@@ -164,8 +211,7 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
         if (vl < sizeof date) {
             memcpy(date, v, vl);
             date[vl] = '\0';
-            time_t tm = curl_getdate(date, NULL);
-            rp->last_modified = tm > 0 ? (int64_t)tm : 0;
+            rp->last_modified = pq_http_parse_date(date);
         }
     } else if (header_is(line, n, "Content-Type", &v, &vl)) {
         size_t k = vl < sizeof rp->content_type - 1 ? vl : sizeof rp->content_type - 1;
@@ -248,7 +294,7 @@ static bool retryable_status(long status)
 
 static bool add_header(struct curl_slist **list, const char *line)
 {
-    struct curl_slist *n = curl_slist_append(*list, line);
+    struct curl_slist *n = cu.slist_append(*list, line);
     if (n) *list = n;
     return n != NULL;
 }
@@ -285,42 +331,42 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
     pq_buf_free(&signed_lines); /* curl keeps copies */
     if (rc == PQ_OK && !ok) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     if (rc != PQ_OK) {
-        curl_slist_free_all(hdrs);
+        cu.slist_free_all(hdrs);
         give_handle(h, c, true);
         return rc;
     }
     cerr[0] = '\0';
-    curl_easy_setopt(c, CURLOPT_URL, rq->url);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->o.connect_timeout_ms);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, h->o.stall_timeout_s);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    cu.easy_setopt(c, CURLOPT_URL, rq->url);
+    cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    cu.easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+    cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->o.connect_timeout_ms);
+    cu.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    cu.easy_setopt(c, CURLOPT_LOW_SPEED_TIME, h->o.stall_timeout_s);
+    cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
     if (h->userpwd) {
-        curl_easy_setopt(c, CURLOPT_USERPWD, h->userpwd);
-        curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        cu.easy_setopt(c, CURLOPT_USERPWD, h->userpwd);
+        cu.easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
     }
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+    cu.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    cu.easy_setopt(c, CURLOPT_HEADERDATA, &t);
+    cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    cu.easy_setopt(c, CURLOPT_WRITEDATA, &t);
     if (!strcmp(rq->method, "HEAD")) {
-        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+        cu.easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else if (!strcmp(rq->method, "PUT")) {
-        curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(c, CURLOPT_READFUNCTION, on_upload);
-        curl_easy_setopt(c, CURLOPT_READDATA, &t);
-        curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->upload_len);
+        cu.easy_setopt(c, CURLOPT_UPLOAD, 1L);
+        cu.easy_setopt(c, CURLOPT_READFUNCTION, on_upload);
+        cu.easy_setopt(c, CURLOPT_READDATA, &t);
+        cu.easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->upload_len);
     } else if (strcmp(rq->method, "GET")) {
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+        cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
     }
-    *crc = curl_easy_perform(c);
+    *crc = cu.easy_perform(c);
     long status = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     rp->status = status;
     if (*crc == CURLE_WRITE_ERROR && t.overflow) *crc = CURLE_OK; /* had all it asked for */
-    curl_slist_free_all(hdrs);
+    cu.slist_free_all(hdrs);
     give_handle(h, c, *crc == CURLE_OK);
     if (*crc == CURLE_ABORTED_BY_CALLBACK && t.upload_errno)
         return pq_fail(err, PQ_E_IO, "%s: reading the upload: %s", rq->url, strerror(t.upload_errno));
@@ -346,7 +392,7 @@ int pq_http_do(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, pq_error *e
         if (crc == CURLE_OK && (!retryable_status(rp->status) || last)) return PQ_OK;
         if (crc != CURLE_OK && (!retryable_code(crc) || last))
             return pq_fail(err, PQ_E_IO, "%s %s: %s%s%s (after %d attempt%s)", rq->method, rq->url,
-                           curl_easy_strerror(crc), cerr[0] ? ": " : "", cerr, i + 1, i ? "s" : "");
+                           cu.easy_strerror(crc), cerr[0] ? ": " : "", cerr, i + 1, i ? "s" : "");
         struct timespec ts = {pause_ms / 1000, (long)(pause_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
         pause_ms *= 4;
@@ -424,10 +470,51 @@ int pq_url_split_credentials(const char *url, char **clean, char **userpwd, pq_e
     return PQ_OK;
 }
 
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int month_of(const char *s)
+{
+    static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    for (int i = 0; i < 12; i++)
+        if (!strncasecmp(s, names + 3 * i, 3)) return i + 1;
+    return 0;
+}
+
+/* The three forms RFC 9110 section 5.6.7 says a recipient must accept:
+ * IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT", RFC 850 "Sunday,
+ * 06-Nov-94 08:49:37 GMT" and asctime "Sun Nov  6 08:49:37 1994". */
 int64_t pq_http_parse_date(const char *s)
 {
-    time_t t = curl_getdate(s, NULL);
-    return t > 0 ? (int64_t)t : 0;
+    char wday[16], mon[4], zone[4];
+    int d, y, hh, mm, ss, used = 0;
+    if (!s) return 0;
+    if (sscanf(s, "%15[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d %3s%n", wday, &d, mon, &y, &hh, &mm, &ss, zone,
+               &used) == 8 ||
+        sscanf(s, "%15[A-Za-z], %2d-%3[A-Za-z]-%4d %2d:%2d:%2d %3s%n", wday, &d, mon, &y, &hh, &mm, &ss, zone,
+               &used) == 8) {
+        if (strcmp(zone, "GMT") && strcmp(zone, "UTC")) return 0;
+        /* RFC 850's two-digit year: 70-99 are 19xx, the rest 20xx. */
+        if (y < 100) y += y < 70 ? 2000 : 1900;
+    } else if (sscanf(s, "%3[A-Za-z] %3[A-Za-z] %2d %2d:%2d:%2d %4d%n", wday, mon, &d, &hh, &mm, &ss, &y, &used) ==
+               7) {
+    } else {
+        return 0;
+    }
+    int m = month_of(mon);
+    if (!m || s[used] != '\0' || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60 || y < 1970 || hh < 0 ||
+        mm < 0 || ss < 0)
+        return 0;
+    int64_t t = days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60 + ss;
+    return t > 0 ? t : 0;
 }
 
 int pq_url_encode(pq_buf *b, const char *s, size_t n, bool keep_slash)

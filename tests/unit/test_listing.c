@@ -1,7 +1,8 @@
 /* Remote listings (engine/listing): nginx autoindex JSON, HTML link
  * indexes and ListObjectsV2 pages parse to the entries a server meant, with
  * names decoded, and nothing that is not one path component.  Also the
- * credentials of an http(s) URL, split out of it (engine/http). */
+ * credentials of an http(s) URL, split out of it, and HTTP dates
+ * (engine/http). */
 #include "check.h"
 #include "http.h"
 #include "listing.h"
@@ -133,9 +134,28 @@ static void test_credentials(void)
     free(clean);
 }
 
+/* The three date forms of RFC 9110 section 5.6.7, parsed without libcurl
+ * (which is loaded only for requests); anything else is 0, "unknown". */
+static void test_http_dates(void)
+{
+    /* 784111777: RFC 9110's example instant, 1994-11-06 08:49:37 UTC. */
+    CHECK_EQ_INT(pq_http_parse_date("Sun, 06 Nov 1994 08:49:37 GMT"), 784111777);
+    CHECK_EQ_INT(pq_http_parse_date("Sunday, 06-Nov-94 08:49:37 GMT"), 784111777);
+    CHECK_EQ_INT(pq_http_parse_date("Sun Nov  6 08:49:37 1994"), 784111777);
+    CHECK_EQ_INT(pq_http_parse_date("Sun, 29 Nov 2026 13:54:24 GMT"), 1795960464);
+    CHECK_EQ_INT(pq_http_parse_date("Tue, 29 Feb 2028 23:59:59 GMT"), 1835481599);
+    CHECK_EQ_INT(pq_http_parse_date("Thu, 01 Jan 1970 00:00:01 GMT"), 1);
+    const char *bad[] = {"", "yesterday", "Sun, 06 Nov 1994 08:49:37 CET", "Sun, 06 Xyz 1994 08:49:37 GMT",
+                         "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
+                         "Sun, 06 Nov 1994 08:49:37 GMT trailing", "Sun, 06 Nov 1994 08:49", "2024-01-01T00:00:00Z"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) CHECK_EQ_INT(pq_http_parse_date(bad[i]), 0);
+    CHECK_EQ_INT(pq_http_parse_date(NULL), 0);
+}
+
 int main(void)
 {
     test_credentials();
+    test_http_dates();
     test_json();
     test_html();
     test_s3();
