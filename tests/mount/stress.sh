@@ -211,7 +211,9 @@ PY
     pids+=($!)
     # A lookup that materializes a data.parquet (it waits for its scan): it
     # ends too, with the size or an error (EINTR once the mount is going).
-    (timeout 120 stat -c %s "$MNT/big/where=g <> 7/data.parquet" >"$dir/pq.out" 2>&1; echo $? >"$dir/pq.rc") &
+    # (set +e: under errexit, inherited, a failing stat ended the subshell
+    # before it wrote its status, and a hang, 124, went unseen.)
+    (set +e; timeout 120 stat -c %s "$MNT/big/where=g <> 7/data.parquet" >"$dir/pq.out" 2>&1; echo $? >"$dir/pq.rc") &
     pids+=($!)
     # Act once every reader has its file open (the daemon counts the opens),
     # then a little later, mid-read.
@@ -248,7 +250,8 @@ PY
             err=$((err + 1))
         fi
     done
-    if [ "$(cat "$dir/pq.rc")" = 124 ]; then hung=1; fail "$mode: the data.parquet lookup hung (timeout)"; fi
+    if [ ! -s "$dir/pq.rc" ]; then fail "$mode: the data.parquet lookup left no exit status"
+    elif [ "$(cat "$dir/pq.rc")" = 124 ]; then hung=1; fail "$mode: the data.parquet lookup hung (timeout)"; fi
     echo "$mode during reads: readers done ${treaders}s after; $ok complete and right, $err with an error; slow reader: $(cat "$dir/slow.out"); data.parquet lookup: $(head -c 120 "$dir/pq.out")"
     [ "$hung" = 0 ] && pass "$mode: no reader hung"
     # The daemon ends within seconds of the last close.
