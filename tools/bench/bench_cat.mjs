@@ -21,8 +21,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { openDuckDB, queryRows, sqlString, closeDuckDB, repoRoot } from '../js/duckdb.mjs';
+import { startLauncher, describeFailure } from '../js/launcher.mjs';
 
 function usage(msg) {
   if (msg) console.error(`bench_cat: ${msg}`);
@@ -65,43 +65,19 @@ const pqCmd = [relPq && !relPq.startsWith('..') ? relPq : pqtool, ...pqArgs].joi
 // Options that change the number of output lines: no line-count check then.
 const changesRows = extra.some((a) => /^--(where|limit|format)\b/.test(a));
 
-// pqtool is started by a small bash launcher forked before DuckDB is loaded:
-// fork() from this process gets slower as its memory grows (about 50 ms
-// more once DuckDB has read the file), which would be charged to pqtool.
-// The launcher runs pqtool once per line it reads and answers
-// "STATUS USER_S SYS_S" (bash's `time`); the wall time is taken here with
-// process.hrtime around that round trip (pipe latency: well under 1 ms).
+// pqtool runs through tools/js/launcher.mjs, forked before DuckDB is loaded
+// (fork() from this process gets slower as its memory grows).
 const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cat-'));
-const errFile = path.join(tmpDir, 'stderr');
-const LAUNCHER = `
-err=$1; shift
-TIMEFORMAT='%3U %3S'
-while read -r _; do
-    { time "$@" >/dev/null 2>"$err"; } 2>"$err.time"
-    rc=$?
-    # the last line is time's (a crash adds bash's "Segmentation fault" before it);
-    # builtins only: no fork inside the timed round trip
-    t=; while IFS= read -r l; do t=$l; done < "$err.time"
-    printf '%s %s\\n' "$rc" "$t"
-done`;
-const launcher = spawn('bash', ['-c', LAUNCHER, 'launcher', errFile, pqtool, ...pqArgs],
-  { stdio: ['pipe', 'pipe', 'inherit'] });
-const launcherLines = readline.createInterface({ input: launcher.stdout })[Symbol.asyncIterator]();
+const launcher = startLauncher(tmpDir);
 let pqFailure = null;
 
 async function runPqtool() {
-  const t0 = process.hrtime.bigint();
-  launcher.stdin.write('run\n');
-  const { value, done } = await launcherLines.next();
-  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-  if (done) throw new Error('bench_cat: the pqtool launcher (bash) exited');
-  const [rc, user, sys] = value.trim().split(/\s+/).map(Number);
-  if (rc !== 0 && !pqFailure) {
-    const err = fs.readFileSync(errFile, 'utf8').trim().split('\n').slice(0, 3).join(' | ');
-    pqFailure = `exit ${rc > 128 ? `${rc} (signal ${rc - 128})` : rc}${err ? `: ${err}` : ''}`;
+  const r = await launcher.run([pqtool, ...pqArgs]);
+  if (r.rc !== 0 && !pqFailure) {
+    pqFailure = describeFailure(r);
     console.error(`bench_cat: warning: ${pqCmd} failed (${pqFailure}); its times mean nothing`);
   }
-  return { wall, cpu: user + sys };
+  return { wall: r.wall, cpu: r.cpu };
 }
 
 // Output size and line count of one pqtool run, read through a pipe.
@@ -213,7 +189,7 @@ try {
 } finally {
   closeDuckDB(duck1);
   closeDuckDB(duck2);
-  launcher.stdin.end();
+  launcher.close();
   fs.rmSync(tmpDir, { recursive: true, force: true });
 }
 process.exitCode = status;

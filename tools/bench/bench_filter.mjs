@@ -39,9 +39,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { openDuckDB, queryRows, sqlString, closeDuckDB, repoRoot, duckCopy, duckCopyLockRetries } from '../js/duckdb.mjs';
+import { startLauncher, describeFailure } from '../js/launcher.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -132,40 +132,19 @@ const pqName = relPq && !relPq.startsWith('..') ? relPq : pqtool;
 const shq = (s) => (/^[\w./=,-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
 const pqCmd = (args) => [pqName, ...args].map(shq).join(' ');
 
-// pqtool is started by a small bash launcher forked before DuckDB is loaded:
-// fork() from this process gets slower as its memory grows, which would be
-// charged to pqtool. The launcher reads one command line per run (arguments
-// separated by \x1f), runs pqtool with stdout to /dev/null and answers
-// "STATUS USER_S SYS_S" (bash's `time`); the wall time is taken here with
-// process.hrtime around that round trip (pipe latency: well under 1 ms).
+// pqtool runs through tools/js/launcher.mjs, forked before DuckDB is loaded
+// (fork() from this process gets slower as its memory grows).
 const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-filter-'));
-const errFile = path.join(tmpDir, 'stderr');
-const LAUNCHER = `
-err=$1 pq=$2
-TIMEFORMAT='%3U %3S'
-while IFS=$'\\x1f' read -r -a args; do
-    { time "$pq" "\${args[@]}" >/dev/null 2>"$err"; } 2>"$err.time"
-    rc=$?
-    t=; while IFS= read -r l; do t=$l; done < "$err.time"
-    printf '%s %s\\n' "$rc" "$t"
-done`;
-const launcher = spawn('bash', ['-c', LAUNCHER, 'launcher', errFile, pqtool], { stdio: ['pipe', 'pipe', 'inherit'] });
-const launcherLines = readline.createInterface({ input: launcher.stdout })[Symbol.asyncIterator]();
+const launcher = startLauncher(tmpDir);
 
 async function runPqtool(q, threads) {
   const args = [...q.pqArgs, '--threads', String(threads)];
-  const t0 = process.hrtime.bigint();
-  launcher.stdin.write(args.join('\x1f') + '\n');
-  const { value, done } = await launcherLines.next();
-  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-  if (done) throw new Error('bench_filter: the pqtool launcher (bash) exited');
-  const [rc, user, sys] = value.trim().split(/\s+/).map(Number);
-  if (rc !== 0 && !q.failure) {
-    const err = fs.readFileSync(errFile, 'utf8').trim().split('\n').slice(0, 3).join(' | ');
-    q.failure = `exit ${rc > 128 ? `${rc} (signal ${rc - 128})` : rc}${err ? `: ${err}` : ''}`;
+  const r = await launcher.run([pqtool, ...args]);
+  if (r.rc !== 0 && !q.failure) {
+    q.failure = describeFailure(r);
     console.error(`bench_filter: warning: ${pqCmd(args)} failed (${q.failure}); its times mean nothing`);
   }
-  return { wall, cpu: user + sys };
+  return { wall: r.wall, cpu: r.cpu };
 }
 
 async function runDuck(conn, q) {
@@ -373,7 +352,7 @@ try {
 } finally {
   if (duck1) closeDuckDB(duck1);
   closeDuckDB(duck2);
-  launcher.stdin.end();
+  launcher.close();
   fs.rmSync(tmpDir, { recursive: true, force: true });
 }
 process.exitCode = status;

@@ -42,8 +42,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { openDuckDB, queryRows, sqlString, closeDuckDB, repoRoot, duckCopy, duckCopyLockRetries } from '../js/duckdb.mjs';
+import { startLauncher, describeFailure } from '../js/launcher.mjs';
 
 function usage(msg) {
   if (msg) console.error(`bench_mount: ${msg}`);
@@ -129,38 +129,18 @@ function cleanupSync() {
 process.on('exit', cleanupSync);
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => process.exit(130));
 
-// pqtool and friends are started by a small bash launcher forked before DuckDB
-// is loaded (fork() from this process gets slower as its memory grows). It
-// reads one command per line (arguments separated by \x1f), runs it with
-// stdout to /dev/null and answers "STATUS USER_S SYS_S" (bash's `time`); the
-// wall time is taken here around the round trip.
-const errFile = path.join(tmpDir, 'stderr');
-const LAUNCHER = `
-err=$1
-TIMEFORMAT='%3U %3S'
-while IFS=$'\\x1f' read -r -a args; do
-    { time "\${args[@]}" >/dev/null 2>"$err"; } 2>"$err.time"
-    rc=$?
-    t=; while IFS= read -r l; do t=$l; done < "$err.time"
-    printf '%s %s\\n' "$rc" "$t"
-done`;
-const launcher = spawn('bash', ['-c', LAUNCHER, 'launcher', errFile], { stdio: ['pipe', 'pipe', 'inherit'] });
-const launcherLines = readline.createInterface({ input: launcher.stdout })[Symbol.asyncIterator]();
+// pqtool and friends run through tools/js/launcher.mjs, forked before DuckDB
+// is loaded (fork() from this process gets slower as its memory grows).
+const launcher = startLauncher(tmpDir);
 const failures = [];
 
 async function timed(name, argv) {
-  const t0 = process.hrtime.bigint();
-  launcher.stdin.write(argv.join('\x1f') + '\n');
-  const { value, done } = await launcherLines.next();
-  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-  if (done) throw new Error('bench_mount: the launcher (bash) exited');
-  const [rc, user, sys] = value.trim().split(/\s+/).map(Number);
-  if (rc !== 0) {
-    const err = fs.readFileSync(errFile, 'utf8').trim().split('\n').slice(0, 3).join(' | ');
-    const msg = `${name}: ${argv.join(' ')}: exit ${rc}${err ? `: ${err}` : ''}`;
+  const r = await launcher.run(argv);
+  if (r.rc !== 0) {
+    const msg = `${name}: ${argv.join(' ')}: ${describeFailure(r)}`;
     if (!failures.includes(msg)) { failures.push(msg); console.error(`bench_mount: warning: ${msg}`); }
   }
-  return { wall, cpu: user + sys };
+  return { wall: r.wall, cpu: r.cpu };
 }
 
 // --------------------------------------------------------------- mounting
@@ -420,6 +400,6 @@ try {
 } finally {
   await unmount().catch(() => {});
   closeDuckDB(duck);
-  launcher.stdin.end();
+  launcher.close();
 }
 process.exitCode = status;

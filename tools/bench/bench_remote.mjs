@@ -16,12 +16,15 @@
 // local files: httpfs is not installed offline, and over loopback the
 // transport costs little next to the decoding; the http/local ratio is the
 // remote store's own cost.  Rounds rotate the order; medians are printed.
+// pqtool runs through tools/js/launcher.mjs (forked before DuckDB is loaded:
+// a fork from this process once DuckDB has read the lake costs tens of ms).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { openDuckDB, sqlString, closeDuckDB, repoRoot, duckCopy } from '../js/duckdb.mjs';
+import { startLauncher, describeFailure } from '../js/launcher.mjs';
 
 function usage(msg) {
   if (msg) console.error(`bench_remote: ${msg}`);
@@ -73,15 +76,13 @@ for (let i = 0; i < 100; i++) {
 const url = `http://127.0.0.1:${port}/${table}`;
 
 // One pqtool run: wall seconds, and what its --stats said it read.
-function runPqtool(src, where) {
+const launcher = startLauncher(work);
+async function runPqtool(src, where) {
   const args = ['cat', src, '--stats', ...(where ? ['--where', where] : [])];
-  const t0 = process.hrtime.bigint();
-  const r = spawnSync(pqtool, args, { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 24 });
-  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-  if (r.status !== 0) throw new Error(`pqtool ${args.join(' ')}: ${r.stderr}`);
-  const err = String(r.stderr);
-  const m = err.match(/storage: (\d+) bytes in (\d+) reads/);
-  return { wall, requests: m ? Number(m[2]) : NaN, bytes: m ? Number(m[1]) : NaN };
+  const r = await launcher.run([pqtool, ...args]);
+  if (r.rc !== 0) throw new Error(`pqtool ${args.join(' ')}: ${describeFailure(r)}`);
+  const m = r.stderr.match(/storage: (\d+) bytes in (\d+) reads/);
+  return { wall: r.wall, requests: m ? Number(m[2]) : NaN, bytes: m ? Number(m[1]) : NaN };
 }
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[(s.length - 1) >> 1]; };
 
@@ -92,7 +93,7 @@ const rows = [];
 for (const where of wheres) {
   const sql = `COPY (SELECT * FROM read_parquet(${glob}, hive_partitioning = true)${where ? ` WHERE ${where}` : ''}) ` +
     `TO '/dev/null' (FORMAT csv, USE_TMP_FILE false)`;
-  runPqtool(url, where); runPqtool(path.join(lake, table), where); await duckCopy(duck.conn, sql); // warm-up
+  await runPqtool(url, where); await runPqtool(path.join(lake, table), where); await duckCopy(duck.conn, sql); // warm-up
   const t = { http: [], local: [], duck: [] };
   let httpStats, localStats;
   for (let r = 0; r < runs; r++) {
@@ -101,7 +102,7 @@ for (const where of wheres) {
     for (const [name, src] of order) {
       if (name === 'duck') t.duck.push((await duckCopy(duck.conn, sql)).wall);
       else {
-        const s = runPqtool(src, where);
+        const s = await runPqtool(src, where);
         t[name].push(s.wall);
         if (name === 'http') httpStats = s; else localStats = s;
       }
@@ -111,6 +112,7 @@ for (const where of wheres) {
   rows.push({ where: where ?? '(full table)', ...m, httpStats, localStats });
 }
 closeDuckDB(duck);
+launcher.close();
 console.log('query                          pqtool-http s  pqtool-local s  duckdb-2t s  http/local  http/duck  requests (http/local)  bytes read (http/local)');
 for (const r of rows) {
   console.log(`${r.where.padEnd(30).slice(0, 30)} ${r.http.toFixed(3).padStart(13)} ${r.local.toFixed(3).padStart(15)} ` +
