@@ -221,6 +221,7 @@ int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *cou
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     cs->base.ops = &cached_store_ops;
+    cs->base.parallel_requests = inner->parallel_requests;
     cs->base.root = root;
     cs->inner = inner;
     cs->ttl_ms = ttl_ms;

@@ -112,6 +112,11 @@ struct pq_store {
     const pq_store_ops *ops;
     char *root;                  /* as given by the user, for messages */
     pq_io_counters counters;
+    /* Requests worth having in flight at once when their answers are all
+     * needed (footers of a table's files): 0 for local disks, where the
+     * scan's threads suffice; remote stores wait on round trips, not on
+     * the CPU, so they set more. */
+    int parallel_requests;
 };
 
 /* Counts one read request of len bytes (c may be NULL): what every store

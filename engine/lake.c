@@ -646,6 +646,7 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
         pq_scan_opts_init(&o);
         o.threads = l->threads;
         o.open_file = open_snapshot_file;
+        o.open_parallel = l->store->parallel_requests;
         o.open_ctx = &oc;
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
@@ -714,6 +715,7 @@ static int plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
         pq_scan_opts o;
         pq_scan_opts_init(&o);
         o.open_file = open_snapshot_file;
+        o.open_parallel = l->store->parallel_requests;
         o.open_ctx = &oc;
         if (s.files->n_files == 0) rc = pq_buf_puts(out, "no files can match\n") ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
         else rc = pq_scan_plan(q, oc.files, s.files->n_files, &o, out, NULL, err);

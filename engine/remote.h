@@ -67,4 +67,9 @@ int pq_remote_get(pq_remote *r, const char *url, pq_buf *body, pq_http_reply *rp
 /* A hash of an ETag (or a size and Last-Modified) as the file's identity. */
 int64_t pq_remote_identity(const char *etag, int64_t last_modified);
 
+/* pq_store.parallel_requests of the HTTP and S3 stores: footers of a table
+ * are fetched this many at a time (a point lookup over 32 files on a 2-core
+ * machine: 16 round trips with two at a time, 2 with sixteen). */
+#define PQ_REMOTE_PARALLEL_REQUESTS 16
+
 #endif

@@ -1370,6 +1370,7 @@ static void *open_batch_run(void *arg)
 static int open_files_parallel(const pq_scan_opts *opts, pq_scan_file *files, int at, int m, pq_error *err)
 {
     int threads = scan_threads(opts);
+    if (opts->open_parallel > threads) threads = opts->open_parallel;
     if (threads > m) threads = m;
     int *rc = calloc((size_t)m, sizeof *rc);
     pq_error *errs = calloc((size_t)m, sizeof *errs);
@@ -1481,16 +1482,15 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
     pq_scan_file *files = malloc(sizeof *files * (size_t)(n_files ? n_files : 1));
     if (!files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     memcpy(files, files_in, sizeof *files * (size_t)n_files);
-    for (int f = 0; f < n_files; f++) {
-        if (files[f].footer) continue;
-        if (!opts->open_file) {
-            free(files);
-            return pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
-        }
-        if (opts->open_file(opts->open_ctx, f, &files[f], err) != PQ_OK) {
-            free(files);
-            return PQ_ERR;
-        }
+    bool lazy = false;
+    for (int f = 0; f < n_files; f++) lazy |= files[f].footer == NULL;
+    if (lazy && !opts->open_file) {
+        free(files);
+        return pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
+    }
+    if (lazy && open_files_parallel(opts, files, 0, n_files, err) != PQ_OK) {
+        free(files);
+        return PQ_ERR;
     }
     scan_state s;
     int rc = init_state(&s, q, files, n_files, opts, err);

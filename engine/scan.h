@@ -34,6 +34,9 @@ typedef struct pq_scan_opts {
      * without a footer; what it opens stays the caller's to close. */
     int (*open_file)(void *ctx, int index, pq_scan_file *file, pq_error *err);
     void *open_ctx;
+    /* Files opened at once (each a footer read); <= threads: threads.  The
+     * store's parallel_requests, for stores with slow round trips. */
+    int open_parallel;
 } pq_scan_opts;
 
 void pq_scan_opts_init(pq_scan_opts *o);

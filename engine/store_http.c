@@ -165,6 +165,7 @@ int pq_store_http_new(const char *url, const pq_http_opts *ho, pq_store **out, p
     size_t n = strlen(hs->base_url);
     while (n > 8 && hs->base_url[n - 1] == '/') hs->base_url[--n] = '\0';
     hs->base.ops = &http_store_ops;
+    hs->base.parallel_requests = PQ_REMOTE_PARALLEL_REQUESTS;
     pq_http_opts o;
     if (ho) o = *ho;
     else pq_http_opts_init(&o);

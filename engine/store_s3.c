@@ -352,6 +352,7 @@ int pq_store_s3_new(const char *url, const pq_s3_opts *so, const pq_http_opts *h
     ss->token = dup_or_null(so ? so->session_token : NULL, &oom);
     ss->stage_dir = dup_or_null(so ? so->stage_dir : NULL, &oom);
     ss->base.ops = &s3_store_ops;
+    ss->base.parallel_requests = PQ_REMOTE_PARALLEL_REQUESTS;
     pq_buf bu;
     pq_buf_init(&bu);
     if (!oom && ss->endpoint) {

@@ -5,10 +5,14 @@
  * entered.  Each level lists once into a small arena, classifies and sorts its
  * entries, descends into the partition directories that fit, then takes its
  * own data files.  Nothing is listed twice and nothing the layout or the
- * prune callback rejects is listed at all: on S3 every listing is a request. */
+ * prune callback rejects is listed at all: on S3 every listing is a request.
+ * On stores with slow round trips (parallel_requests > 1) the partition
+ * directories of a level are listed together, several at a time, before the
+ * walk enters them in order; what the walk then does is the same. */
 #include "table.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -375,14 +379,82 @@ static bool partition_dir_fits(walker *w, const level_entry *p, int depth)
     return !decl || value_fits_type(p->value, decl->type);
 }
 
-static int walk_dir(walker *w, int depth)
+/* The listing of one directory, made ahead of the walk. */
+typedef struct listed {
+    char *path;                /* NULL: not listed ahead (the walk lists it) */
+    level lv;
+    int rc;
+    pq_error err;
+    bool prune_known, pruned;  /* the prune callback's answer, when asked */
+} listed;
+
+typedef struct prefetch {
+    pq_store *store;
+    listed *dirs;
+    size_t n, next;
+    pthread_mutex_t mu;
+} prefetch;
+
+static void *prefetch_run(void *arg)
+{
+    prefetch *pf = arg;
+    for (;;) {
+        pthread_mutex_lock(&pf->mu);
+        size_t i = pf->next < pf->n ? pf->next++ : pf->n;
+        pthread_mutex_unlock(&pf->mu);
+        if (i == pf->n) return NULL;
+        listed *d = &pf->dirs[i];
+        if (d->path) d->rc = pf->store->ops->list(pf->store, d->path, collect_entry, &d->lv, &d->err);
+    }
+}
+
+/* Lists the directories of dirs that have a path, store->parallel_requests
+ * at a time (fewer threads when they cannot be started: the rest are listed
+ * by this one). */
+static void prefetch_listings(pq_store *store, listed *dirs, size_t n)
+{
+    prefetch pf = {.store = store, .dirs = dirs, .n = n};
+    pthread_mutex_init(&pf.mu, NULL);
+    pthread_t tids[64];
+    size_t want = (size_t)store->parallel_requests;
+    if (want > n) want = n;
+    if (want > sizeof tids / sizeof *tids) want = sizeof tids / sizeof *tids;
+    size_t started = 0;
+    while (started + 1 < want && pthread_create(&tids[started], NULL, prefetch_run, &pf) == 0) started++;
+    prefetch_run(&pf);
+    for (size_t i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&pf.mu);
+}
+
+static void listed_free(listed *dirs, size_t n)
+{
+    if (!dirs) return;
+    for (size_t i = 0; i < n; i++) {
+        free(dirs[i].path);
+        level_free(&dirs[i].lv);
+    }
+    free(dirs);
+}
+
+/* Walks the directory at w->path.  pre: its listing made ahead (taken over
+ * and freed here), or NULL to list it now. */
+static int walk_dir(walker *w, int depth, listed *pre)
 {
     level lv;
     memset(&lv, 0, sizeof lv);
     pq_arena_init(&lv.arena, 4096);
     int rc = PQ_OK;
+    listed *ahead = NULL;
+    size_t n_ahead = 0;
 
-    if (w->store->ops->list(w->store, w->path.data, collect_entry, &lv, w->err) != PQ_OK) {
+    if (pre && pre->path) {
+        level_free(&lv);
+        lv = pre->lv;
+        memset(&pre->lv, 0, sizeof pre->lv);
+        if (pre->rc != PQ_OK) *w->err = pre->err;
+    }
+    if (pre && pre->path ? pre->rc != PQ_OK
+                         : w->store->ops->list(w->store, w->path.data, collect_entry, &lv, w->err) != PQ_OK) {
         pq_error_prefix(w->err, "directory '%s': ", w->path.len ? w->path.data : ".");
         rc = PQ_ERR;
         goto done;
@@ -394,6 +466,50 @@ static int walk_dir(walker *w, int depth)
     if (lv.n_parts > 1) qsort(lv.parts, lv.n_parts, sizeof *lv.parts, compare_entry_names);
     if (lv.n_files > 1) qsort(lv.files, lv.n_files, sizeof *lv.files, compare_entry_names);
 
+    /* The subdirectories the walk will likely enter, listed ahead together:
+     * those that fit as things stand, have the key of the first that does
+     * (before the first file fixes the layout, that is the likely one) and
+     * that the prune callback keeps (its answer is kept for the walk).  The
+     * walk below decides again: a listing made for nothing costs a request,
+     * never a different table. */
+    if (w->store->parallel_requests > 1 && lv.n_parts > 1) {
+        if (!(ahead = calloc(lv.n_parts, sizeof *ahead))) {
+            rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+            goto done;
+        }
+        n_ahead = lv.n_parts;
+        size_t wanted = 0;
+        const char *key = NULL;
+        for (size_t i = 0; i < lv.n_parts; i++) {
+            const level_entry *p = &lv.parts[i];
+            if (!partition_dir_fits(w, p, depth) || (key && strcmp(key, p->key) != 0)) continue;
+            key = p->key;
+            w->keys[depth] = p->key;
+            w->values[depth] = p->value;
+            ahead[i].pruned = w->opts->prune && !w->opts->prune(w->opts->prune_ctx, depth + 1, w->keys, w->values);
+            ahead[i].prune_known = true;
+            if (ahead[i].pruned) continue;
+            size_t saved = w->path.len;
+            if (path_push(&w->path, p->name) != 0 || !(ahead[i].path = strdup(w->path.data))) {
+                path_pop(&w->path, saved);
+                rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+                goto done;
+            }
+            path_pop(&w->path, saved);
+            pq_arena_init(&ahead[i].lv.arena, 4096);
+            wanted++;
+        }
+        if (wanted > 1) {
+            prefetch_listings(w->store, ahead, n_ahead);
+        } else {
+            /* One directory to enter: the walk lists it; the prune answers stay. */
+            for (size_t i = 0; i < n_ahead; i++) {
+                free(ahead[i].path);
+                ahead[i].path = NULL;
+            }
+        }
+    }
+
     /* Subdirectories before this directory's own files (see table.h). */
     for (size_t i = 0; i < lv.n_parts; i++) {
         const level_entry *p = &lv.parts[i];
@@ -403,14 +519,16 @@ static int walk_dir(walker *w, int depth)
         }
         w->keys[depth] = p->key;
         w->values[depth] = p->value;
-        if (w->opts->prune && !w->opts->prune(w->opts->prune_ctx, depth + 1, w->keys, w->values))
+        if (ahead && ahead[i].prune_known ? ahead[i].pruned
+                                          : w->opts->prune && !w->opts->prune(w->opts->prune_ctx, depth + 1, w->keys,
+                                                                               w->values))
             continue;
         size_t saved = w->path.len;
         if (path_push(&w->path, p->name) != 0) {
             rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory");
             goto done;
         }
-        rc = walk_dir(w, depth + 1);
+        rc = walk_dir(w, depth + 1, ahead ? &ahead[i] : NULL);
         path_pop(&w->path, saved);
         if (rc != PQ_OK) goto done;
     }
@@ -429,6 +547,7 @@ static int walk_dir(walker *w, int depth)
     }
 
 done:
+    listed_free(ahead, n_ahead);
     level_free(&lv);
     return rc;
 }
@@ -535,7 +654,7 @@ int pq_table_discover(pq_store *store, const char *root, const pq_table_opts *op
     if (opts->expected_layout &&
         (rc = fix_layout(&w, opts->expected_layout, opts->n_expected_layout)) != PQ_OK)
         goto done;
-    if ((rc = walk_dir(&w, 0)) != PQ_OK) goto done;
+    if ((rc = walk_dir(&w, 0, NULL)) != PQ_OK) goto done;
     rc = settle_types(&w);
 
 done:

@@ -294,6 +294,15 @@ static void print_scan_stats(const pq_scan_stats *st, const pq_io_counters *io)
     pq_buf_free(&b);
 }
 
+/* The scan opens the inputs' files as it reaches them, as many at once as
+ * their store is worth (remote stores: more than the threads). */
+static void scan_opts_for(pq_scan_opts *o, inputs *in)
+{
+    o->open_file = open_table_file;
+    o->open_ctx = in;
+    o->open_parallel = in->store ? in->store->parallel_requests : 0;
+}
+
 static int cmd_cat(int argc, char **argv)
 {
     cat_args a;
@@ -318,8 +327,7 @@ static int cmd_cat(int argc, char **argv)
         }
     }
     pq_sink sink = {fd_write, &sink_ctx};
-    a.opts.open_file = open_table_file;
-    a.opts.open_ctx = &in;
+    scan_opts_for(&a.opts, &in);
     pq_scan_stats st;
     int scan_rc;
     if (a.parquet) {
@@ -357,10 +365,12 @@ static int cmd_plan(int argc, char **argv)
     pq_query *q = NULL;
     pq_buf out;
     pq_buf_init(&out);
-    a.opts.open_file = open_table_file;
-    a.opts.open_ctx = &in;
-    if (open_inputs(a.paths, a.n_paths, &in, &err) != PQ_OK || compile_query(&in, &a.spec, &q, &err) != PQ_OK ||
-        pq_scan_plan(q, in.files, in.n_files, &a.opts, &out, NULL, &err) != PQ_OK) {
+    int ok = open_inputs(a.paths, a.n_paths, &in, &err) == PQ_OK && compile_query(&in, &a.spec, &q, &err) == PQ_OK;
+    if (ok) {
+        scan_opts_for(&a.opts, &in);
+        ok = pq_scan_plan(q, in.files, in.n_files, &a.opts, &out, NULL, &err) == PQ_OK;
+    }
+    if (!ok) {
         rc = report(&err);
     } else {
         fwrite(out.data, 1, out.len, stdout);

@@ -4,8 +4,11 @@
 // and a request log. Only node: built-ins, so tests need no npm install.
 //
 // node fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S]
-//                  [--region us-east-1] [--fail-every N] [--drop-every N] [--log FILE]
+//                  [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--log FILE]
 // --drop-every N: every Nth GET with a body sends half of it and cuts the connection.
+// --delay-ms N: every request waits N ms before it is handled (a slow network),
+// so the log's inflight= (requests open when it arrived, itself included) shows
+// how many requests a client keeps going at once.
 // A request (method, URL, Range) is faulted at most once by each kind of fault,
 // so a client that retries always gets through: the faults are transient.
 // Prints "listening PORT" on stdout once ready; nothing else goes to stdout.
@@ -20,13 +23,13 @@ const TMP_PREFIX = '.fake-s3-tmp-';
 
 // ---- command line ----
 const USAGE = 'usage: fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S] ' +
-  '[--region us-east-1] [--fail-every N] [--drop-every N] [--log FILE]';
+  '[--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--log FILE]';
 function die(msg) { process.stderr.write(`fake_s3: ${msg}\n${USAGE}\n`); process.exit(2); }
 
 function parseArgs(argv) {
   const names = { '--root': 'root', '--bucket': 'bucket', '--port': 'port', '--access-key': 'accessKey',
-    '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--log': 'log' };
-  const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0' };
+    '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--delay-ms': 'delayMs', '--log': 'log' };
+  const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0' };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
     const eq = a.indexOf('=');
@@ -42,9 +45,11 @@ function parseArgs(argv) {
   o.port = Number(o.port);
   o.failEvery = Number(o.failEvery);
   o.dropEvery = Number(o.dropEvery);
+  o.delayMs = Number(o.delayMs);
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) die('bad --port');
   if (!Number.isInteger(o.failEvery) || o.failEvery < 0) die('bad --fail-every');
   if (!Number.isInteger(o.dropEvery) || o.dropEvery < 0) die('bad --drop-every');
+  if (!Number.isInteger(o.delayMs) || o.delayMs < 0) die('bad --delay-ms');
   o.logFd = o.log ? fs.openSync(o.log, 'a') : null;
   return o;
 }
@@ -107,7 +112,7 @@ function logLine(ctx, status, bytes) {
   // Written synchronously before the response goes out, so a test that reads the
   // log right after its client finished sees the line. BYTES = body bytes announced.
   const range = (ctx.req.headers.range ?? '').replace(/\s+/g, '') || '--';
-  fs.writeSync(opts.logFd, `${ctx.req.method} ${ctx.req.url} ${range} ${status} ${bytes}\n`);
+  fs.writeSync(opts.logFd, `${ctx.req.method} ${ctx.req.url} ${range} ${status} ${bytes} inflight=${ctx.inflight}\n`);
 }
 
 function reply(ctx, status, headers = {}, body = null) {
@@ -393,9 +398,13 @@ async function handle(ctx) {
   }
 }
 
+let inflight = 0;
 const server = http.createServer((req, res) => {
-  const ctx = { req, res, n: ++requestCount, id: crypto.randomBytes(8).toString('hex').toUpperCase(), done: false, resource: req.url };
-  handle(ctx).catch((err) => {
+  const ctx = { req, res, n: ++requestCount, id: crypto.randomBytes(8).toString('hex').toUpperCase(), done: false,
+    resource: req.url, inflight: ++inflight };
+  res.on('close', () => { inflight--; });
+  const start = opts.delayMs > 0 ? new Promise((r) => setTimeout(r, opts.delayMs)) : Promise.resolve();
+  start.then(() => handle(ctx)).catch((err) => {
     if (ctx.done) res.destroy();
     else sendError(ctx, 500, 'InternalError', String(err?.message ?? err));
   });

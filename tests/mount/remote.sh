@@ -287,6 +287,17 @@ stop_pqfs "$WORK/mnt-s3" "$PQFS_PID"
 check "pqtool cat of an s3:// table (AWS_* environment) equals the local one" \
     'AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "amount < 100 AND id < 90000" --select id,amount,dt,region >"$WORK/pqtool-s3.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-s3.csv"'
 
+# Footers over a slow network are fetched many at a time, not one per scan
+# thread: a second server adds 30 ms to every request and logs how many were
+# open at once; a one-thread point lookup must have had several in flight.
+node "$here/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST --secret-key SKTEST \
+    --delay-ms 30 --log "$WORK/s3-slow.log" >"$WORK/s3-slow.out" 2>"$WORK/s3-slow.err" &
+DAEMONS+=("$!")
+for _ in $(seq 50); do grep -q '^listening' "$WORK/s3-slow.out" 2>/dev/null && break; sleep 0.1; done
+SLOW_PORT=$(awk '/^listening/ { print $2 }' "$WORK/s3-slow.out")
+check "pqtool over S3 with --threads 1 fetches footers several at a time (most in flight >= 4)" \
+    'AWS_ENDPOINT_URL=http://127.0.0.1:$SLOW_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "id = 5" --threads 1 >"$WORK/pqtool-s3-slow.csv" && [ "$(sed -n "s/.* inflight=\([0-9]*\)$/\1/p" "$WORK/s3-slow.log" | sort -n | tail -1)" -ge 4 ] && [ "$(wc -l <"$WORK/pqtool-s3-slow.csv")" = 2 ]'
+
 s3_ini "$WORK/s3-bad.ini" WRONG
 check "S3: a wrong secret fails the mount with the server's reason" \
     '! "$PQFS" "$WORK/s3-bad.ini" "$WORK/mnt-bad" -f 2>"$WORK/err" && grep -q "HTTP 403 access denied, SignatureDoesNotMatch" "$WORK/err"'

@@ -2,9 +2,13 @@
  * (percent-decoded, NULL), inferred and declared types, ignored names, paths
  * that do not fit the layout, listing-time pruning (checked with a store
  * wrapper that records every listing), the table-root test, depth bounds,
- * listing failures, and percent encoding round trips. */
+ * listing failures, and percent encoding round trips.  All of it twice: as
+ * on a local disk, and as on a remote store (parallel_requests > 1), where
+ * sibling directories are listed ahead, several at a time; the tables, errors
+ * and listings must be the same. */
 #include <errno.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +39,7 @@ static void make_dirs(const char *path)
 /* Creates g_tmp/rel with a few bytes (or none), making parent directories. */
 static void put_file(const char *rel, bool empty)
 {
-    char path[4096];
+    char path[4096 + sizeof g_tmp];
     snprintf(path, sizeof path, "%s/%s", g_tmp, rel);
     char *slash = strrchr(path, '/');
     *slash = '\0';
@@ -55,7 +59,7 @@ static void put_files(const char *const *rels)
 
 static void put_dir(const char *rel)
 {
-    char path[4096];
+    char path[4096 + sizeof g_tmp];
     snprintf(path, sizeof path, "%s/%s", g_tmp, rel);
     make_dirs(path);
 }
@@ -70,6 +74,12 @@ static void remove_tree(const char *path)
 {
     nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+/* parallel_requests of the stores open_store makes, and the most listings
+ * seen running at once (each takes 2 ms then, to overlap). */
+static int g_parallel_requests;
+static int g_inflight, g_max_inflight;
+static pthread_mutex_t g_list_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* A store that forwards to the local store and records every listing. */
 typedef struct counting_store {
@@ -100,11 +110,19 @@ static int cs_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
 static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)
 {
     counting_store *cs = as_counting(s);
+    pthread_mutex_lock(&g_list_mu);
     if (cs->n_lists < 256) snprintf(cs->listed[cs->n_lists], sizeof cs->listed[0], "%s", dir);
     cs->n_lists++;
-    if (cs->fail_dir && strcmp(cs->fail_dir, dir) == 0)
-        return pq_fail(err, PQ_E_IO, "injected listing failure");
-    return cs->inner->ops->list(cs->inner, dir, cb, ctx, err);
+    if (++g_inflight > g_max_inflight) g_max_inflight = g_inflight;
+    pthread_mutex_unlock(&g_list_mu);
+    if (g_parallel_requests > 1) usleep(2000);
+    int rc = cs->fail_dir && strcmp(cs->fail_dir, dir) == 0
+                 ? pq_fail(err, PQ_E_IO, "injected listing failure")
+                 : cs->inner->ops->list(cs->inner, dir, cb, ctx, err);
+    pthread_mutex_lock(&g_list_mu);
+    g_inflight--;
+    pthread_mutex_unlock(&g_list_mu);
+    return rc;
 }
 
 static int cs_create(pq_store *s, const char *path, pq_upload **out, pq_error *err)
@@ -142,6 +160,7 @@ static counting_store *open_store(const char *sub)
     counting_store *cs = calloc(1, sizeof *cs);
     cs->base.ops = &counting_ops;
     cs->base.root = inner->root;
+    cs->base.parallel_requests = g_parallel_requests;
     cs->inner = inner;
     return cs;
 }
@@ -788,20 +807,29 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    test_order_and_ignored();
-    test_unpartitioned();
-    test_raw_name_order();
-    test_values();
-    test_inferred_types();
-    test_declared_types();
-    test_layout_mismatch();
-    test_prune();
-    test_expected_layout();
-    test_table_root();
-    test_list_failures();
-    test_depth_bound();
-    test_odd_names();
-    test_percent_coding();
+    for (int pass = 0; pass < 2; pass++) {
+        g_parallel_requests = pass ? 4 : 0;
+        g_max_inflight = 0;
+        test_order_and_ignored();
+        test_unpartitioned();
+        test_raw_name_order();
+        test_values();
+        test_inferred_types();
+        test_declared_types();
+        test_layout_mismatch();
+        test_prune();
+        test_expected_layout();
+        test_table_root();
+        test_list_failures();
+        test_depth_bound();
+        test_odd_names();
+        test_percent_coding();
+        /* Sequential on a local store; siblings listed together otherwise. */
+        if (pass) CHECK(g_max_inflight > 1);
+        else CHECK_EQ_INT(g_max_inflight, 1);
+        remove_tree(g_tmp);
+        mkdir(g_tmp, 0700);
+    }
     remove_tree(g_tmp);
     return check_report();
 }
