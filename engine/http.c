@@ -470,17 +470,6 @@ int pq_url_split_credentials(const char *url, char **clean, char **userpwd, pq_e
     return PQ_OK;
 }
 
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 static int month_of(const char *s)
 {
     static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
@@ -510,10 +499,13 @@ int64_t pq_http_parse_date(const char *s)
         return 0;
     }
     int m = month_of(mon);
-    if (!m || s[used] != '\0' || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60 || y < 1970 || hh < 0 ||
-        mm < 0 || ss < 0)
-        return 0;
-    int64_t t = days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60 + ss;
+    if (!m || s[used] != '\0' || y < 1970 || hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 60) return 0;
+    /* The calendar (and its checks: 30 February is no date) is numfmt's. */
+    char iso[16];
+    int64_t days;
+    int n = snprintf(iso, sizeof iso, "%04d-%02d-%02d", y, m, d);
+    if (n < 0 || (size_t)n >= sizeof iso || pq_parse_date(iso, (size_t)n, &days) != 0) return 0;
+    int64_t t = days * 86400 + hh * 3600 + mm * 60 + ss;
     return t > 0 ? t : 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 struct pq_arena_block {
@@ -188,4 +189,38 @@ void pq_prefault(void *p, size_t len)
     uintptr_t end = ((uintptr_t)p + len) & ~((uintptr_t)page - 1);
     if (end > start)
         (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+}
+
+typedef struct parallel_for {
+    void (*fn)(void *ctx, size_t i);
+    void *ctx;
+    size_t n, next;            /* next index to run (under mu) */
+    pthread_mutex_t mu;
+} parallel_for;
+
+static void *parallel_for_run(void *arg)
+{
+    parallel_for *pf = arg;
+    for (;;) {
+        pthread_mutex_lock(&pf->mu);
+        size_t i = pf->next < pf->n ? pf->next++ : pf->n;
+        pthread_mutex_unlock(&pf->mu);
+        if (i == pf->n) return NULL;
+        pf->fn(pf->ctx, i);
+    }
+}
+
+void pq_parallel_for(size_t n, int threads, void (*fn)(void *ctx, size_t i), void *ctx)
+{
+    parallel_for pf = {.fn = fn, .ctx = ctx, .n = n};
+    pthread_mutex_init(&pf.mu, NULL);
+    pthread_t tids[64];
+    size_t want = threads > 1 ? (size_t)threads : 1;
+    if (want > n) want = n;
+    if (want > sizeof tids / sizeof *tids + 1) want = sizeof tids / sizeof *tids + 1;
+    size_t started = 0;
+    while (started + 1 < want && pthread_create(&tids[started], NULL, parallel_for_run, &pf) == 0) started++;
+    parallel_for_run(&pf);
+    for (size_t i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&pf.mu);
 }

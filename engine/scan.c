@@ -1,6 +1,7 @@
 #include "scan.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1333,10 +1334,6 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     return rc;
 }
 
-/* Footers are loaded as the scan reaches their files: the first file alone
- * (the first rows come after one footer), then, under a limit, batches of 2,
- * 4, 8... files, so that a limit the first files satisfy never reads the
- * others; without a limit, all the rest at once. */
 /* Footers of a batch of files, read by several threads: each read is a
  * round trip to storage (and a remote one for HTTP and S3), and the files
  * do not depend on one another.  opts->open_file must be thread-safe for
@@ -1345,24 +1342,19 @@ typedef struct open_batch {
     const pq_scan_opts *opts;
     pq_scan_file *files;       /* the batch's first file, index `at` */
     int at;
-    int end;
-    int next;                  /* next index to open, from 0 (under mu) */
     int *rc;                   /* per index */
     pq_error *errs;            /* per index */
-    pthread_mutex_t mu;
+    _Atomic bool failed;       /* an open failed: files not yet started are left */
 } open_batch;
 
-static void *open_batch_run(void *arg)
+static void open_batch_one(void *arg, size_t i)
 {
     open_batch *b = arg;
-    for (;;) {
-        pthread_mutex_lock(&b->mu);
-        int f = b->next < b->end ? b->next++ : -1;
-        pthread_mutex_unlock(&b->mu);
-        if (f < 0) return NULL;
-        if (!b->files[f].footer)
-            b->rc[f] = b->opts->open_file(b->opts->open_ctx, b->at + f, &b->files[f], &b->errs[f]);
-    }
+    /* Indexes are handed out in order: one skipped comes after the failure
+     * that is reported. */
+    if (b->files[i].footer || atomic_load(&b->failed)) return;
+    b->rc[i] = b->opts->open_file(b->opts->open_ctx, b->at + (int)i, &b->files[i], &b->errs[i]);
+    if (b->rc[i] != PQ_OK) atomic_store(&b->failed, true);
 }
 
 /* Opens files [at, at + m) that have no footer yet; on failure, the error
@@ -1371,29 +1363,16 @@ static int open_files_parallel(const pq_scan_opts *opts, pq_scan_file *files, in
 {
     int threads = scan_threads(opts);
     if (opts->open_parallel > threads) threads = opts->open_parallel;
-    if (threads > m) threads = m;
     int *rc = calloc((size_t)m, sizeof *rc);
     pq_error *errs = calloc((size_t)m, sizeof *errs);
-    pthread_t *tids = calloc((size_t)(threads > 1 ? threads - 1 : 1), sizeof *tids);
-    if (threads < 2 || !rc || !errs || !tids) {
+    if (!rc || !errs) {
         free(rc);
         free(errs);
-        free(tids);
-        for (int f = at; f < at + m; f++)
-            if (!files[f].footer) PQ_TRY(opts->open_file(opts->open_ctx, f, &files[f], err));
-        return PQ_OK;
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     /* Indexes relative to `at` so that rc and errs hold m entries. */
-    open_batch b = {.opts = opts, .files = files + at, .at = at, .end = m, .rc = rc, .errs = errs};
-    pthread_mutex_init(&b.mu, NULL);
-    int started = 0;
-    for (int i = 0; i < threads - 1; i++) {
-        if (pthread_create(&tids[i], NULL, open_batch_run, &b) != 0) break;
-        started++;
-    }
-    open_batch_run(&b);
-    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-    pthread_mutex_destroy(&b.mu);
+    open_batch b = {.opts = opts, .files = files + at, .at = at, .rc = rc, .errs = errs};
+    pq_parallel_for((size_t)m, threads, open_batch_one, &b);
     int out = PQ_OK;
     for (int f = 0; f < m && out == PQ_OK; f++)
         if (rc[f] != PQ_OK) {
@@ -1402,12 +1381,14 @@ static int open_files_parallel(const pq_scan_opts *opts, pq_scan_file *files, in
         }
     free(rc);
     free(errs);
-    free(tids);
     return out;
 }
 
 /* The scan of every file, footers loaded as it goes; CSV to sink, or rows to
- * po (Parquet). */
+ * po (Parquet).  Footers are loaded as the scan reaches their files: the
+ * first file alone (the first rows come after one footer), then, under a
+ * limit, batches of 2, 4, 8... files, so that a limit the first files satisfy
+ * never reads the others; without a limit, all the rest at once. */
 static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
                     pq_parquet_out *po, const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
 {

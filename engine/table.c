@@ -12,7 +12,6 @@
 #include "table.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -391,39 +390,13 @@ typedef struct listed {
 typedef struct prefetch {
     pq_store *store;
     listed *dirs;
-    size_t n, next;
-    pthread_mutex_t mu;
 } prefetch;
 
-static void *prefetch_run(void *arg)
+static void prefetch_one(void *arg, size_t i)
 {
     prefetch *pf = arg;
-    for (;;) {
-        pthread_mutex_lock(&pf->mu);
-        size_t i = pf->next < pf->n ? pf->next++ : pf->n;
-        pthread_mutex_unlock(&pf->mu);
-        if (i == pf->n) return NULL;
-        listed *d = &pf->dirs[i];
-        if (d->path) d->rc = pf->store->ops->list(pf->store, d->path, collect_entry, &d->lv, &d->err);
-    }
-}
-
-/* Lists the directories of dirs that have a path, store->parallel_requests
- * at a time (fewer threads when they cannot be started: the rest are listed
- * by this one). */
-static void prefetch_listings(pq_store *store, listed *dirs, size_t n)
-{
-    prefetch pf = {.store = store, .dirs = dirs, .n = n};
-    pthread_mutex_init(&pf.mu, NULL);
-    pthread_t tids[64];
-    size_t want = (size_t)store->parallel_requests;
-    if (want > n) want = n;
-    if (want > sizeof tids / sizeof *tids) want = sizeof tids / sizeof *tids;
-    size_t started = 0;
-    while (started + 1 < want && pthread_create(&tids[started], NULL, prefetch_run, &pf) == 0) started++;
-    prefetch_run(&pf);
-    for (size_t i = 0; i < started; i++) pthread_join(tids[i], NULL);
-    pthread_mutex_destroy(&pf.mu);
+    listed *d = &pf->dirs[i];
+    if (d->path) d->rc = pf->store->ops->list(pf->store, d->path, collect_entry, &d->lv, &d->err);
 }
 
 static void listed_free(listed *dirs, size_t n)
@@ -447,14 +420,17 @@ static int walk_dir(walker *w, int depth, listed *pre)
     listed *ahead = NULL;
     size_t n_ahead = 0;
 
+    int listed_rc;
     if (pre && pre->path) {
         level_free(&lv);
         lv = pre->lv;
         memset(&pre->lv, 0, sizeof pre->lv);
-        if (pre->rc != PQ_OK) *w->err = pre->err;
+        listed_rc = pre->rc;
+        if (listed_rc != PQ_OK) *w->err = pre->err;
+    } else {
+        listed_rc = w->store->ops->list(w->store, w->path.data, collect_entry, &lv, w->err);
     }
-    if (pre && pre->path ? pre->rc != PQ_OK
-                         : w->store->ops->list(w->store, w->path.data, collect_entry, &lv, w->err) != PQ_OK) {
+    if (listed_rc != PQ_OK) {
         pq_error_prefix(w->err, "directory '%s': ", w->path.len ? w->path.data : ".");
         rc = PQ_ERR;
         goto done;
@@ -500,7 +476,8 @@ static int walk_dir(walker *w, int depth, listed *pre)
             wanted++;
         }
         if (wanted > 1) {
-            prefetch_listings(w->store, ahead, n_ahead);
+            prefetch pf = {w->store, ahead};
+            pq_parallel_for(n_ahead, w->store->parallel_requests, prefetch_one, &pf);
         } else {
             /* One directory to enter: the walk lists it; the prune answers stay. */
             for (size_t i = 0; i < n_ahead; i++) {
