@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,6 +34,7 @@ typedef struct open_handle {
     struct dir_listing *dir;     /* a directory listing, or */
     pq_lake_upload *upload;      /* a file being written into the lake */
     fuse_ino_t upload_ino;
+    pid_t writer;                /* the process that created it (0: unknown) */
     /* The kernel's reference plus one per READ being answered: a reply
      * points into the file's bytes, and the reader it completes may close
      * the file (RELEASE on another thread) before fuse_reply_buf returns. */
@@ -89,6 +91,24 @@ static open_handle *track(pqfs_fs *fs, pq_lake_handle *file, struct dir_listing 
     if (upload) fs->n_uploads++;
     pthread_mutex_unlock(&fs->mu);
     return oh;
+}
+
+/* The process (thread group) of the thread a request came from, or 0 when
+ * it cannot be told (another PID namespace, no /proc).  FUSE gives the
+ * thread's id. */
+static pid_t process_of(fuse_req_t req)
+{
+    pid_t tid = fuse_req_ctx(req)->pid;
+    if (tid <= 0) return 0;
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    long tgid = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Tgid: %ld", &tgid) == 1) break;
+    fclose(f);
+    return tgid > 0 ? (pid_t)tgid : 0;
 }
 
 static void untrack(pqfs_fs *fs, open_handle *oh)
@@ -559,9 +579,10 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     pqfs_fs *fs = fs_of(req);
     open_handle *oh = handle_of(fi);
     if (oh->upload) {
-        /* close() got the outcome from FLUSH.  A file whose bytes came after
-         * its last flush (a descriptor passed on) is written now; an empty
-         * one (touch) writes nothing. */
+        /* close() got the outcome from FLUSH.  A file whose writer never
+         * closed it itself (it passed the descriptor on) or that got bytes
+         * after its last flush is written now, its outcome only logged; an
+         * empty one (touch) writes nothing. */
         pq_error err;
         pq_error_clear(&err);
         if (pq_lake_upload_size(oh->upload) > 0) (void)pq_lake_upload_commit(oh->upload, &err);
@@ -639,6 +660,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
         fuse_reply_err(req, ENOMEM);
         return;
     }
+    oh->writer = process_of(req);
     pq_lake_attr a = {.size = 0, .size_final = true};
     fill_stat(fs, e.ino, &a, &e.attr);
     e.attr.st_mode = S_IFREG | 0644;
@@ -671,15 +693,23 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 /* close(): a file being written goes into the lake now, and close() gets
  * the outcome.  Not while nothing is written: a shell's `> FILE` closes its
- * first descriptor (dup2) before the command writes a byte. */
+ * first descriptor (dup2) before the command writes a byte.  Not when
+ * another process closes its copy of the descriptor: a child started while
+ * the file is open (subprocess, system(), a shell's command) closes it at
+ * exec or exit, and the writer goes on writing; the writer's own close, or
+ * the last one (RELEASE), writes the file. */
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
     open_handle *oh = handle_of(fi);
     pq_error err;
     pq_error_clear(&err);
-    if (oh->upload && pq_lake_upload_size(oh->upload) > 0 && pq_lake_upload_commit(oh->upload, &err) != PQ_OK)
-        reply_error(req, &err);
+    bool commit = oh->upload && pq_lake_upload_size(oh->upload) > 0;
+    if (commit && oh->writer) {
+        pid_t closer = process_of(req);
+        if (closer && closer != oh->writer) commit = false;
+    }
+    if (commit && pq_lake_upload_commit(oh->upload, &err) != PQ_OK) reply_error(req, &err);
     else fuse_reply_err(req, 0);
 }
 

@@ -8,6 +8,8 @@
 #     a bad value, a wrong field count are EINVAL at close, named (line and
 #     column) in /.pqfs/errors, and leave nothing in the lake;
 #   - a shell's `>` redirection (dup2 closes the first descriptor unwritten);
+#   - a child that closes its copy of the descriptor (subprocess, a shell's
+#     command) does not write the file early; the writer's close does;
 #   - a Parquet file with the table's schema is taken in; another is EINVAL;
 #   - mkdir at the root makes a table whose schema the first CSV defines;
 #   - the table's ini writer settings (compression, row_group_rows, sort_by)
@@ -195,6 +197,43 @@ check "an undeclared new table takes its layout from the first write's path" \
 check "then the layout is the table's: a write outside it is EPERM" \
     '[ "$(copy_errno "$IN/trips2.csv" "$MNT/trips/x.csv")" = EPERM ]'
 check "mkdir of anything else: EPERM" '! mkdir "$MNT/events/junk" 2>/dev/null'
+
+# ------------------------------------------------------------ children of the writer
+# A child started while the file is open closes its copy of the descriptor
+# (at exec or exit): that close must not write the half-written file.
+D=$MNT/events/dt=2024-04-01/region=eu
+check "a writer that runs a subprocess midway: both rows land, close() is OK" \
+    '[ "$(python3 -c "
+import subprocess, sys
+with open(sys.argv[1], \"w\") as f:
+    f.write(\"id,name,amount,ts\n31,f1,1,\n\"); f.flush()
+    subprocess.run([\"true\"], check=True)
+    f.write(\"32,f2,2,\n\")
+print(\"OK\")
+" "$D/sub.csv")" = OK ] && [ "$(tail -n +2 "$MNT/events/dt=2024-04-01/select=id/data.csv" | tr "\n" " ")" = "31 32 " ]'
+check "a shell group that runs a command between writes: one file, both rows" \
+    '{ echo "id,name,amount,ts"; echo "41,g,1,"; /bin/true; echo "42,h,2,"; } >"$D/grp.csv" &&
+     [ "$(find "$LAKE/events/dt=2024-04-01/region=eu" -name "grp-*.parquet" | wc -l)" = 1 ] &&
+     [ "$(tail -n +2 "$MNT/events/dt=2024-04-01/select=id/data.csv" | sort -n | tr "\n" " ")" = "31 32 41 42 " ]'
+check "the writer's own close still reports the outcome (EINVAL after a child closed first)" \
+    '[ "$(python3 -c "
+import errno, subprocess, sys
+try:
+    with open(sys.argv[1], \"w\") as f:
+        f.write(\"id,name,amount,ts\n43,x,abc,\n\"); f.flush()
+        subprocess.run([\"true\"], check=True)
+    print(\"OK\")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))
+" "$D/subbad.csv")" = EINVAL ] && [ -z "$(find "$LAKE/events" -name "subbad-*")" ]'
+check "a descriptor passed to a child that writes after the opener closed: the rows land" \
+    'python3 -c "
+import os, subprocess, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT)
+child = subprocess.Popen([\"sh\", \"-c\", \"sleep 0.2; printf \x27id,name,amount,ts\\\\n51,k,1,\\\\n\x27\"], stdout=fd)
+os.close(fd)
+sys.exit(child.wait())
+" "$D/passed.csv" && sleep 0.3 && [ "$(tail -n +2 "$MNT/events/dt=2024-04-01/select=id/data.csv" | sort -n | tr "\n" " ")" = "31 32 41 42 51 " ]'
 
 stop_pqfs "$MNT" "$PID"
 
