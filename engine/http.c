@@ -259,6 +259,11 @@ static size_t on_upload(char *buf, size_t size, size_t nitems, void *ctx)
     uint64_t left = t->rq->upload_len - t->upload_at;
     if (want > left) want = (size_t)left;
     if (!want) return 0;
+    if (t->rq->upload_data) {
+        memcpy(buf, (const char *)t->rq->upload_data + t->upload_at, want);
+        t->upload_at += want;
+        return want;
+    }
     ssize_t n;
     do n = pread(t->rq->upload_fd, buf, want, (off_t)t->upload_at);
     while (n < 0 && errno == EINTR);
@@ -326,8 +331,9 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
     for (int i = 0; rc == PQ_OK && ok && i < rq->n_headers; i++) ok = add_header(&hdrs, rq->headers[i]);
     for (size_t at = 0; ok && at < signed_lines.len; at += strlen(signed_lines.data + at) + 1)
         ok = add_header(&hdrs, signed_lines.data + at);
-    /* No "Expect: 100-continue" round trip before a PUT body. */
-    if (ok && !strcmp(rq->method, "PUT")) ok = add_header(&hdrs, "Expect:");
+    bool has_body = !strcmp(rq->method, "PUT") || !strcmp(rq->method, "POST");
+    /* No "Expect: 100-continue" round trip before a body. */
+    if (ok && has_body) ok = add_header(&hdrs, "Expect:");
     pq_buf_free(&signed_lines); /* curl keeps copies */
     if (rc == PQ_OK && !ok) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     if (rc != PQ_OK) {
@@ -353,11 +359,13 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
     cu.easy_setopt(c, CURLOPT_WRITEDATA, &t);
     if (!strcmp(rq->method, "HEAD")) {
         cu.easy_setopt(c, CURLOPT_NOBODY, 1L);
-    } else if (!strcmp(rq->method, "PUT")) {
+    } else if (has_body) {
+        /* An upload with a known length; POST names its method. */
         cu.easy_setopt(c, CURLOPT_UPLOAD, 1L);
         cu.easy_setopt(c, CURLOPT_READFUNCTION, on_upload);
         cu.easy_setopt(c, CURLOPT_READDATA, &t);
         cu.easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->upload_len);
+        if (strcmp(rq->method, "PUT")) cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
     } else if (strcmp(rq->method, "GET")) {
         cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
     }

@@ -27,7 +27,7 @@ typedef struct pq_http_opts {
 void pq_http_opts_init(pq_http_opts *o);
 
 typedef struct pq_http_req {
-    const char *method;          /* "GET", "HEAD" or "PUT" */
+    const char *method;          /* "GET", "HEAD", "PUT", "POST" or "DELETE" */
     const char *url;
     bool has_range;              /* bytes [range_off, range_off + range_len) */
     uint64_t range_off, range_len;
@@ -38,7 +38,9 @@ typedef struct pq_http_req {
     void *into;
     size_t into_cap;
     pq_buf *body;
-    /* PUT: the body is upload_len bytes of upload_fd from offset 0. */
+    /* PUT and POST: the request body is upload_len bytes of upload_data,
+     * or (upload_data NULL) of upload_fd from offset 0. */
+    const void *upload_data;
     int upload_fd;
     uint64_t upload_len;
     /* Called before each attempt (a retry signs again: the date moves);

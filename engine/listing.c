@@ -350,3 +350,9 @@ int pq_listing_parse_s3(const char *body, size_t len, const char *prefix, const 
         return pq_fail(err, PQ_E_IO, "%s: a truncated listing without a continuation token", what);
     return PQ_OK;
 }
+
+bool pq_xml_text(const char *body, size_t len, const char *tag, char *out, size_t cap)
+{
+    if (!body || cap == 0 || strlen(tag) > 60) return false;
+    return tag_text(body, body + len, tag, out, cap);
+}

@@ -40,4 +40,9 @@ int pq_listing_parse_http(const char *body, size_t len, const char *content_type
 int pq_listing_parse_s3(const char *body, size_t len, const char *prefix, const char *what, pq_listing_cb cb,
                         void *ctx, char *next_token, size_t token_cap, bool *stopped, pq_error *err);
 
+/* The text of the first <tag>...</tag> in an S3 XML answer (an upload id,
+ * an error code), entities decoded; false when there is none or it does
+ * not fit in cap bytes with its NUL. */
+bool pq_xml_text(const char *body, size_t len, const char *tag, char *out, size_t cap);
+
 #endif

@@ -18,7 +18,6 @@ typedef struct pq_s3_opts {
     const char *region;          /* default us-east-1 */
     bool path_style;             /* ENDPOINT/BUCKET/KEY, else BUCKET.HOST/KEY */
     const char *access_key_id, *secret_access_key, *session_token; /* NULL: unsigned requests */
-    const char *stage_dir;       /* where uploads are staged before their PUT; NULL: TMPDIR */
 } pq_s3_opts;
 
 /* url: http://host[:port]/prefix or https://...; read-only. */

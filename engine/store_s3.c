@@ -2,12 +2,12 @@
  *
  * Listings are ListObjectsV2 with delimiter '/' (one level, paged with
  * continuation tokens); reads are ranged GETs with If-Match on the listed
- * ETag; a write is staged in a local file and sent as one PUT at commit, so
- * the object appears whole or not at all.  S3 has no directories: mkdir
+ * ETag; a write streams as a multipart upload (one PUT when small), which
+ * the commit completes, so the object appears whole or not at all.  S3 has no directories: mkdir
  * succeeds without a request (a prefix exists once a key is under it).
  * Requests are signed with AWS Signature Version 4 when keys are given. */
 #include <errno.h>
-#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +17,6 @@
 #include "remote.h"
 #include "sigv4.h"
 
-/* One PUT carries at most 5 GiB (S3's limit without multipart upload). */
-#define PUT_MAX ((uint64_t)5 << 30)
-
 typedef struct s3_store {
     pq_store base;
     pq_remote r;
@@ -28,7 +25,6 @@ typedef struct s3_store {
     char *bucket_url;            /* endpoint/bucket or scheme://bucket.host */
     bool path_style;
     char *region, *access_key, *secret_key, *token;
-    char *stage_dir;
 } s3_store;
 
 /* ------------------------------------------------------------------ signing */
@@ -200,58 +196,254 @@ static int s3_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
 
 /* ------------------------------------------------------------------ uploads */
 
+/* An upload streams: bytes collect in memory, and a file that outgrows one
+ * part goes up as a multipart upload, one part sending while the writer
+ * fills the next (at most two parts in memory).  S3 shows the object only
+ * when the upload is completed, so it appears whole or not at all.  A file
+ * smaller than a part is one PUT.
+ * Parts are 8 MiB, doubling every 1,000 parts up to 64 MiB: S3 takes
+ * 10,000 parts of at least 5 MiB (but the last), so files up to ~500 GB. */
+#define PART_SIZE_FIRST ((size_t)8 << 20)
+#define PART_SIZE_DOUBLINGS 3
+#define PARTS_MAX 10000
+
+static size_t part_size_after(int parts)
+{
+    int doublings = parts / 1000;
+    return PART_SIZE_FIRST << (doublings > PART_SIZE_DOUBLINGS ? PART_SIZE_DOUBLINGS : doublings);
+}
+
 typedef struct s3_upload {
     pq_upload base;
     s3_store *ss;
     char *url;
-    int fd;
-    uint64_t len;
+    pq_buf fill;                 /* bytes not sent yet */
+    char *upload_id;             /* the multipart upload, once a part went */
+    pq_buf parts_xml;            /* <Part> elements of the parts sent */
+    int parts;                   /* parts sent or sending */
+    /* The part in flight, on its own thread. */
+    pthread_t sender;
+    bool sending;
+    pq_buf sending_data;
+    int sending_number;
+    int send_rc;
+    pq_error send_err;
+    char send_etag[128];
 } s3_upload;
+
+/* A request with `data` as its body; PQ_OK only for a 2xx reply.  `body`
+ * gets the reply's body. */
+static int s3_request(s3_upload *su, const char *method, const char *url, const void *data, size_t len,
+                      pq_buf *body, pq_http_reply *rp, pq_error *err)
+{
+    pq_http_req rq = {.method = method, .url = url, .body = body, .upload_data = data ? data : "", .upload_fd = -1,
+                      .upload_len = len, .sign = su->ss->r.sign, .sign_ctx = su->ss->r.sign_ctx};
+    PQ_TRY(pq_http_do(su->ss->r.http, &rq, rp, err));
+    if (rp->status / 100 != 2) return pq_http_status_fail(&rq, rp, body, err);
+    if (data && !strcmp(method, "PUT") && su->base.counters)
+        atomic_fetch_add_explicit(&su->base.counters->write_bytes, len, memory_order_relaxed);
+    return PQ_OK;
+}
+
+/* The object's URL with a query ("?uploads", "?uploadId=..."). */
+static char *upload_url(const s3_upload *su, int part_number)
+{
+    pq_buf u;
+    pq_buf_init(&u);
+    bool ok = !pq_buf_cat(&u, su->url);
+    if (ok && part_number > 0) ok = !pq_buf_printf(&u, "?partNumber=%d&uploadId=", part_number);
+    else if (ok) ok = !pq_buf_cat(&u, "?uploadId=");
+    if (ok) ok = !pq_url_encode(&u, su->upload_id, strlen(su->upload_id), false);
+    if (!ok) {
+        pq_buf_free(&u);
+        return NULL;
+    }
+    return u.data;
+}
+
+static void *send_part_main(void *arg)
+{
+    s3_upload *su = arg;
+    pq_error_clear(&su->send_err);
+    su->send_etag[0] = '\0';
+    char *url = upload_url(su, su->sending_number);
+    if (!url) {
+        su->send_rc = pq_fail(&su->send_err, PQ_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    pq_buf body;
+    pq_buf_init(&body);
+    pq_http_reply rp;
+    su->send_rc = s3_request(su, "PUT", url, su->sending_data.data, su->sending_data.len, &body, &rp, &su->send_err);
+    if (su->send_rc == PQ_OK && !rp.etag[0])
+        su->send_rc = pq_fail(&su->send_err, PQ_E_IO, "PUT %s: the part's reply has no ETag", url);
+    if (su->send_rc == PQ_OK) memcpy(su->send_etag, rp.etag, sizeof su->send_etag);
+    pq_buf_free(&body);
+    free(url);
+    return NULL;
+}
+
+/* Adds the part just sent to the list the completion names (an ETag is
+ * quoted text: & < > escaped). */
+static int record_part(s3_upload *su, pq_error *err)
+{
+    bool ok = !pq_buf_printf(&su->parts_xml, "<Part><PartNumber>%d</PartNumber><ETag>", su->sending_number);
+    for (const char *c = su->send_etag; ok && *c; c++)
+        ok = !(*c == '&' ? pq_buf_cat(&su->parts_xml, "&amp;")
+               : *c == '<' ? pq_buf_cat(&su->parts_xml, "&lt;")
+               : *c == '>' ? pq_buf_cat(&su->parts_xml, "&gt;")
+                           : pq_buf_append(&su->parts_xml, c, 1));
+    if (!ok || pq_buf_cat(&su->parts_xml, "</ETag></Part>")) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    return PQ_OK;
+}
+
+/* Waits for the part in flight and records it. */
+static int wait_part(s3_upload *su, pq_error *err)
+{
+    if (!su->sending) return PQ_OK;
+    pthread_join(su->sender, NULL);
+    su->sending = false;
+    pq_buf_clear(&su->sending_data);
+    if (su->send_rc != PQ_OK) {
+        *err = su->send_err;
+        return PQ_ERR;
+    }
+    return record_part(su, err);
+}
+
+static int start_multipart(s3_upload *su, pq_error *err)
+{
+    char *url = NULL;
+    pq_buf body;
+    pq_buf_init(&body);
+    if (pq_buf_printf(&body, "%s?uploads", su->url)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    url = body.data;
+    pq_buf_init(&body);
+    pq_http_reply rp;
+    int rc = s3_request(su, "POST", url, NULL, 0, &body, &rp, err);
+    char id[1024];
+    if (rc == PQ_OK && !pq_xml_text(body.data, body.len, "UploadId", id, sizeof id))
+        rc = pq_fail(err, PQ_E_IO, "POST %s: the answer names no UploadId", url);
+    if (rc == PQ_OK && !(su->upload_id = strdup(id))) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    pq_buf_free(&body);
+    free(url);
+    return rc;
+}
+
+/* Sends what is in `fill` as the next part (starting the multipart upload
+ * first), after the part before it has gone. */
+static int send_part(s3_upload *su, pq_error *err)
+{
+    PQ_TRY(wait_part(su, err));
+    if (!su->upload_id) PQ_TRY(start_multipart(su, err));
+    if (su->parts >= PARTS_MAX)
+        return pq_fail(err, PQ_E_UNSUPPORTED, "%s: more than %d parts, which S3 cannot take", su->url, PARTS_MAX);
+    pq_buf t = su->sending_data;
+    su->sending_data = su->fill;
+    su->fill = t;
+    pq_buf_clear(&su->fill);
+    su->sending_number = ++su->parts;
+    if (pthread_create(&su->sender, NULL, send_part_main, su) == 0) {
+        su->sending = true;
+        return PQ_OK;
+    }
+    send_part_main(su); /* no thread: send it now */
+    pq_buf_clear(&su->sending_data);
+    if (su->send_rc != PQ_OK) {
+        *err = su->send_err;
+        return PQ_ERR;
+    }
+    return record_part(su, err);
+}
 
 static int s3_upload_write(pq_upload *u, const void *buf, size_t len, pq_error *err)
 {
     s3_upload *su = (s3_upload *)u;
-    if (su->len + len > PUT_MAX)
-        return pq_fail(err, PQ_E_UNSUPPORTED, "%s: larger than 5 GiB, which one PUT cannot carry", su->url);
-    for (size_t done = 0; done < len;) {
-        ssize_t n = write(su->fd, (const char *)buf + done, len - done);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: staging the upload: %s", su->url,
-                           strerror(errno));
-        }
-        done += (size_t)n;
-    }
-    su->len += len;
-    if (u->counters) atomic_fetch_add_explicit(&u->counters->write_bytes, len, memory_order_relaxed);
+    if (pq_buf_append(&su->fill, buf, len)) return pq_fail(err, PQ_E_NOMEM, "%s: out of memory for an upload", su->url);
+    if (su->fill.len >= part_size_after(su->parts)) return send_part(su, err);
     return PQ_OK;
+}
+
+/* Ends a multipart upload that will not complete, so S3 keeps no parts. */
+static void abandon_multipart(s3_upload *su)
+{
+    pq_error ignored;
+    (void)wait_part(su, &ignored);
+    if (!su->upload_id) return;
+    char *url = upload_url(su, 0);
+    if (!url) return;
+    pq_buf body;
+    pq_buf_init(&body);
+    pq_http_reply rp;
+    (void)s3_request(su, "DELETE", url, NULL, 0, &body, &rp, &ignored);
+    pq_buf_free(&body);
+    free(url);
 }
 
 static void s3_upload_free(s3_upload *su)
 {
-    if (su->fd >= 0) close(su->fd);
+    pq_buf_free(&su->fill);
+    pq_buf_free(&su->sending_data);
+    pq_buf_free(&su->parts_xml);
+    free(su->upload_id);
     free(su->url);
     free(su);
+}
+
+/* CompleteMultipartUpload.  S3 may answer 200 with an error document (the
+ * completion failed after the status went out): that is retried, as AWS
+ * asks. */
+static int complete_multipart(s3_upload *su, pq_error *err)
+{
+    pq_buf req, body;
+    pq_buf_init(&req);
+    pq_buf_init(&body);
+    char *url = upload_url(su, 0);
+    int rc = PQ_OK;
+    if (!url || pq_buf_cat(&req, "<CompleteMultipartUpload>") || pq_buf_append(&req, su->parts_xml.data, su->parts_xml.len) ||
+        pq_buf_cat(&req, "</CompleteMultipartUpload>"))
+        rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    for (int attempt = 1; rc == PQ_OK; attempt++) {
+        pq_http_reply rp;
+        rc = s3_request(su, "POST", url, req.data, req.len, &body, &rp, err);
+        char code[64];
+        if (rc != PQ_OK || !pq_xml_text(body.data, body.len, "Code", code, sizeof code) ||
+            !memmem(body.data, body.len, "<Error>", 7))
+            break;
+        if (attempt >= 3 || (strcmp(code, "InternalError") && strcmp(code, "SlowDown") && strcmp(code, "ServiceUnavailable")))
+            rc = pq_fail(err, PQ_E_IO, "POST %s: completing the upload failed: %s", url, code);
+    }
+    pq_buf_free(&req);
+    pq_buf_free(&body);
+    free(url);
+    return rc;
 }
 
 static int s3_upload_commit(pq_upload *u, pq_error *err)
 {
     s3_upload *su = (s3_upload *)u;
-    pq_buf body;
-    pq_buf_init(&body);
-    pq_http_req rq = {.method = "PUT", .url = su->url, .body = &body, .upload_fd = su->fd, .upload_len = su->len,
-                      .sign = su->ss->r.sign, .sign_ctx = su->ss->r.sign_ctx};
-    pq_http_reply rp;
-    int rc = pq_http_do(su->ss->r.http, &rq, &rp, err);
-    if (rc == PQ_OK && rp.status / 100 != 2) rc = pq_http_status_fail(&rq, &rp, &body, err);
-    pq_buf_free(&body);
+    int rc = PQ_OK;
+    if (!su->upload_id && !su->sending) {
+        pq_buf body;
+        pq_buf_init(&body);
+        pq_http_reply rp;
+        rc = s3_request(su, "PUT", su->url, su->fill.data, su->fill.len, &body, &rp, err);
+        pq_buf_free(&body);
+    } else {
+        if (su->fill.len) rc = send_part(su, err);
+        if (rc == PQ_OK) rc = wait_part(su, err);
+        if (rc == PQ_OK) rc = complete_multipart(su, err);
+        if (rc != PQ_OK) abandon_multipart(su);
+    }
     s3_upload_free(su);
     return rc;
 }
 
 static void s3_upload_abort(pq_upload *u)
 {
-    s3_upload_free((s3_upload *)u);
+    s3_upload *su = (s3_upload *)u;
+    abandon_multipart(su);
+    s3_upload_free(su);
 }
 
 static const pq_upload_ops s3_upload_ops = {s3_upload_write, s3_upload_commit, s3_upload_abort};
@@ -262,19 +454,13 @@ static int s3_create(pq_store *s, const char *path, pq_upload **out, pq_error *e
     s3_upload *su = calloc(1, sizeof *su);
     if (!su) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     su->ss = ss;
-    su->fd = -1;
+    pq_buf_init(&su->fill);
+    pq_buf_init(&su->sending_data);
+    pq_buf_init(&su->parts_xml);
     su->url = object_url(ss, path);
     if (!su->url) {
         s3_upload_free(su);
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    }
-    const char *dir = ss->stage_dir ? ss->stage_dir : getenv("TMPDIR");
-    if (!dir || !dir[0]) dir = "/tmp";
-    su->fd = pq_open_anon_file(dir, "upload");
-    if (su->fd < 0) {
-        int e = errno;
-        s3_upload_free(su);
-        return pq_fail(err, e == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: cannot stage an upload: %s", dir, strerror(e));
     }
     su->base.ops = &s3_upload_ops;
     su->base.counters = &s->counters;
@@ -302,7 +488,6 @@ static void s3_destroy(pq_store *s)
     free(ss->access_key);
     free(ss->secret_key);
     free(ss->token);
-    free(ss->stage_dir);
     free(s->root);
     free(ss);
 }
@@ -350,7 +535,6 @@ int pq_store_s3_new(const char *url, const pq_s3_opts *so, const pq_http_opts *h
     ss->access_key = dup_or_null(so ? so->access_key_id : NULL, &oom);
     ss->secret_key = dup_or_null(so ? so->secret_access_key : NULL, &oom);
     ss->token = dup_or_null(so ? so->session_token : NULL, &oom);
-    ss->stage_dir = dup_or_null(so ? so->stage_dir : NULL, &oom);
     ss->base.ops = &s3_store_ops;
     ss->base.parallel_requests = PQ_REMOTE_PARALLEL_REQUESTS;
     pq_buf bu;

@@ -85,7 +85,6 @@ static int open_store(pqfs_config *c, pq_store **out, char *err, size_t cap)
             .access_key_id = c->s3_access_key_id,
             .secret_access_key = c->s3_secret_access_key,
             .session_token = c->s3_session_token,
-            .stage_dir = c->cache_dir,
         };
         rc = pq_store_s3_new(c->source, &so, &ho, out, &e);
     } else {

@@ -10,6 +10,9 @@
  * buffer.  An error is PQ_E_IO.  Stopping after the first entry (every
  * other input) stops the parse.
  *
+ * The text of an S3 answer's <UploadId> or <Code> (by bit 3 of the first
+ * byte) is NUL-terminated and no longer than the body.
+ *
  * The body is also taken as a URL (up to 4 KiB, to its first NUL): splitting
  * out its credentials leaves it unchanged when it has none, and shorter by
  * at least what was split out (decoded, they are no longer) when it has. */
@@ -60,6 +63,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                    &err);
     }
     if (rc != PQ_OK) FUZZ_CHECK(err.cls == PQ_E_IO, "error class %d: %s", (int)err.cls, err.msg);
+
+    /* An element's text (an upload id, an error code): terminated within
+     * its buffer, never longer than the body. */
+    char text[64];
+    if (pq_xml_text(body, len, (data[0] & 8) ? "UploadId" : "Code", text, sizeof text))
+        FUZZ_CHECK(memchr(text, 0, sizeof text) && strlen(text) <= len, "element text not terminated or too long");
 
     /* The body as a URL: its credentials split out, the rest kept. */
     char url[4096];

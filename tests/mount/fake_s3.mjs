@@ -4,13 +4,29 @@
 // and a request log. Only node: built-ins, so tests need no npm install.
 //
 // node fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S]
-//                  [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--log FILE]
+//                  [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N]
+//                  [--complete-error-every N] [--log FILE]
+// --fail-every N: every Nth request is answered 503 SlowDown.
 // --drop-every N: every Nth GET with a body sends half of it and cuts the connection.
 // --delay-ms N: every request waits N ms before it is handled (a slow network),
 // so the log's inflight= (requests open when it arrived, itself included) shows
 // how many requests a client keeps going at once.
 // A request (method, URL, Range) is faulted at most once by each kind of fault,
 // so a client that retries always gets through: the faults are transient.
+//
+// Multipart uploads: CreateMultipartUpload (POST ?uploads), UploadPart
+// (PUT ?partNumber=N&uploadId=ID), CompleteMultipartUpload (POST ?uploadId=ID)
+// and AbortMultipartUpload (DELETE ?uploadId=ID), validated like S3 (part
+// numbers 1..10000, ascending in the completion, ETags matching, every part but
+// the last at least 5 MiB). Parts are kept in memory, never visible as objects;
+// completion writes the object atomically (temp file + rename, like PUT).
+// ListMultipartUploads, ListParts and UploadPartCopy are not implemented (501).
+// --complete-error-every N: every Nth CompleteMultipartUpload that would succeed
+// instead answers 200 with an InternalError <Error> body (as real S3 can) and
+// creates nothing; at most once per upload id, so a retrying client gets through.
+// GET /?fake-pending-uploads (test-only, no auth, never faulted) answers, as
+// text/plain, how many uploads were created and neither completed nor aborted.
+//
 // Prints "listening PORT" on stdout once ready; nothing else goes to stdout.
 import http from 'node:http';
 import fs from 'node:fs';
@@ -23,13 +39,14 @@ const TMP_PREFIX = '.fake-s3-tmp-';
 
 // ---- command line ----
 const USAGE = 'usage: fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S] ' +
-  '[--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--log FILE]';
+  '[--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--complete-error-every N] [--log FILE]';
 function die(msg) { process.stderr.write(`fake_s3: ${msg}\n${USAGE}\n`); process.exit(2); }
 
 function parseArgs(argv) {
   const names = { '--root': 'root', '--bucket': 'bucket', '--port': 'port', '--access-key': 'accessKey',
-    '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--delay-ms': 'delayMs', '--log': 'log' };
-  const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0' };
+    '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--delay-ms': 'delayMs', '--log': 'log',
+    '--complete-error-every': 'completeErrorEvery' };
+  const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0', completeErrorEvery: '0' };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
     const eq = a.indexOf('=');
@@ -46,10 +63,12 @@ function parseArgs(argv) {
   o.failEvery = Number(o.failEvery);
   o.dropEvery = Number(o.dropEvery);
   o.delayMs = Number(o.delayMs);
+  o.completeErrorEvery = Number(o.completeErrorEvery);
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) die('bad --port');
   if (!Number.isInteger(o.failEvery) || o.failEvery < 0) die('bad --fail-every');
   if (!Number.isInteger(o.dropEvery) || o.dropEvery < 0) die('bad --drop-every');
   if (!Number.isInteger(o.delayMs) || o.delayMs < 0) die('bad --delay-ms');
+  if (!Number.isInteger(o.completeErrorEvery) || o.completeErrorEvery < 0) die('bad --complete-error-every');
   o.logFd = o.log ? fs.openSync(o.log, 'a') : null;
   return o;
 }
@@ -355,6 +374,138 @@ async function deleteObject(ctx, segs) {
   reply(ctx, 204);
 }
 
+// ---- multipart uploads ----
+// uploadId -> { key, parts: Map(partNumber -> { body, md5 }), errored }; in memory
+// only, so parts are never visible as objects nor listed.
+const uploads = new Map();
+const MIN_PART = 5 * 1024 * 1024; // every part but the last
+let completeCount = 0; // CompleteMultipartUploads that would succeed, for --complete-error-every
+
+const xmlUnescape = (s) => s.replace(/&(?:#x([0-9a-fA-F]+)|#(\d+)|(amp|lt|gt|quot|apos));/g, (_, hex, dec, name) =>
+  (hex || dec ? String.fromCodePoint(parseInt(hex ?? dec, hex ? 16 : 10)) : { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[name]));
+
+// The whole request body, or null (after replying) when x-amz-content-sha256
+// names a hash the body does not have.
+async function readBody(ctx) {
+  const chunks = [];
+  for await (const c of ctx.req) chunks.push(c);
+  const body = Buffer.concat(chunks);
+  const sha = ctx.req.headers['x-amz-content-sha256'] ?? '';
+  if (/^[0-9a-fA-F]{64}$/.test(sha) && sha256hex(body) !== sha.toLowerCase()) {
+    sendError(ctx, 400, 'XAmzContentSHA256Mismatch', 'The provided x-amz-content-sha256 header does not match what was computed.');
+    return null;
+  }
+  return body;
+}
+
+// The upload `id` of `key`, or undefined after replying 404 NoSuchUpload.
+function findUpload(ctx, key, id) {
+  const up = uploads.get(id);
+  if (up && up.key === key) return up;
+  sendError(ctx, 404, 'NoSuchUpload', 'The specified upload does not exist. The upload ID may be invalid, ' +
+    'or the upload may have been aborted or completed.', { UploadId: id });
+}
+
+function createUpload(ctx, key) {
+  const id = crypto.randomBytes(16).toString('hex');
+  uploads.set(id, { key, parts: new Map(), errored: false });
+  reply(ctx, 200, { 'Content-Type': 'application/xml' }, '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    '<InitiateMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' +
+    `${el('Bucket', opts.bucket)}${el('Key', key)}${el('UploadId', id)}</InitiateMultipartUploadResult>`);
+}
+
+async function uploadPart(ctx, key, q) {
+  const { req } = ctx;
+  if (req.headers['x-amz-copy-source'] !== undefined) return sendError(ctx, 501, 'NotImplemented', 'UploadPartCopy is not implemented');
+  if ((req.headers['x-amz-content-sha256'] ?? '').startsWith('STREAMING-'))
+    return sendError(ctx, 501, 'NotImplemented', 'aws-chunked uploads are not implemented');
+  const pn = q.get('partNumber') ?? '';
+  if (!/^\d{1,5}$/.test(pn) || Number(pn) < 1 || Number(pn) > 10000)
+    return sendError(ctx, 400, 'InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive',
+      { ArgumentName: 'partNumber', ArgumentValue: pn });
+  const id = q.get('uploadId');
+  if (!findUpload(ctx, key, id)) return;
+  const body = await readBody(ctx);
+  if (body === null) return;
+  // Aborted or completed while the part was arriving?
+  const up = findUpload(ctx, key, id);
+  if (!up) return;
+  const md5 = crypto.createHash('md5').update(body).digest();
+  up.parts.set(Number(pn), { body, md5 }); // a part uploaded again replaces the old one
+  reply(ctx, 200, { ETag: `"${md5.toString('hex')}"` });
+}
+
+async function completeUpload(ctx, key, segs, id) {
+  const { req } = ctx;
+  if (!findUpload(ctx, key, id)) return;
+  const body = await readBody(ctx);
+  if (body === null) return;
+  const up = findUpload(ctx, key, id);
+  if (!up) return;
+
+  // <CompleteMultipartUpload><Part><PartNumber>N</PartNumber><ETag>"…"</ETag></Part>…</CompleteMultipartUpload>;
+  // other elements of a Part (checksums) are ignored.
+  const malformed = () => sendError(ctx, 400, 'MalformedXML',
+    'The XML you provided was not well-formed or did not validate against our published schema');
+  const m = /^\s*(?:<\?xml[^>]*\?>\s*)?<CompleteMultipartUpload(?:\s[^>]*)?>([\s\S]*)<\/CompleteMultipartUpload>\s*$/
+    .exec(body.toString());
+  if (!m) return malformed();
+  const listed = [];
+  const rest = m[1].replace(/<Part>([\s\S]*?)<\/Part>/g, (_, inner) => {
+    const n = /<PartNumber>\s*(\d+)\s*<\/PartNumber>/.exec(inner), e = /<ETag>([^<]*)<\/ETag>/.exec(inner);
+    listed.push(n && e ? { n: Number(n[1]), etag: xmlUnescape(e[1]).trim().replace(/^"(.*)"$/, '$1') } : null);
+    return '';
+  });
+  if (rest.trim() || listed.length === 0 || listed.includes(null)) return malformed();
+  for (let i = 1; i < listed.length; i++)
+    if (listed[i].n <= listed[i - 1].n)
+      return sendError(ctx, 400, 'InvalidPartOrder', 'The list of parts was not in ascending order. Parts must be ordered by part number.',
+        { UploadId: id });
+  const parts = [];
+  for (const { n, etag } of listed) {
+    const p = up.parts.get(n);
+    if (!p || p.md5.toString('hex') !== etag.toLowerCase())
+      return sendError(ctx, 400, 'InvalidPart', 'One or more of the specified parts could not be found.  The part may not have been ' +
+        "uploaded, or the specified entity tag may not match the part's entity tag.", { UploadId: id, PartNumber: n, ETag: etag });
+    parts.push(p);
+  }
+  for (let i = 0; i < parts.length - 1; i++)
+    if (parts[i].body.length < MIN_PART)
+      return sendError(ctx, 400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.',
+        { ProposedSize: parts[i].body.length, MinSizeAllowed: MIN_PART, PartNumber: listed[i].n, ETag: listed[i].etag });
+
+  if (opts.completeErrorEvery > 0 && ++completeCount % opts.completeErrorEvery === 0 && !up.errored) {
+    up.errored = true; // once per upload: the retry succeeds
+    return sendError(ctx, 200, 'InternalError', 'We encountered an internal error. Please try again.');
+  }
+
+  const file = path.join(opts.root, ...segs);
+  const tmp = path.join(path.dirname(file), TMP_PREFIX + crypto.randomBytes(8).toString('hex'));
+  try {
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    // Temp file + rename in the same directory: readers never see a half-written object.
+    await fsp.writeFile(tmp, parts.map((p) => p.body), { flag: 'wx' });
+    await fsp.rename(tmp, file);
+  } catch (e) {
+    await fsp.rm(tmp, { force: true }).catch(() => {});
+    if (['ENOTDIR', 'EEXIST', 'EISDIR', 'ENOTEMPTY'].includes(e.code))
+      return sendError(ctx, 409, 'InvalidRequest', `fake_s3 cannot store ${key} next to a conflicting file or directory`);
+    throw e;
+  }
+  uploads.delete(id);
+  const etag = '"' + crypto.createHash('md5').update(Buffer.concat(parts.map((p) => p.md5))).digest('hex') + `-${parts.length}"`;
+  const location = `http://${req.headers.host ?? '127.0.0.1'}/${uriEncode(opts.bucket)}/${uriEncode(key, true)}`;
+  reply(ctx, 200, { 'Content-Type': 'application/xml' }, '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    '<CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' +
+    `${el('Location', location)}${el('Bucket', opts.bucket)}${el('Key', key)}${el('ETag', etag)}</CompleteMultipartUploadResult>`);
+}
+
+function abortUpload(ctx, key, id) {
+  if (!findUpload(ctx, key, id)) return;
+  uploads.delete(id);
+  reply(ctx, 204);
+}
+
 // ---- dispatch ----
 let requestCount = 0;
 async function handle(ctx) {
@@ -363,6 +514,9 @@ async function handle(ctx) {
   const rawPath = qi < 0 ? req.url : req.url.slice(0, qi);
   const query = parseQuery(qi < 0 ? '' : req.url.slice(qi + 1));
   ctx.resource = rawPath;
+  // Test-only introspection, before faults and auth: uploads neither completed nor aborted.
+  if (req.method === 'GET' && rawPath === '/' && query.length === 1 && query[0][0].toString() === 'fake-pending-uploads')
+    return reply(ctx, 200, { 'Content-Type': 'text/plain' }, `${uploads.size}\n`);
   if (opts.failEvery > 0 && ctx.n % opts.failEvery === 0 && faultOnce('503', req)) return sendError(ctx, 503, 'SlowDown', 'Please reduce your request rate.');
   if (opts.accessKey) {
     const fail = checkAuth(req, rawPath, query);
@@ -380,6 +534,7 @@ async function handle(ctx) {
 
   if (key === '') { // bucket-level operations
     if (req.method === 'HEAD') return reply(ctx, 200);
+    if (q.has('uploads')) return sendError(ctx, 501, 'NotImplemented', 'ListMultipartUploads is not implemented');
     if (req.method === 'GET' && q.has('location'))
       return reply(ctx, 200, { 'Content-Type': 'application/xml' }, '<?xml version="1.0" encoding="UTF-8"?>\n' +
         `<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${opts.region === 'us-east-1' ? '' : xmlEscape(opts.region)}</LocationConstraint>`);
@@ -388,8 +543,15 @@ async function handle(ctx) {
   }
   const segs = keySegments(key);
   if (!segs) return sendError(ctx, 400, 'InvalidArgument', 'fake_s3 rejects keys with empty, "." or ".." segments', { Key: key });
-  for (const sub of ['uploads', 'uploadId', 'acl', 'tagging', 'retention', 'legal-hold', 'attributes'])
+  for (const sub of ['acl', 'tagging', 'retention', 'legal-hold', 'attributes'])
     if (q.has(sub)) return sendError(ctx, 501, 'NotImplemented', `?${sub} is not implemented`);
+  if (req.method === 'POST' && q.has('uploads') && !q.has('uploadId')) return createUpload(ctx, key);
+  if (q.has('uploadId') && !q.has('uploads')) {
+    if (req.method === 'PUT') return uploadPart(ctx, key, q);
+    if (req.method === 'POST') return completeUpload(ctx, key, segs, q.get('uploadId'));
+    if (req.method === 'DELETE') return abortUpload(ctx, key, q.get('uploadId'));
+  }
+  if (q.has('uploads') || q.has('uploadId')) return sendError(ctx, 501, 'NotImplemented', `${req.method} ?${q.has('uploads') ? 'uploads' : 'uploadId'} is not implemented`);
   switch (req.method) {
     case 'GET': case 'HEAD': return getObject(ctx, key, segs);
     case 'PUT': return putObject(ctx, key, segs);

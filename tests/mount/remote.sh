@@ -13,7 +13,8 @@
 #     shown (log, mount table);
 #   - S3: an object replaced after its listing fails the views that read it
 #     (If-Match: EIO, logged), not a mix of versions;
-#   - S3 takes writes: cp of a CSV lands as one PUT object and every view has
+#   - S3 takes writes: cp of a CSV lands as one PUT object (a large one as a
+#     multipart upload, aborted when the write fails or starts over) and every view has
 #     the rows; mkdir makes a table (S3 has no directories) whose first file
 #     defines it;
 #   - a wrong S3 secret or an unknown HTTP prefix fails the mount, saying why;
@@ -227,7 +228,7 @@ S3ROOT=$WORK/s3
 mkdir -p "$S3ROOT"
 cp -r "$LAKE" "$S3ROOT/lake"
 node "$here/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST --secret-key SKTEST \
-    --fail-every 7 --drop-every 5 --log "$WORK/s3.log" >"$WORK/s3.out" 2>"$WORK/s3.err" &
+    --fail-every 7 --drop-every 5 --complete-error-every 1 --log "$WORK/s3.log" >"$WORK/s3.out" 2>"$WORK/s3.err" &
 DAEMONS+=("$!")
 for _ in $(seq 50); do grep -q '^listening' "$WORK/s3.out" 2>/dev/null && break; sleep 0.1; done
 S3_PORT=$(awk '/^listening/ { print $2 }' "$WORK/s3.out")
@@ -244,6 +245,9 @@ path_style = true
 access_key_id = AKTEST
 secret_access_key = $2
 $(cat "$WORK/tables.ini")
+
+[table big]
+row_group_rows = 50000
 EOF
 }
 s3_ini "$WORK/s3.ini" SKTEST
@@ -270,6 +274,41 @@ check "S3: mkdir makes a table, its first file defines it" \
 printf 'id,name,amount,ts\nnot a number,x,,\n' >"$WORK/bad.csv"
 check "S3: bad input is EINVAL and leaves no object" \
     '! cp "$WORK/bad.csv" "$WORK/mnt-s3/events/dt=2024-01-04/region=eu/" 2>/dev/null && [ -z "$(cd "$S3ROOT" && find lake -name "bad-*")" ]'
+# Part files larger than one 8 MiB part stream up as multipart uploads.
+# Random base64 payloads barely compress: ~15 MB of Parquet, two parts or more.
+# A late value that does not fit the sampled types makes the write start
+# over, so the first upload (parts already sent) must be aborted.
+python3 -c '
+import base64, os, sys
+with open(sys.argv[1], "w") as f:
+    f.write("id,code,payload\n")
+    for i in range(400000):
+        f.write("%d,%s,%s\n" % (i, "x7" if i == 390000 else str(i % 1000), base64.b64encode(os.urandom(30)).decode()))
+' "$WORK/big.csv"
+pending_uploads() { curl -s "http://127.0.0.1:$S3_PORT/?fake-pending-uploads"; }
+check "S3: a large file into a new table: one object, every row, types from all rows" \
+    'mkdir "$WORK/mnt-s3/big" && cp "$WORK/big.csv" "$WORK/mnt-s3/big/" &&
+     [ "$(cd "$S3ROOT" && find lake/big -type f | grep -cE "^lake/big/big-[0-9a-f]{16}\.parquet$")" = 1 ] &&
+     [ "$(cd "$S3ROOT" && find lake/big -type f | wc -l)" = 1 ] &&
+     [ "$(tail -n +2 "$WORK/mnt-s3/big/select=id/data.csv" | wc -l)" = 400000 ] && grep -q "^code,STRING" "$WORK/mnt-s3/big/schema.txt"'
+big_obj=$(cd "$S3ROOT" && find lake/big -type f | head -1)
+check "S3: it went up as a multipart upload (created, >= 2 parts, completed after an error document)" \
+    '[ "$(grep -c "^POST /bkt/lake/big/big-.*?uploads " "$WORK/s3.log")" -ge 2 ] &&
+     [ "$(grep -cE "^PUT /bkt/lake/big/big-.*partNumber=2&uploadId=" "$WORK/s3.log")" -ge 1 ] &&
+     grep -qE "^POST /bkt/lake/big/big-.*uploadId=" "$WORK/s3.log"'
+check "S3: the first pass's upload was aborted, no upload is left open" \
+    'grep -qE "^DELETE /bkt/lake/big/big-.*uploadId=.* 204 " "$WORK/s3.log" && [ "$(pending_uploads)" = 0 ]'
+check "S3: DuckDB reads the multipart object to the same rows" \
+    '[ "$(node "$here/duck.mjs" sql "SELECT count(*) || '"'"'/'"'"' || count(DISTINCT payload) || '"'"'/'"'"' || max(code) FROM read_parquet('"'"'$S3ROOT/$big_obj'"'"')" 2>/dev/null | tail -1)" = "400000/400000/x7" ]'
+python3 -c '
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+lines[-1] = "not a number," + lines[-1].split(",", 1)[1]
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+' "$WORK/big.csv" "$WORK/big-bad.csv"
+check "S3: a large file that fails at its last row: EINVAL, no object, the upload aborted" \
+    '! cp "$WORK/big-bad.csv" "$WORK/mnt-s3/big/" 2>/dev/null && [ "$(cd "$S3ROOT" && find lake/big -type f | wc -l)" = 1 ] &&
+     [ "$(pending_uploads)" = 0 ]'
 stop_pqfs "$WORK/mnt-s3" "$PQFS_PID"
 
 # An object replaced after its listing: the listed ETag goes with every GET
