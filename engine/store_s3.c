@@ -42,13 +42,16 @@ static int s3_sign(void *ctx, const pq_http_req *rq, pq_buf *lines, pq_error *er
     const char *h = strstr(rq->url, "://");
     if (!h) return pq_fail(err, PQ_E_USAGE, "%s: not a URL", rq->url);
     h += 3;
-    const char *path = strchr(h, '/');
+    /* The host ends at the path or, without one, at the query. */
+    const char *path = strpbrk(h, "/?");
+    if (path && *path == '?') path = NULL;
+    const char *host_end = path ? path : h + strcspn(h, "?");
     char host[512], pathbuf[4096];
-    size_t hl = path ? (size_t)(path - h) : strlen(h);
+    size_t hl = (size_t)(host_end - h);
     if (hl >= sizeof host) return pq_fail(err, PQ_E_USAGE, "%s: host too long", rq->url);
     memcpy(host, h, hl);
     host[hl] = '\0';
-    const char *q = path ? strchr(path, '?') : NULL;
+    const char *q = strchr(path ? path : h, '?');
     size_t pl = path ? (q ? (size_t)(q - path) : strlen(path)) : 0;
     if (pl >= sizeof pathbuf) return pq_fail(err, PQ_E_USAGE, "%s: path too long", rq->url);
     memcpy(pathbuf, path ? path : "/", path ? pl : 1);
@@ -119,7 +122,8 @@ static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         if (rc != PQ_OK) break;
         /* Parameters in AWS's canonical order (the signature sorts them anyway). */
         pq_buf_clear(&url);
-        bool ok = !pq_buf_printf(&url, "%s?", ss->bucket_url);
+        /* The bucket's root: /BUCKET (path style) or / on its own host. */
+        bool ok = !pq_buf_printf(&url, ss->path_style ? "%s?" : "%s/?", ss->bucket_url);
         if (ok && token[0])
             ok = !pq_buf_cat(&url, "continuation-token=") && !pq_url_encode(&url, token, strlen(token), false) &&
                  !pq_buf_cat(&url, "&");

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // A small fake S3 server for integration tests: it serves one directory as one
-// bucket (path-style URLs only), with optional SigV4 checking, fault injection
-// and a request log. Only node: built-ins, so tests need no npm install.
+// bucket (path-style URLs, or virtual-hosted ones on BUCKET.localhost:PORT),
+// with optional SigV4 checking, fault injection and a request log. Only node: built-ins, so tests need no npm install.
 //
 // node fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S]
-//                  [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N]
+//                  [--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N]
 //                  [--complete-error-every N] [--log FILE]
+// --session-token T: signed requests must carry x-amz-security-token T (and,
+// like every x-amz-* header sent, sign it).
 // --fail-every N: every Nth request is answered 503 SlowDown.
 // --drop-every N: every Nth GET with a body sends half of it and cuts the connection.
 // --delay-ms N: every request waits N ms before it is handled (a slow network),
@@ -39,13 +41,13 @@ const TMP_PREFIX = '.fake-s3-tmp-';
 
 // ---- command line ----
 const USAGE = 'usage: fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S] ' +
-  '[--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--complete-error-every N] [--log FILE]';
+  '[--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--complete-error-every N] [--log FILE]';
 function die(msg) { process.stderr.write(`fake_s3: ${msg}\n${USAGE}\n`); process.exit(2); }
 
 function parseArgs(argv) {
   const names = { '--root': 'root', '--bucket': 'bucket', '--port': 'port', '--access-key': 'accessKey',
     '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--delay-ms': 'delayMs', '--log': 'log',
-    '--complete-error-every': 'completeErrorEvery' };
+    '--complete-error-every': 'completeErrorEvery', '--session-token': 'sessionToken' };
   const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0', completeErrorEvery: '0' };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
@@ -58,6 +60,7 @@ function parseArgs(argv) {
   if (!o.root || !o.bucket) die('--root and --bucket are required');
   if (!fs.statSync(o.root, { throwIfNoEntry: false })?.isDirectory()) die(`${o.root} is not a directory`);
   if (!o.accessKey !== !o.secretKey) die('--access-key and --secret-key go together');
+  if (o.sessionToken && !o.accessKey) die('--session-token needs --access-key');
   o.root = path.resolve(o.root);
   o.port = Number(o.port);
   o.failEvery = Number(o.failEvery);
@@ -173,6 +176,11 @@ function checkAuth(req, rawPath, query) {
   const signed = f.SignedHeaders.split(';');
   for (const need of ['host', 'x-amz-date', 'x-amz-content-sha256'])
     if (!signed.includes(need)) return [403, 'AccessDenied', `SignedHeaders must include ${need}`];
+  // S3 wants every x-amz-* header sent to be signed.
+  for (const name of Object.keys(req.headers))
+    if (name.startsWith('x-amz-') && !signed.includes(name)) return [403, 'AccessDenied', `${name} is sent but not signed`];
+  if (opts.sessionToken && req.headers['x-amz-security-token'] !== opts.sessionToken)
+    return [403, 'InvalidToken', 'The provided token is malformed or otherwise invalid.'];
   const payload = req.headers['x-amz-content-sha256'] ?? '';
   if (!/^([0-9a-fA-F]{64}|UNSIGNED-PAYLOAD|STREAMING-.*)$/.test(payload)) return [400, 'InvalidArgument', 'bad x-amz-content-sha256'];
 
@@ -525,10 +533,14 @@ async function handle(ctx) {
   const q = new Map();
   for (const [k, v] of query) if (!q.has(k.toString())) q.set(k.toString(), v.toString());
 
+  // Virtual-hosted style (BUCKET.localhost:PORT/KEY; curl resolves any
+  // *.localhost to the loopback), else path style (HOST/BUCKET/KEY).
+  const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+  const vhost = host.endsWith('.localhost') ? host.slice(0, -'.localhost'.length) : null;
   const rest = rawPath.slice(1);
-  const slash = rest.indexOf('/');
-  const bucket = pctDecode(slash < 0 ? rest : rest.slice(0, slash)).toString();
-  const key = slash < 0 ? '' : pctDecode(rest.slice(slash + 1)).toString();
+  const slash = vhost !== null ? -1 : rest.indexOf('/');
+  const bucket = vhost !== null ? vhost : pctDecode(slash < 0 ? rest : rest.slice(0, slash)).toString();
+  const key = vhost !== null ? pctDecode(rest).toString() : slash < 0 ? '' : pctDecode(rest.slice(slash + 1)).toString();
   if (!rawPath.startsWith('/') || bucket !== opts.bucket)
     return sendError(ctx, 404, 'NoSuchBucket', 'The specified bucket does not exist', { BucketName: bucket });
 
