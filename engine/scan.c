@@ -1195,6 +1195,31 @@ static int init_state(scan_state *s, const pq_query *q, const pq_scan_file *file
     return PQ_OK;
 }
 
+/* Workers for a slow store: up to `most`, as many as the largest row
+ * group's compressed bytes allow within PQ_SCAN_IO_BYTES, and no fewer
+ * than `threads`. */
+static int io_workers_for(const scan_state *s, const pq_scan_file *files, int most, int threads)
+{
+    int64_t largest = 1;
+    for (int32_t i = 0; i < s->n_units; i++) {
+        const unit *u = &s->units[i];
+        if (u->rg < 0) continue;
+        const pq_row_group *g = &files[u->file].footer->meta.row_groups[u->rg];
+        /* Sizes from the file: untrusted, summed without overflow. */
+        int64_t bytes = g->has_total_compressed_size ? g->total_compressed_size : 0;
+        if (bytes <= 0)
+            for (int32_t c = 0; c < g->n_columns && bytes < PQ_SCAN_IO_BYTES; c++)
+                if (g->columns[c].meta.total_compressed_size > 0)
+                    bytes += g->columns[c].meta.total_compressed_size < PQ_SCAN_IO_BYTES
+                                 ? g->columns[c].meta.total_compressed_size
+                                 : PQ_SCAN_IO_BYTES;
+        if (bytes > largest) largest = bytes;
+    }
+    int64_t fit = PQ_SCAN_IO_BYTES / largest;
+    int n = fit < most ? (int)fit : most;
+    return n > threads ? n : threads;
+}
+
 /* One scan over files whose footers are all loaded; `limit` rows at most
  * (< 0: all), the header when `header`. */
 static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
@@ -1260,6 +1285,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     }
 
     int threads = s.pq_capped ? 1 : scan_threads(opts);
+    if (!s.pq_capped && opts->io_workers > threads) threads = io_workers_for(&s, files, opts->io_workers, threads);
     if (threads > s.n_units) threads = s.n_units;
     s.window = threads + 1;
     s.threads = threads;

@@ -37,7 +37,15 @@ typedef struct pq_scan_opts {
     /* Files opened at once (each a footer read); <= threads: threads.  The
      * store's parallel_requests, for stores with slow round trips. */
     int open_parallel;
+    /* Workers for a store with slow round trips: a worker waiting on a
+     * read holds no core, so more row groups than threads are read at once
+     * (at most this many, and only as many as keep the row groups in
+     * flight under PQ_SCAN_IO_BYTES).  <= threads: threads. */
+    int io_workers;
 } pq_scan_opts;
+
+/* What io_workers' row groups may hold at once, by their compressed size. */
+#define PQ_SCAN_IO_BYTES ((int64_t)256 << 20)
 
 void pq_scan_opts_init(pq_scan_opts *o);
 

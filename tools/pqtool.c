@@ -295,12 +295,15 @@ static void print_scan_stats(const pq_scan_stats *st, const pq_io_counters *io)
 }
 
 /* The scan opens the inputs' files as it reaches them, as many at once as
- * their store is worth (remote stores: more than the threads). */
+ * their store is worth, and reads that many row groups' worth at once
+ * (remote stores: more than the threads). */
 static void scan_opts_for(pq_scan_opts *o, inputs *in)
 {
     o->open_file = open_table_file;
     o->open_ctx = in;
     o->open_parallel = in->store ? in->store->parallel_requests : 0;
+    /* A row group is about two reads (filter columns, then the rest). */
+    o->io_workers = o->open_parallel / 2;
 }
 
 static int cmd_cat(int argc, char **argv)

@@ -338,6 +338,11 @@ for _ in $(seq 50); do grep -q '^listening' "$WORK/s3-slow.out" 2>/dev/null && b
 SLOW_PORT=$(awk '/^listening/ { print $2 }' "$WORK/s3-slow.out")
 check "pqtool over S3 with --threads 1 fetches footers several at a time (most in flight >= 4)" \
     'AWS_ENDPOINT_URL=http://127.0.0.1:$SLOW_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "id = 5" --threads 1 >"$WORK/pqtool-s3-slow.csv" && [ "$(sed -n "s/.* inflight=\([0-9]*\)$/\1/p" "$WORK/s3-slow.log" | sort -n | tail -1)" -ge 4 ] && [ "$(wc -l <"$WORK/pqtool-s3-slow.csv")" = 2 ]'
+: >"$WORK/s3-slow.log"
+check "pqtool over S3 with --threads 1 reads several row groups at a time (data reads in flight >= 3)" \
+    'AWS_ENDPOINT_URL=http://127.0.0.1:$SLOW_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "amount < 100 AND id < 90000" --select id,amount,dt,region --threads 1 >"$WORK/pqtool-s3-slow.csv" &&
+     cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-s3-slow.csv" &&
+     [ "$(grep " bytes=4-" "$WORK/s3-slow.log" | sed -n "s/.* inflight=\([0-9]*\)$/\1/p" | sort -n | tail -1)" -ge 3 ]'
 
 # Virtual-hosted URLs (BUCKET.HOST/KEY: the default without path_style, as
 # AWS wants) with a session token (temporary credentials): a third server
