@@ -262,7 +262,7 @@ typedef struct faulty_file {
     pq_file base;
     pq_file *inner;
     pq_fault_plan plan;
-    int64_t reads;
+    _Atomic int64_t reads;       /* a fetch may read ranges on several threads */
 } faulty_file;
 
 void pq_fault_plan_init(pq_fault_plan *p)
@@ -276,7 +276,7 @@ void pq_fault_plan_init(pq_fault_plan *p)
 static int faulty_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
 {
     faulty_file *ff = (faulty_file *)f;
-    int64_t n = ff->reads++;
+    int64_t n = atomic_fetch_add(&ff->reads, 1);
     if (ff->plan.fail_read_after >= 0 && n >= ff->plan.fail_read_after)
         return pq_fail(err, PQ_E_IO, "injected I/O error on read %lld", (long long)n);
     if (ff->plan.truncate_to >= 0 &&
@@ -333,6 +333,7 @@ int pq_file_wrap_faulty(pq_file *inner, const pq_fault_plan *plan, pq_file **out
     ff->base.name = n;
     ff->base.counters = inner->counters;
     ff->base.merge_gap = inner->merge_gap;
+    ff->base.parallel_reads = inner->parallel_reads;
     ff->inner = inner;
     ff->plan = *plan;
     *out = &ff->base;

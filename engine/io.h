@@ -47,6 +47,9 @@ struct pq_file {
      * disk (reading a gap costs as much as seeking over it), large for object
      * stores that charge per request. */
     uint64_t merge_gap;
+    /* The ranges of one fetch read this many at a time (<= 1: one after
+     * another): more for stores whose round trips, not bytes, cost. */
+    int parallel_reads;
     /* The bytes before the footer that its speculative tail read brought in
      * (bloom filters, page indexes, the last column chunks often sit there):
      * reads that fall in them are served from memory, not storage.  Set once,

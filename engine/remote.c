@@ -226,6 +226,7 @@ int pq_remote_open(pq_remote *r, const char *path, const char *url, pq_file **ou
     rf->base.counters = r->counters;
     /* A request costs a round trip: gaps below this are read through. */
     rf->base.merge_gap = 256 * 1024;
+    rf->base.parallel_reads = 4;
     rf->r = r;
     rf->url = u;
     int64_t mtime = 0;

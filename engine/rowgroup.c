@@ -1,7 +1,10 @@
 #include "rowgroup.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "mem.h"
 
 static int cmp_range(const void *a, const void *b)
 {
@@ -14,6 +17,31 @@ void pq_free_ranges(pq_byte_range *ranges, int32_t n)
     if (!ranges) return;
     for (int32_t i = 0; i < n; i++) free((void *)ranges[i].data);
     free(ranges);
+}
+
+/* The reads of one fetch; the first failure is kept. */
+typedef struct range_reads {
+    pq_file *f;
+    pq_byte_range *ranges;
+    int rc;
+    pq_error err;
+    pthread_mutex_t mu;
+} range_reads;
+
+static void read_one_range(void *ctx, size_t i)
+{
+    range_reads *rr = ctx;
+    pq_byte_range *r = &rr->ranges[i];
+    pq_error err;
+    pq_error_clear(&err);
+    pq_prefault((void *)r->data, (size_t)r->len);
+    if (pq_read_at(rr->f, (void *)r->data, (size_t)r->len, r->off, &err) == PQ_OK) return;
+    pthread_mutex_lock(&rr->mu);
+    if (rr->rc == PQ_OK) {
+        rr->rc = PQ_ERR;
+        rr->err = err;
+    }
+    pthread_mutex_unlock(&rr->mu);
 }
 
 int pq_fetch_ranges(pq_file *f, const pq_byte_range *want, int32_t n_want, uint64_t merge_gap,
@@ -59,15 +87,22 @@ int pq_fetch_ranges(pq_file *f, const pq_byte_range *want, int32_t n_want, uint6
             pq_free_ranges(merged, i);
             return pq_fail(err, PQ_E_NOMEM, "out of memory for %llu bytes", len);
         }
-        pq_prefault(buf, (size_t)merged[i].len);
-        if (pq_read_at(f, buf, (size_t)merged[i].len, merged[i].off, err) != PQ_OK) {
-            free(buf);
-            pq_free_ranges(merged, i);
-            return PQ_ERR;
-        }
         merged[i].data = buf;
-        if (bytes) *bytes += merged[i].len;
     }
+    range_reads rr = {.f = f, .ranges = merged, .rc = PQ_OK};
+    pq_error_clear(&rr.err);
+    pthread_mutex_init(&rr.mu, NULL);
+    if (f->parallel_reads > 1 && m > 1) pq_parallel_for((size_t)m, f->parallel_reads, read_one_range, &rr);
+    else
+        for (int32_t i = 0; i < m && rr.rc == PQ_OK; i++) read_one_range(&rr, (size_t)i);
+    pthread_mutex_destroy(&rr.mu);
+    if (rr.rc != PQ_OK) {
+        *err = rr.err;
+        pq_free_ranges(merged, m);
+        return PQ_ERR;
+    }
+    if (bytes)
+        for (int32_t i = 0; i < m; i++) *bytes += merged[i].len;
     *out = merged;
     *n_out = m;
     return PQ_OK;
