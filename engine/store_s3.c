@@ -317,12 +317,11 @@ static int wait_part(s3_upload *su, pq_error *err)
 
 static int start_multipart(s3_upload *su, pq_error *err)
 {
-    char *url = NULL;
-    pq_buf body;
+    pq_buf u, body;
+    pq_buf_init(&u);
     pq_buf_init(&body);
-    if (pq_buf_printf(&body, "%s?uploads", su->url)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    url = body.data;
-    pq_buf_init(&body);
+    if (pq_buf_printf(&u, "%s?uploads", su->url)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    char *url = u.data;
     pq_http_reply rp;
     int rc = s3_request(su, "POST", url, NULL, 0, &body, &rp, err);
     char id[1024];

@@ -348,32 +348,48 @@ async function getObject(ctx, key, segs) {
   await pipeline(fh.createReadStream({ start, end }), res).catch(() => res.destroy());
 }
 
-async function putObject(ctx, key, segs) {
-  const { req } = ctx;
-  if (req.headers['x-amz-copy-source'] !== undefined) return sendError(ctx, 501, 'NotImplemented', 'CopyObject is not implemented');
-  const sha = req.headers['x-amz-content-sha256'] ?? '';
-  if (sha.startsWith('STREAMING-')) return sendError(ctx, 501, 'NotImplemented', 'aws-chunked uploads are not implemented');
+// Writes an object atomically: writeTmp(tmp) fills a temp file in the
+// object's directory, then it is renamed into place, so readers never see a
+// half-written object. writeTmp may return a function that sends a refusal
+// instead (the temp file is dropped). Returns the object's path, or null when
+// a reply was sent.
+async function storeObject(ctx, key, segs, writeTmp) {
   const file = path.join(opts.root, ...segs);
   const tmp = path.join(path.dirname(file), TMP_PREFIX + crypto.randomBytes(8).toString('hex'));
-  const hash = crypto.createHash('sha256');
   try {
     await fsp.mkdir(path.dirname(file), { recursive: true });
-    // Temp file + rename in the same directory: readers never see a half-written object.
-    await pipeline(req, async function* (src) { for await (const c of src) { hash.update(c); yield c; } },
-      fs.createWriteStream(tmp, { flags: 'wx' }));
-    if (/^[0-9a-fA-F]{64}$/.test(sha) && hash.digest('hex') !== sha.toLowerCase()) {
+    const refuse = await writeTmp(tmp);
+    if (refuse) {
       await fsp.rm(tmp, { force: true });
-      return sendError(ctx, 400, 'XAmzContentSHA256Mismatch', 'The provided x-amz-content-sha256 header does not match what was computed.');
+      refuse();
+      return null;
     }
     await fsp.rename(tmp, file);
   } catch (e) {
     await fsp.rm(tmp, { force: true }).catch(() => {});
     // A file where a directory is needed (or the reverse): S3 allows "a" and "a/b", a directory cannot.
-    if (['ENOTDIR', 'EEXIST', 'EISDIR', 'ENOTEMPTY'].includes(e.code))
-      return sendError(ctx, 409, 'InvalidRequest', `fake_s3 cannot store ${key} next to a conflicting file or directory`);
+    if (['ENOTDIR', 'EEXIST', 'EISDIR', 'ENOTEMPTY'].includes(e.code)) {
+      sendError(ctx, 409, 'InvalidRequest', `fake_s3 cannot store ${key} next to a conflicting file or directory`);
+      return null;
+    }
     throw e;
   }
-  reply(ctx, 200, { ETag: etagOf(key, await fsp.stat(file)) });
+  return file;
+}
+
+async function putObject(ctx, key, segs) {
+  const { req } = ctx;
+  if (req.headers['x-amz-copy-source'] !== undefined) return sendError(ctx, 501, 'NotImplemented', 'CopyObject is not implemented');
+  const sha = req.headers['x-amz-content-sha256'] ?? '';
+  if (sha.startsWith('STREAMING-')) return sendError(ctx, 501, 'NotImplemented', 'aws-chunked uploads are not implemented');
+  const hash = crypto.createHash('sha256');
+  const file = await storeObject(ctx, key, segs, async (tmp) => {
+    await pipeline(req, async function* (src) { for await (const c of src) { hash.update(c); yield c; } },
+      fs.createWriteStream(tmp, { flags: 'wx' }));
+    if (/^[0-9a-fA-F]{64}$/.test(sha) && hash.digest('hex') !== sha.toLowerCase())
+      return () => sendError(ctx, 400, 'XAmzContentSHA256Mismatch', 'The provided x-amz-content-sha256 header does not match what was computed.');
+  });
+  if (file) reply(ctx, 200, { ETag: etagOf(key, await fsp.stat(file)) });
 }
 
 async function deleteObject(ctx, segs) {
@@ -487,19 +503,8 @@ async function completeUpload(ctx, key, segs, id) {
     return sendError(ctx, 200, 'InternalError', 'We encountered an internal error. Please try again.');
   }
 
-  const file = path.join(opts.root, ...segs);
-  const tmp = path.join(path.dirname(file), TMP_PREFIX + crypto.randomBytes(8).toString('hex'));
-  try {
-    await fsp.mkdir(path.dirname(file), { recursive: true });
-    // Temp file + rename in the same directory: readers never see a half-written object.
-    await fsp.writeFile(tmp, parts.map((p) => p.body), { flag: 'wx' });
-    await fsp.rename(tmp, file);
-  } catch (e) {
-    await fsp.rm(tmp, { force: true }).catch(() => {});
-    if (['ENOTDIR', 'EEXIST', 'EISDIR', 'ENOTEMPTY'].includes(e.code))
-      return sendError(ctx, 409, 'InvalidRequest', `fake_s3 cannot store ${key} next to a conflicting file or directory`);
-    throw e;
-  }
+  const file = await storeObject(ctx, key, segs, (tmp) => fsp.writeFile(tmp, parts.map((p) => p.body), { flag: 'wx' }));
+  if (!file) return;
   uploads.delete(id);
   const etag = '"' + crypto.createHash('md5').update(Buffer.concat(parts.map((p) => p.md5))).digest('hex') + `-${parts.length}"`;
   const location = `http://${req.headers.host ?? '127.0.0.1'}/${uriEncode(opts.bucket)}/${uriEncode(key, true)}`;

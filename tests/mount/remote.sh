@@ -229,23 +229,36 @@ check "HTTP: a prefix the server does not have fails the mount, naming the statu
 S3ROOT=$WORK/s3
 mkdir -p "$S3ROOT"
 cp -r "$LAKE" "$S3ROOT/lake"
-node "$here/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST --secret-key SKTEST \
-    --fail-every 7 --drop-every 5 --complete-error-every 1 --log "$WORK/s3.log" >"$WORK/s3.out" 2>"$WORK/s3.err" &
-DAEMONS+=("$!")
-for _ in $(seq 50); do grep -q '^listening' "$WORK/s3.out" 2>/dev/null && break; sleep 0.1; done
-S3_PORT=$(awk '/^listening/ { print $2 }' "$WORK/s3.out")
-s3_ini() { # s3_ini FILE SECRET
+# start_fake_s3 NAME ARGS...: a fake S3 over S3ROOT (bucket bkt, keys
+# AKTEST/SKTEST) logging to WORK/NAME.log; sets FAKE_S3_PORT.
+start_fake_s3() {
+    local name=$1
+    shift
+    node "$here/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST --secret-key SKTEST \
+        "$@" --log "$WORK/$name.log" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+    DAEMONS+=("$!")
+    for _ in $(seq 50); do grep -q '^listening' "$WORK/$name.out" 2>/dev/null && break; sleep 0.1; done
+    FAKE_S3_PORT=$(awk '/^listening/ { print $2 }' "$WORK/$name.out")
+}
+start_fake_s3 s3 --fail-every 7 --drop-every 5 --complete-error-every 1
+S3_PORT=$FAKE_S3_PORT
+# s3_ini FILE SECRET [TOKEN]: a mount of the first server, path style; with
+# a session token, of the virtual-hosted one (started below).
+s3_ini() {
+    local endpoint="http://127.0.0.1:$S3_PORT" style="path_style = true" token=""
+    [ $# -lt 3 ] || { endpoint="http://localhost:$VHOST_PORT" style="" token="session_token = $3"; }
     cat >"$1" <<EOF
 [pqfs]
 source = s3://bkt/lake
-cache_dir = $WORK/cache-s3
+cache_dir = $WORK/cache-s3${3:+-vhost}
 metadata_ttl = 1s
 
 [s3]
-endpoint = http://127.0.0.1:$S3_PORT
-path_style = true
+endpoint = $endpoint
+$style
 access_key_id = AKTEST
 secret_access_key = $2
+$token
 $(cat "$WORK/tables.ini")
 
 [table big]
@@ -331,11 +344,8 @@ check "pqtool cat of an s3:// table (AWS_* environment) equals the local one" \
 # Footers over a slow network are fetched many at a time, not one per scan
 # thread: a second server adds 30 ms to every request and logs how many were
 # open at once; a one-thread point lookup must have had several in flight.
-node "$here/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST --secret-key SKTEST \
-    --delay-ms 30 --log "$WORK/s3-slow.log" >"$WORK/s3-slow.out" 2>"$WORK/s3-slow.err" &
-DAEMONS+=("$!")
-for _ in $(seq 50); do grep -q '^listening' "$WORK/s3-slow.out" 2>/dev/null && break; sleep 0.1; done
-SLOW_PORT=$(awk '/^listening/ { print $2 }' "$WORK/s3-slow.out")
+start_fake_s3 s3-slow --delay-ms 30
+SLOW_PORT=$FAKE_S3_PORT
 check "pqtool over S3 with --threads 1 fetches footers several at a time (most in flight >= 4)" \
     'AWS_ENDPOINT_URL=http://127.0.0.1:$SLOW_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "id = 5" --threads 1 >"$WORK/pqtool-s3-slow.csv" && [ "$(sed -n "s/.* inflight=\([0-9]*\)$/\1/p" "$WORK/s3-slow.log" | sort -n | tail -1)" -ge 4 ] && [ "$(wc -l <"$WORK/pqtool-s3-slow.csv")" = 2 ]'
 : >"$WORK/s3-slow.log"
@@ -347,26 +357,9 @@ check "pqtool over S3 with --threads 1 reads several row groups at a time (data 
 # Virtual-hosted URLs (BUCKET.HOST/KEY: the default without path_style, as
 # AWS wants) with a session token (temporary credentials): a third server
 # routes by the Host header and checks the token.
-node "$here/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST --secret-key SKTEST \
-    --session-token TOKTEST --log "$WORK/s3-vhost.log" >"$WORK/s3-vhost.out" 2>"$WORK/s3-vhost.err" &
-DAEMONS+=("$!")
-for _ in $(seq 50); do grep -q '^listening' "$WORK/s3-vhost.out" 2>/dev/null && break; sleep 0.1; done
-VHOST_PORT=$(awk '/^listening/ { print $2 }' "$WORK/s3-vhost.out")
-vhost_ini() { # vhost_ini FILE TOKEN
-    cat >"$1" <<EOF
-[pqfs]
-source = s3://bkt/lake
-cache_dir = $WORK/cache-vhost
-
-[s3]
-endpoint = http://localhost:$VHOST_PORT
-access_key_id = AKTEST
-secret_access_key = SKTEST
-session_token = $2
-$(cat "$WORK/tables.ini")
-EOF
-}
-vhost_ini "$WORK/s3-vhost.ini" TOKTEST
+start_fake_s3 s3-vhost --session-token TOKTEST
+VHOST_PORT=$FAKE_S3_PORT
+s3_ini "$WORK/s3-vhost.ini" SKTEST TOKTEST
 start_pqfs "$WORK/s3-vhost-mount.log" "$WORK/s3-vhost.ini" "$WORK/mnt-vhost"
 check "S3 virtual-hosted, with a session token: a view equals the local answer" \
     'cat "$WORK/mnt-vhost/events/where=amount < 100 AND id < 90000/select=id,amount,dt,region/data.csv" >"$WORK/vhost.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/vhost.csv"'
@@ -377,7 +370,7 @@ stop_pqfs "$WORK/mnt-vhost" "$PQFS_PID"
 check "S3 virtual-hosted: keys without the bucket in the path, every request signed with the token" \
     'grep -q "^GET /lake/events/" "$WORK/s3-vhost.log" && grep -q "^PUT /lake/events/dt%3D2024-01-05/" "$WORK/s3-vhost.log" &&
      ! grep -q "^[A-Z]* /bkt/" "$WORK/s3-vhost.log" && ! grep -q " 403 " "$WORK/s3-vhost.log"'
-vhost_ini "$WORK/s3-vhost-bad.ini" EXPIRED
+s3_ini "$WORK/s3-vhost-bad.ini" SKTEST EXPIRED
 check "S3: a wrong session token fails the mount with the server's reason" \
     '! "$PQFS" "$WORK/s3-vhost-bad.ini" "$WORK/mnt-bad" -f 2>"$WORK/err" && grep -q "HTTP 403 access denied, InvalidToken" "$WORK/err"'
 
