@@ -18,6 +18,9 @@ typedef struct pq_s3_opts {
     const char *region;          /* default us-east-1 */
     bool path_style;             /* ENDPOINT/BUCKET/KEY, else BUCKET.HOST/KEY */
     const char *access_key_id, *secret_access_key, *session_token; /* NULL: unsigned requests */
+    /* Skip the listing that checks at once that the bucket answers (a
+     * caller that lists straight away gets the same error from that). */
+    bool no_probe;
 } pq_s3_opts;
 
 /* url: http://host[:port]/prefix or https://...; read-only. */
@@ -68,7 +71,8 @@ int64_t pq_remote_identity(const char *etag, int64_t last_modified);
 
 /* pq_store.parallel_requests of the HTTP and S3 stores: footers of a table
  * are fetched this many at a time (a point lookup over 32 files on a 2-core
- * machine: 16 round trips with two at a time, 2 with sixteen). */
-#define PQ_REMOTE_PARALLEL_REQUESTS 16
+ * machine: 16 round trips with two at a time, 1 with 32), and the scan reads
+ * a quarter as many row groups at once (each fetch up to 4 reads). */
+#define PQ_REMOTE_PARALLEL_REQUESTS 32
 
 #endif

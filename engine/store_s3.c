@@ -571,7 +571,7 @@ int pq_store_s3_new(const char *url, const pq_s3_opts *so, const pq_http_opts *h
     }
     /* The bucket must answer: a wrong endpoint, bucket or key fails at mount. */
     stat_probe sp = {false};
-    if (s3_list(&ss->base, "", probe_any, &sp, err) != PQ_OK) {
+    if (!(so && so->no_probe) && s3_list(&ss->base, "", probe_any, &sp, err) != PQ_OK) {
         s3_destroy(&ss->base);
         return PQ_ERR;
     }
