@@ -150,7 +150,6 @@ typedef struct transfer {
     long status;                 /* of the response being received */
     uint64_t skip;               /* body bytes before the range (a server that ignores ranges) */
     uint64_t upload_at;
-    int upload_errno;
 } transfer;
 
 static bool header_is(const char *line, size_t n, const char *name, const char **value, size_t *vlen)
@@ -259,20 +258,9 @@ static size_t on_upload(char *buf, size_t size, size_t nitems, void *ctx)
     uint64_t left = t->rq->upload_len - t->upload_at;
     if (want > left) want = (size_t)left;
     if (!want) return 0;
-    if (t->rq->upload_data) {
-        memcpy(buf, (const char *)t->rq->upload_data + t->upload_at, want);
-        t->upload_at += want;
-        return want;
-    }
-    ssize_t n;
-    do n = pread(t->rq->upload_fd, buf, want, (off_t)t->upload_at);
-    while (n < 0 && errno == EINTR);
-    if (n <= 0) {
-        t->upload_errno = n < 0 ? errno : EIO;
-        return CURL_READFUNC_ABORT;
-    }
-    t->upload_at += (uint64_t)n;
-    return (size_t)n;
+    memcpy(buf, (const char *)t->rq->upload_data + t->upload_at, want);
+    t->upload_at += want;
+    return want;
 }
 
 static bool retryable_code(CURLcode rc)
@@ -376,8 +364,6 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
     if (*crc == CURLE_WRITE_ERROR && t.overflow) *crc = CURLE_OK; /* had all it asked for */
     cu.slist_free_all(hdrs);
     give_handle(h, c, *crc == CURLE_OK);
-    if (*crc == CURLE_ABORTED_BY_CALLBACK && t.upload_errno)
-        return pq_fail(err, PQ_E_IO, "%s: reading the upload: %s", rq->url, strerror(t.upload_errno));
     return PQ_OK;
 }
 

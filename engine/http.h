@@ -38,10 +38,8 @@ typedef struct pq_http_req {
     void *into;
     size_t into_cap;
     pq_buf *body;
-    /* PUT and POST: the request body is upload_len bytes of upload_data,
-     * or (upload_data NULL) of upload_fd from offset 0. */
+    /* PUT and POST: the request body, upload_len bytes at upload_data. */
     const void *upload_data;
-    int upload_fd;
     uint64_t upload_len;
     /* Called before each attempt (a retry signs again: the date moves);
      * appends header lines to `lines`, each "Name: value" and a NUL. */

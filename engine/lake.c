@@ -647,7 +647,6 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
         o.threads = l->threads;
         o.open_file = open_snapshot_file;
         o.open_parallel = l->store->parallel_requests;
-        o.io_workers = o.open_parallel / 4; /* a fetch makes up to 4 reads at once */
         o.open_ctx = &oc;
         pq_scan_stats st;
         memset(&st, 0, sizeof st);

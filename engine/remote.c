@@ -115,7 +115,7 @@ int pq_remote_list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
 
 int pq_remote_head(pq_remote *r, const char *url, pq_http_reply *rp, pq_error *err)
 {
-    pq_http_req rq = {.method = "HEAD", .url = url, .upload_fd = -1, .sign = r->sign, .sign_ctx = r->sign_ctx};
+    pq_http_req rq = {.method = "HEAD", .url = url, .sign = r->sign, .sign_ctx = r->sign_ctx};
     PQ_TRY(pq_http_do(r->http, &rq, rp, err));
     pq_io_count_read(r->counters, 0);
     if (rp->status / 100 != 2) return pq_http_status_fail(&rq, rp, NULL, err);
@@ -124,7 +124,7 @@ int pq_remote_head(pq_remote *r, const char *url, pq_http_reply *rp, pq_error *e
 
 int pq_remote_get(pq_remote *r, const char *url, pq_buf *body, pq_http_reply *rp, pq_error *err)
 {
-    pq_http_req rq = {.method = "GET", .url = url, .body = body, .upload_fd = -1, .sign = r->sign,
+    pq_http_req rq = {.method = "GET", .url = url, .body = body, .sign = r->sign,
                       .sign_ctx = r->sign_ctx};
     PQ_TRY(pq_http_do(r->http, &rq, rp, err));
     if (r->counters) atomic_fetch_add_explicit(&r->counters->list_requests, 1, memory_order_relaxed);
@@ -184,7 +184,7 @@ static int file_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_erro
     if (rf->if_match[0]) hdr[n_hdr++] = rf->if_match;
     pthread_mutex_unlock(&rf->mu);
     pq_http_req rq = {.method = "GET", .url = rf->url, .has_range = true, .range_off = off, .range_len = len,
-                      .headers = hdr, .n_headers = n_hdr, .into = buf, .into_cap = len, .upload_fd = -1,
+                      .headers = hdr, .n_headers = n_hdr, .into = buf, .into_cap = len,
                       .sign = rf->r->sign, .sign_ctx = rf->r->sign_ctx};
     pq_http_reply rp;
     PQ_TRY(pq_http_do(rf->r->http, &rq, &rp, err));
@@ -226,7 +226,7 @@ int pq_remote_open(pq_remote *r, const char *path, const char *url, pq_file **ou
     rf->base.counters = r->counters;
     /* A request costs a round trip: gaps below this are read through. */
     rf->base.merge_gap = 256 * 1024;
-    rf->base.parallel_reads = 4;
+    rf->base.parallel_reads = PQ_REMOTE_PARALLEL_READS;
     rf->r = r;
     rf->url = u;
     int64_t mtime = 0;

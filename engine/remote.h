@@ -71,8 +71,12 @@ int64_t pq_remote_identity(const char *etag, int64_t last_modified);
 
 /* pq_store.parallel_requests of the HTTP and S3 stores: footers of a table
  * are fetched this many at a time (a point lookup over 32 files on a 2-core
- * machine: 16 round trips with two at a time, 1 with 32), and the scan reads
- * a quarter as many row groups at once (each fetch up to 4 reads). */
+ * machine: 16 round trips with two at a time, 1 with 32), and the scan keeps
+ * this many reads going. */
 #define PQ_REMOTE_PARALLEL_REQUESTS 32
+/* pq_file.parallel_reads of their files: a fetch's merged ranges (a
+ * projection's columns either side of a filter column) read together, so
+ * the scan runs PQ_REMOTE_PARALLEL_REQUESTS / this row groups at once. */
+#define PQ_REMOTE_PARALLEL_READS 4
 
 #endif

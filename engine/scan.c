@@ -1195,15 +1195,18 @@ static int init_state(scan_state *s, const pq_query *q, const pq_scan_file *file
     return PQ_OK;
 }
 
-/* Workers for a slow store: up to `most`, as many as the largest row
- * group's compressed bytes allow within PQ_SCAN_IO_BYTES, and no fewer
- * than `threads`. */
-static int io_workers_for(const scan_state *s, const pq_scan_file *files, int most, int threads)
+/* Workers for a slow store (opts.open_parallel): as many as keep `requests`
+ * reads going, each fetch making up to its file's parallel_reads; as many as
+ * the largest row group's compressed bytes allow within PQ_SCAN_IO_BYTES; no
+ * fewer than `threads`. */
+static int io_workers_for(const scan_state *s, const pq_scan_file *files, int requests, int threads)
 {
     int64_t largest = 1;
+    int reads_per_fetch = 1;
     for (int32_t i = 0; i < s->n_units; i++) {
         const unit *u = &s->units[i];
         if (u->rg < 0) continue;
+        if (files[u->file].file->parallel_reads > reads_per_fetch) reads_per_fetch = files[u->file].file->parallel_reads;
         const pq_row_group *g = &files[u->file].footer->meta.row_groups[u->rg];
         /* Sizes from the file: untrusted, summed without overflow. */
         int64_t bytes = g->has_total_compressed_size ? g->total_compressed_size : 0;
@@ -1215,6 +1218,7 @@ static int io_workers_for(const scan_state *s, const pq_scan_file *files, int mo
                                  : PQ_SCAN_IO_BYTES;
         if (bytes > largest) largest = bytes;
     }
+    int most = requests / reads_per_fetch;
     int64_t fit = PQ_SCAN_IO_BYTES / largest;
     int n = fit < most ? (int)fit : most;
     return n > threads ? n : threads;
@@ -1285,7 +1289,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     }
 
     int threads = s.pq_capped ? 1 : scan_threads(opts);
-    if (!s.pq_capped && opts->io_workers > threads) threads = io_workers_for(&s, files, opts->io_workers, threads);
+    if (!s.pq_capped && opts->open_parallel > threads) threads = io_workers_for(&s, files, opts->open_parallel, threads);
     if (threads > s.n_units) threads = s.n_units;
     s.window = threads + 1;
     s.threads = threads;

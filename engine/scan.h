@@ -34,17 +34,17 @@ typedef struct pq_scan_opts {
      * without a footer; what it opens stays the caller's to close. */
     int (*open_file)(void *ctx, int index, pq_scan_file *file, pq_error *err);
     void *open_ctx;
-    /* Files opened at once (each a footer read); <= threads: threads.  The
-     * store's parallel_requests, for stores with slow round trips. */
+    /* Requests worth having in flight: the store's parallel_requests, for
+     * stores with slow round trips (<= threads: threads).  Files are opened
+     * (a footer read each) this many at a time, and row groups are read by
+     * more workers than threads, since a worker waiting on a read holds no
+     * core: as many as keep this many requests going (each fetch makes up
+     * to its file's parallel_reads), and only as many as keep the row
+     * groups in flight under PQ_SCAN_IO_BYTES. */
     int open_parallel;
-    /* Workers for a store with slow round trips: a worker waiting on a
-     * read holds no core, so more row groups than threads are read at once
-     * (at most this many, and only as many as keep the row groups in
-     * flight under PQ_SCAN_IO_BYTES).  <= threads: threads. */
-    int io_workers;
 } pq_scan_opts;
 
-/* What io_workers' row groups may hold at once, by their compressed size. */
+/* What the extra workers' row groups may hold at once, by compressed size. */
 #define PQ_SCAN_IO_BYTES ((int64_t)256 << 20)
 
 void pq_scan_opts_init(pq_scan_opts *o);

@@ -51,7 +51,7 @@ static int http_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
     char *url = url_of(hs, path, false);
     if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     pq_http_reply rp;
-    pq_http_req rq = {.method = "HEAD", .url = url, .upload_fd = -1};
+    pq_http_req rq = {.method = "HEAD", .url = url};
     int rc = pq_http_do(hs->r.http, &rq, &rp, err);
     if (rc == PQ_OK && rp.status / 100 == 2 && rp.has_length && strncmp(rp.content_type, "text/html", 9)) {
         out->size = rp.content_length;

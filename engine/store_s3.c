@@ -122,8 +122,7 @@ static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         if (rc != PQ_OK) break;
         /* Parameters in AWS's canonical order (the signature sorts them anyway). */
         pq_buf_clear(&url);
-        /* The bucket's root: /BUCKET (path style) or / on its own host. */
-        bool ok = !pq_buf_printf(&url, ss->path_style ? "%s?" : "%s/?", ss->bucket_url);
+        bool ok = !pq_buf_printf(&url, "%s?", ss->bucket_url);
         if (ok && token[0])
             ok = !pq_buf_cat(&url, "continuation-token=") && !pq_url_encode(&url, token, strlen(token), false) &&
                  !pq_buf_cat(&url, "&");
@@ -240,11 +239,11 @@ typedef struct s3_upload {
 static int s3_request(s3_upload *su, const char *method, const char *url, const void *data, size_t len,
                       pq_buf *body, pq_http_reply *rp, pq_error *err)
 {
-    pq_http_req rq = {.method = method, .url = url, .body = body, .upload_data = data ? data : "", .upload_fd = -1,
+    pq_http_req rq = {.method = method, .url = url, .body = body, .upload_data = data,
                       .upload_len = len, .sign = su->ss->r.sign, .sign_ctx = su->ss->r.sign_ctx};
     PQ_TRY(pq_http_do(su->ss->r.http, &rq, rp, err));
     if (rp->status / 100 != 2) return pq_http_status_fail(&rq, rp, body, err);
-    if (data && !strcmp(method, "PUT") && su->base.counters)
+    if (!strcmp(method, "PUT") && su->base.counters)
         atomic_fetch_add_explicit(&su->base.counters->write_bytes, len, memory_order_relaxed);
     return PQ_OK;
 }

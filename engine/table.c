@@ -409,6 +409,52 @@ static void listed_free(listed *dirs, size_t n)
     free(dirs);
 }
 
+/* Whether the prune callback drops the partition directory whose key and
+ * value are w->keys[depth], w->values[depth]. */
+static bool pruned_here(walker *w, int depth)
+{
+    return w->opts->prune && !w->opts->prune(w->opts->prune_ctx, depth + 1, w->keys, w->values);
+}
+
+/* The subdirectories of lv the walk will likely enter, listed ahead
+ * together into *out (lv->n_parts entries, in lv's order): those that fit
+ * as things stand, have the key of the first that does (before the first
+ * file fixes the layout, that is the likely one) and that the prune
+ * callback keeps (its answer is kept for the walk).  The walk decides
+ * again: a listing made for nothing costs a request, never a different
+ * table.  With one directory to enter, nothing is listed ahead (the walk
+ * lists it); the prune answers stay. */
+static int list_ahead(walker *w, const level *lv, int depth, listed **out)
+{
+    listed *ahead = *out = calloc(lv->n_parts, sizeof *ahead);
+    if (!ahead) return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+    size_t wanted = 0;
+    const char *key = NULL;
+    for (size_t i = 0; i < lv->n_parts; i++) {
+        const level_entry *p = &lv->parts[i];
+        if (!partition_dir_fits(w, p, depth) || (key && strcmp(key, p->key) != 0)) continue;
+        key = p->key;
+        w->keys[depth] = p->key;
+        w->values[depth] = p->value;
+        ahead[i].prune_known = true;
+        if ((ahead[i].pruned = pruned_here(w, depth))) continue;
+        ahead[i].path = pq_path_join(w->path.len ? w->path.data : "", p->name);
+        if (!ahead[i].path) return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+        pq_arena_init(&ahead[i].lv.arena, 4096);
+        wanted++;
+    }
+    if (wanted > 1) {
+        prefetch pf = {w->store, ahead};
+        pq_parallel_for(lv->n_parts, w->store->parallel_requests, prefetch_one, &pf);
+        return PQ_OK;
+    }
+    for (size_t i = 0; i < lv->n_parts; i++) {
+        free(ahead[i].path);
+        ahead[i].path = NULL;
+    }
+    return PQ_OK;
+}
+
 /* Walks the directory at w->path.  pre: its listing made ahead (taken over
  * and freed here), or NULL to list it now. */
 static int walk_dir(walker *w, int depth, listed *pre)
@@ -442,49 +488,9 @@ static int walk_dir(walker *w, int depth, listed *pre)
     if (lv.n_parts > 1) qsort(lv.parts, lv.n_parts, sizeof *lv.parts, compare_entry_names);
     if (lv.n_files > 1) qsort(lv.files, lv.n_files, sizeof *lv.files, compare_entry_names);
 
-    /* The subdirectories the walk will likely enter, listed ahead together:
-     * those that fit as things stand, have the key of the first that does
-     * (before the first file fixes the layout, that is the likely one) and
-     * that the prune callback keeps (its answer is kept for the walk).  The
-     * walk below decides again: a listing made for nothing costs a request,
-     * never a different table. */
     if (w->store->parallel_requests > 1 && lv.n_parts > 1) {
-        if (!(ahead = calloc(lv.n_parts, sizeof *ahead))) {
-            rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory");
-            goto done;
-        }
         n_ahead = lv.n_parts;
-        size_t wanted = 0;
-        const char *key = NULL;
-        for (size_t i = 0; i < lv.n_parts; i++) {
-            const level_entry *p = &lv.parts[i];
-            if (!partition_dir_fits(w, p, depth) || (key && strcmp(key, p->key) != 0)) continue;
-            key = p->key;
-            w->keys[depth] = p->key;
-            w->values[depth] = p->value;
-            ahead[i].pruned = w->opts->prune && !w->opts->prune(w->opts->prune_ctx, depth + 1, w->keys, w->values);
-            ahead[i].prune_known = true;
-            if (ahead[i].pruned) continue;
-            size_t saved = w->path.len;
-            if (path_push(&w->path, p->name) != 0 || !(ahead[i].path = strdup(w->path.data))) {
-                path_pop(&w->path, saved);
-                rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory");
-                goto done;
-            }
-            path_pop(&w->path, saved);
-            pq_arena_init(&ahead[i].lv.arena, 4096);
-            wanted++;
-        }
-        if (wanted > 1) {
-            prefetch pf = {w->store, ahead};
-            pq_parallel_for(n_ahead, w->store->parallel_requests, prefetch_one, &pf);
-        } else {
-            /* One directory to enter: the walk lists it; the prune answers stay. */
-            for (size_t i = 0; i < n_ahead; i++) {
-                free(ahead[i].path);
-                ahead[i].path = NULL;
-            }
-        }
+        if ((rc = list_ahead(w, &lv, depth, &ahead)) != PQ_OK) goto done;
     }
 
     /* Subdirectories before this directory's own files (see table.h). */
@@ -496,10 +502,7 @@ static int walk_dir(walker *w, int depth, listed *pre)
         }
         w->keys[depth] = p->key;
         w->values[depth] = p->value;
-        if (ahead && ahead[i].prune_known ? ahead[i].pruned
-                                          : w->opts->prune && !w->opts->prune(w->opts->prune_ctx, depth + 1, w->keys,
-                                                                               w->values))
-            continue;
+        if (ahead && ahead[i].prune_known ? ahead[i].pruned : pruned_here(w, depth)) continue;
         size_t saved = w->path.len;
         if (path_push(&w->path, p->name) != 0) {
             rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory");

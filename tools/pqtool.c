@@ -295,16 +295,14 @@ static void print_scan_stats(const pq_scan_stats *st, const pq_io_counters *io)
     pq_buf_free(&b);
 }
 
-/* The scan opens the inputs' files as it reaches them, as many at once as
- * their store is worth, and reads that many row groups' worth at once
- * (remote stores: more than the threads). */
+/* The scan opens the inputs' files as it reaches them, and keeps as many
+ * requests going as their store is worth (remote stores: more than the
+ * threads). */
 static void scan_opts_for(pq_scan_opts *o, inputs *in)
 {
     o->open_file = open_table_file;
     o->open_ctx = in;
     o->open_parallel = in->store ? in->store->parallel_requests : 0;
-    /* A row group's fetch makes up to 4 reads at once (parallel_reads). */
-    o->io_workers = o->open_parallel / 4;
 }
 
 static int cmd_cat(int argc, char **argv)

@@ -348,6 +348,8 @@ start_fake_s3 s3-slow --delay-ms 30
 SLOW_PORT=$FAKE_S3_PORT
 check "pqtool over S3 with --threads 1 fetches footers several at a time (most in flight >= 4)" \
     'AWS_ENDPOINT_URL=http://127.0.0.1:$SLOW_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "id = 5" --threads 1 >"$WORK/pqtool-s3-slow.csv" && [ "$(sed -n "s/.* inflight=\([0-9]*\)$/\1/p" "$WORK/s3-slow.log" | sort -n | tail -1)" -ge 4 ] && [ "$(wc -l <"$WORK/pqtool-s3-slow.csv")" = 2 ]'
+check "pqtool over S3 lists the table's root once (no separate probe of the bucket)" \
+    '[ "$(grep -c "^GET /bkt?delimiter=%2F&list-type=2&prefix=lake%2Fevents%2F " "$WORK/s3-slow.log")" = 1 ]'
 : >"$WORK/s3-slow.log"
 check "pqtool over S3 with --threads 1 reads several row groups at a time (data reads in flight >= 3)" \
     'AWS_ENDPOINT_URL=http://127.0.0.1:$SLOW_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "amount < 100 AND id < 90000" --select id,amount,dt,region --threads 1 >"$WORK/pqtool-s3-slow.csv" &&

@@ -93,7 +93,6 @@ for (let i = 0; i < 100; i++) {
 
 // One pqtool run: wall seconds, and what its --stats said it read.
 const launcher = startLauncher(work);
-delete process.env.AWS_ENDPOINT_URL; // the launcher has it; DuckDB need not see it
 async function runPqtool(src, where) {
   const args = ['cat', src, '--stats', ...(where ? ['--where', where] : [])];
   const r = await launcher.run([pqtool, ...args]);
