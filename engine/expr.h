@@ -351,6 +351,9 @@ int pq_x_to_domain(const pq_colinfo *c, const pq_value *v, pq_value *out);
 /* Prints a value as an expression literal. */
 int pq_x_value_text(const pq_value *v, pq_litform form, pq_buf *out);
 
+/* ---- evaluation (expr_eval.c) */
+int32_t pq_x_count_kept(const uint8_t *keep, int32_t n_rows);
+
 #endif /* PQ_EXPR_INTERNAL */
 
 #endif
