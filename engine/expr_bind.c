@@ -403,27 +403,6 @@ static bool unify(target *t, const pq_expr *e)
     return false;
 }
 
-/* A decimal literal as the nearest double (one rounding: the literal's text
- * read by strtod), so `d = -420796.77099999995` finds the double written as
- * that text.  Columns keep pq_x_dec_to_double, as rows and bounds must agree. */
-static double decimal_literal_to_double(__int128 u, int32_t scale)
-{
-    char buf[64];
-    char *w = buf + sizeof buf;
-    *--w = '\0';
-    char exp[16];
-    int el = snprintf(exp, sizeof exp, "e%d", -scale);
-    w -= el;
-    memcpy(w, exp, (size_t)el);
-    unsigned __int128 m = u < 0 ? -(unsigned __int128)u : (unsigned __int128)u;
-    do {
-        *--w = (char)('0' + (int)(m % 10));
-        m /= 10;
-    } while (m);
-    if (u < 0) *--w = '-';
-    return strtod(w, NULL);
-}
-
 /* Brings e to type t: literals are converted, other nodes get a CAST. */
 static pq_expr *cast_to(binder *b, pq_expr *e, const target *t)
 {
@@ -438,7 +417,8 @@ static pq_expr *cast_to(binder *b, pq_expr *e, const target *t)
             return NULL;
         }
         if (t->type == PQ_V_DOUBLE && e->value.type == PQ_V_DECIMAL && !e->value.is_null) {
-            double d = decimal_literal_to_double(e->value.u.dec.unscaled, e->value.u.dec.scale);
+            /* DuckDB's cast, as for a column (pq_x_dec_to_double). */
+            double d = pq_x_dec_to_double(e->value.u.dec.unscaled, e->value.u.dec.scale);
             v.u.d = t->f32 ? (double)(float)d : d;
         }
         pq_expr *l = pq_x_literal(b->arena, &v);

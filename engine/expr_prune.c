@@ -69,6 +69,14 @@ static bool get_bounds(const pq_expr *x, const pq_col_range *ranges, bounds *b)
             b->has_lo = false;
         if (b->has_hi && pq_x_value_cast(&r->max, cast->type, cast->scale, cast->f32, &b->hi) != 0)
             b->has_hi = false;
+        /* DECIMAL -> DOUBLE follows DuckDB's conversion, which can land a
+         * few ulps off the nearest double past 2^53 and so below the
+         * converted minimum (or above the maximum): widen by 16 ulps. */
+        if (cast->type == PQ_V_DOUBLE && x->type == PQ_V_DECIMAL)
+            for (int i = 0; i < 16; i++) {
+                if (b->has_lo && b->lo.type == PQ_V_DOUBLE) b->lo.u.d = nextafter(b->lo.u.d, -INFINITY);
+                if (b->has_hi && b->hi.type == PQ_V_DOUBLE) b->hi.u.d = nextafter(b->hi.u.d, INFINITY);
+            }
     }
     return true;
 }

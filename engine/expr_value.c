@@ -46,13 +46,36 @@ int pq_x_dec_cmp(__int128 a, int32_t sa, __int128 b, int32_t sb)
     return (a > b) - (a < b);
 }
 
+/* A 128-bit integer as DuckDB converts it: an int64 directly, a wider one
+ * from its 64-bit halves (Hugeint::Cast, two roundings). */
+static double duck_i128_to_double(__int128 x)
+{
+    if (x >= INT64_MIN && x <= INT64_MAX)
+        return (double)(int64_t)x;
+    int64_t upper = (int64_t)(x >> 64);
+    uint64_t lower = (uint64_t)x;
+    if (upper == -1)
+        return -(double)(UINT64_MAX - lower) - 1.0;
+    return (double)lower + (double)upper * 18446744073709551616.0;
+}
+
+/* DuckDB's cast of a DECIMAL to DOUBLE (TryCastDecimalToFloatingPoint), so a
+ * decimal column compared with a double finds DuckDB's rows: the unscaled
+ * value divided by 10^scale while it converts exactly (|u| <= 2^53), else
+ * the integer part plus the fraction, each converted on its own.  That is
+ * not always the nearest double, nor strictly monotone past 2^53: pruning
+ * widens bounds converted this way (expr_prune.c). */
 double pq_x_dec_to_double(__int128 u, int32_t scale)
 {
-    /* Both steps round monotonically, so bounds converted this way stay bounds. */
-    double d = (double)u;
-    if (scale > 0 && scale <= 38)
-        d /= pow10_double[scale];
-    return d;
+    const __int128 exact = (__int128)1 << 53;
+    if (scale <= 0 || scale > 38 || (u >= -exact && u <= exact)) {
+        double d = duck_i128_to_double(u);
+        if (scale > 0 && scale <= 38)
+            d /= pow10_double[scale];
+        return d;
+    }
+    __int128 p = pq_pow10_i128[scale];
+    return duck_i128_to_double(u / p) + duck_i128_to_double(u % p) / pow10_double[scale];
 }
 
 __int128 pq_x_dec_round(__int128 u, int32_t from, int32_t to)
