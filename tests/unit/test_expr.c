@@ -1048,6 +1048,21 @@ static int rn(int n) { return (int)(rnd() % (uint64_t)n); }
 static const char *pick(const char *const *a, int n) { return a[rn(n)]; }
 #define PICK(a) pick(a, (int)(sizeof a / sizeof a[0]))
 
+/* DECIMAL -> DOUBLE as DuckDB casts it: exact unscaled values divided once,
+ * wider ones as integer part plus fraction (one division rounded twice:
+ * 164259226389.81653, and the row equal to the literal was lost). */
+static void test_dec_to_double(void)
+{
+    CHECK(pq_x_dec_to_double(16425922638981651, 5) == 164259226389.8165);
+    CHECK(pq_x_dec_to_double(-16425922638981651, 5) == -164259226389.8165);
+    CHECK(pq_x_dec_to_double(-42079677099999995, 11) == -420796.77099999995);
+    CHECK(pq_x_dec_to_double(1, 1) == 0.1);
+    CHECK(pq_x_dec_to_double(12345, 0) == 12345.0);
+    /* 128-bit: 10^30 + 1 with scale 5 is 10^25 plus a fraction */
+    __int128 big = (__int128)1000000000000000LL * 1000000000000000LL + 1;
+    CHECK(pq_x_dec_to_double(big, 5) == 1e25);
+}
+
 /* only_kept over a batch wider than the 16-row blocks the kept rows are
  * counted in: gcc 12.2 at -O3 miscounted 8-bit block sums, and the filter
  * then re-admitted rows an earlier conjunct had rejected (a whole row group
@@ -1577,7 +1592,7 @@ int main(void)
     setup_pools();
     test_parse_errors(), test_bind_errors(), test_normalize();
     test_eval_table(), test_eval_errors(), test_values(), test_api(), test_prune();
-    test_random(9000), test_garbage(8000), test_like(400), test_only_kept_wide();
+    test_random(9000), test_garbage(8000), test_like(400), test_only_kept_wide(), test_dec_to_double();
     pq_arena_free(&arena);
     return check_report();
 }
