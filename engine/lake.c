@@ -229,14 +229,82 @@ char *lake_join(pq_arena *a, const char *dir, const char *name)
     return p;
 }
 
-static char *decode(pq_arena *a, const char *s, size_t n)
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* A path component percent-decoded (SPEC section 3), each `%XX` on its own:
+ * a `%` not followed by two hex digits is no escape and stays, so `LIKE
+ * 'ab%'` reads as typed while `%2F` is still `/`.  (Decoding used to be all
+ * or nothing: one lone `%` left every escape undecoded.)  *decoded counts
+ * the escapes decoded. */
+static char *decode_counted(pq_arena *a, const char *s, size_t n, int *decoded)
 {
     char *out = pq_arena_alloc(a, n + 1);
     if (!out) return NULL;
-    int len = pq_percent_decode(s, n, out);
-    if (len < 0) {
-        memcpy(out, s, n);
-        out[n] = '\0';
+    size_t o = 0;
+    *decoded = 0;
+    for (size_t i = 0; i < n; i++) {
+        int hi = s[i] == '%' && n - i >= 3 ? hex_digit(s[i + 1]) : -1;
+        int lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
+        if (lo < 0) {
+            out[o++] = s[i];
+            continue;
+        }
+        out[o++] = (char)(hi << 4 | lo);
+        i += 2;
+        (*decoded)++;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static char *decode(pq_arena *a, const char *s, size_t n)
+{
+    int decoded;
+    return decode_counted(a, s, n, &decoded);
+}
+
+/* Length of the valid UTF-8 prefix of s. */
+static size_t utf8_valid_prefix(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+        if (!len || (len == 2 && c < 0xC2) || i + len > n) return i;
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return i;
+            cp = cp << 6 | (s[i + k] & 0x3Fu);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
+            return i;
+        i += len;
+    }
+    return n;
+}
+
+/* where=: an expression is text.  An escape that decodes to bytes that are
+ * not UTF-8 (`LIKE '%bc'` is byte 0xBC) was meant as a literal `%` far more
+ * often than as that byte: refused, with the way out, not run to no rows. */
+static char *decode_expression(pq_arena *a, const char *comp, const char *s, pq_error *err)
+{
+    int decoded;
+    char *out = decode_counted(a, s, strlen(s), &decoded);
+    if (!out) {
+        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    size_t len = strlen(out);
+    if (decoded && utf8_valid_prefix((const unsigned char *)out, len) != len) {
+        pq_fail(err, PQ_E_USAGE, "%s: a %%XX escape decodes to bytes that are not UTF-8 text (write %%25 for a literal %%)",
+                comp);
+        return NULL;
     }
     return out;
 }
@@ -266,6 +334,27 @@ static int add_str(pq_arena *a, const char ***arr, int *n, const char *s)
     grown[(*n)++] = s;
     *arr = grown;
     return 0;
+}
+
+/* Enters the real partition directory `comp` (KEY=VALUE, decoded as key
+ * and value) when it is the next partition level of the view's table and
+ * exists; *entered says whether it did. */
+static int enter_real_dir(pq_lake *l, view *v, const char *comp, const char *key, const char *value, bool *entered,
+                          pq_error *err)
+{
+    const table_info *t = v->t;
+    *entered = false;
+    if (v->n_real >= t->n_parts || strcmp(key, t->part_names[v->n_real])) return PQ_OK;
+    bool is_dir;
+    int has = lake_dir_has(l, v->real_dir, comp, &is_dir, err);
+    if (has < 0) return PQ_ERR;
+    if (!has || !is_dir) return PQ_OK;
+    v->real_dir = lake_join(&v->arena, v->real_dir, comp);
+    if (!v->real_dir) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    const char *eq = strchr(comp, '=');
+    v->real_vals[v->n_real++] = eq && !strcmp(eq + 1, "__HIVE_DEFAULT_PARTITION__") ? NULL : (char *)value;
+    *entered = true;
+    return PQ_OK;
 }
 
 /* Resolves a path into a view (or a special entry).  Validates every
@@ -328,9 +417,23 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         if (!eq) return pq_fail(err, PQ_E_NOTFOUND, "no such file or view component '%s'", c);
         size_t kl = (size_t)(eq - c);
         const char *val = eq + 1;
+        bool keyword = (kl == 5 && (!strncmp(c, "where", 5) || !strncmp(c, "limit", 5))) ||
+                       (kl == 6 && !strncmp(c, "select", 6));
+        if (keyword) {
+            /* A partition column named where, select or limit: its real
+             * directories, which readdir lists, are directories (SPEC
+             * section 3); other values of it are the keyword. */
+            bool entered;
+            char *value = decode(&v->arena, val, strlen(val));
+            char *key = pq_arena_strndup(&v->arena, c, kl);
+            if (!value || !key) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
+            if (entered) continue;
+        }
         if (kl == 5 && !strncmp(c, "where", 5)) {
-            char *w = decode(&v->arena, val, strlen(val));
-            if (!w || add_str(&v->arena, &v->wheres, &v->n_wheres, w)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            char *w = decode_expression(&v->arena, c, val, err);
+            if (!w) return PQ_ERR;
+            if (add_str(&v->arena, &v->wheres, &v->n_wheres, w)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
         } else if (kl == 6 && !strncmp(c, "select", 6)) {
             if (has_select) return pq_fail(err, PQ_E_USAGE, "%s: at most one select= per path", c);
             has_select = true;
@@ -361,17 +464,9 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
              * virtual components (filters commute): readdir below a where=
              * lists these directories, and entering one must show its own
              * subdirectories, not the same name again. */
-            if (v->n_real < t->n_parts && !strcmp(key, t->part_names[v->n_real])) {
-                bool is_dir;
-                int has = lake_dir_has(l, v->real_dir, c, &is_dir, err);
-                if (has < 0) return PQ_ERR;
-                if (has && is_dir) {
-                    v->real_dir = lake_join(&v->arena, v->real_dir, c);
-                    if (!v->real_dir) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-                    v->real_vals[v->n_real++] = is_null ? NULL : value;
-                    continue;
-                }
-            }
+            bool entered;
+            if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
+            if (entered) continue;
             int ne = v->n_eq;
             if (add_str(&v->arena, &v->eq_cols, &ne, key)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
             ne = v->n_eq;

@@ -173,6 +173,12 @@ view w_not_like         "$E/year=2023/where=s NOT LIKE 'u%'/select=id,s/data.csv
                         "year = 2023 AND s NOT LIKE 'u%'" "id, s" "" nonempty
 view w_str_encoded      "$E/where=s = %27O%27%27Neil%27/select=id,s/data.csv" events "s = 'O''Neil'" "id, s" "" nonempty
 view w_slash            "$E/where=region = 'a%2Fb' AND i32 > 90/data.csv" events "region = 'a/b' AND i32 > 90" "" "" nonempty
+# Each %XX decodes on its own: a lone % beside an escape stays a %, and the
+# escape still decodes (decoding was all or nothing, and 'a%2Fb' was then
+# compared as typed: no rows).
+view w_lone_pct         "$E/where=region = 'a%2Fb' AND s LIKE '%'/data.csv" events "region = 'a/b' AND s LIKE '%'" "" "" nonempty
+view w_lone_pct_end     "$E/where=s LIKE 'u%' AND region != 'a%2Fb'/select=id,s,region/data.csv" events \
+                        "s LIKE 'u%' AND region != 'a/b'" "id, s, region" "" nonempty
 view w_bool_col         "$E/where=flag AND i32 > 90/data.csv" events "flag AND i32 > 90" "" "" nonempty
 view w_bool_null        "$E/where=flag IS NULL/select=id,flag/data.csv" events "flag IS NULL" "id, flag" "" nonempty
 view w_part_or_data     "$E/where=dt = '2024-01-02' OR i32 = 1/select=id,i32,dt/data.csv" events \
@@ -387,6 +393,8 @@ expect_errno EINVAL list "$E/where=i32 >" "where=i32 >"
 expect_errno EINVAL stat "$E/where=((/data.csv" "where=(("
 expect_errno EINVAL read "$E/where=i32 = 'abc'/data.csv" "where=i32 = 'abc'"
 expect_errno EINVAL stat "$E/where=s LIKE" "where=s LIKE"
+# %bc would be byte 0xBC, no text: refused with the way out (was no rows)
+expect_errno EINVAL stat "$E/where=s LIKE '%bc'" "write %25 for a literal %"
 expect_errno EINVAL stat "$E/where=" "where="
 expect_errno EINVAL stat "$E/select=id,nosuch" "nosuch"
 expect_errno EINVAL stat "$E/select=id/select=s" "select"
@@ -731,6 +739,28 @@ run_views
 VIEW_MNT= VIEW_LAKE=
 grep -q '^source_read_requests ' "$MNT3/.pqfs/stats" && pass "single-table mount has /.pqfs" || fail "single-table mount: no /.pqfs/stats"
 stop_pqfs "$MNT3" "$P3"
+
+# Partition columns named like the keywords (limit=, where=): a real
+# directory, which readdir lists, is that partition (SPEC section 3: COL=VALUE
+# on a partition column whose directory exists); other values stay keywords.
+KWLAKE=$WORK/lake-kw MNT5=$WORK/mnt-kw
+mkdir -p "$KWLAKE/kw/limit=1" "$KWLAKE/kw/limit=2" "$KWLAKE/kw2/where=a"
+printf 'v\n10\n11\n' >"$WORK/kw1.csv"; printf 'v\n20\n21\n' >"$WORK/kw2.csv"
+"$PQTOOL" write "$WORK/kw1.csv" "$KWLAKE/kw/limit=1/a.parquet" && "$PQTOOL" write "$WORK/kw2.csv" "$KWLAKE/kw/limit=2/b.parquet" &&
+    "$PQTOOL" write "$WORK/kw1.csv" "$KWLAKE/kw2/where=a/a.parquet" || fail "keyword lake: pqtool write failed"
+start_pqfs "$WORK/pqfs-kw.log" "$KWLAKE" "$MNT5" -o "cache_dir=$WORK/cache-kw"
+P5=$PQFS_PID
+expect_ls_at "$MNT5/kw" "data.csv limit=1 limit=2 plan.txt schema.txt"
+kw_got=$(cat "$MNT5/kw/limit=2/data.csv" 2>&1 | tr '\n' ' ')
+[ "$kw_got" = "v,limit 20,2 21,2 " ] && pass "kw/limit=2 is the partition directory" ||
+    fail "kw/limit=2/data.csv: expected partition 2's rows, got: $kw_got"
+kw_got=$(cat "$MNT5/kw/limit=3/data.csv" 2>&1 | tr '\n' ' ')
+[ "$kw_got" = "v,limit 10,1 11,1 20,2 " ] && pass "kw/limit=3 (no such directory) is the keyword" ||
+    fail "kw/limit=3/data.csv: expected the first 3 rows, got: $kw_got"
+kw_got=$(cat "$MNT5/kw2/where=a/data.csv" 2>&1 | tr '\n' ' ')
+[ "$kw_got" = "v,where 10,a 11,a " ] && pass "kw2/where=a is the partition directory" ||
+    fail "kw2/where=a/data.csv: expected partition a's rows, got: $kw_got"
+stop_pqfs "$MNT5" "$P5"
 
 # The fstab form.  An fstab line `lake.ini MNT fuse.pqfs defaults,_netdev 0 0`
 # makes mount(8) run `mount.fuse3 lake.ini MNT -t pqfs -o defaults,_netdev,...`,
