@@ -261,6 +261,7 @@ typedef struct pq_colinfo {
     int16_t def_level;         /* a row is non-null iff def == def_level */
     bool f32;                  /* FLOAT/FLOAT16: DuckDB's FLOAT (literals round to float) */
     bool uuid, binary;         /* literal forms: 8-4-4-4-12 text, \xHH escapes */
+    bool local_ts;             /* TIMESTAMP not adjusted to UTC: a literal's offset is dropped, as DuckDB does */
     const char *opaque;        /* non-NULL: type name of a column only IS [NOT] NULL can test */
 } pq_colinfo;
 

@@ -32,6 +32,7 @@ typedef struct target {
     bool f32;
     bool uuid, binary;
     int64_t precision;         /* TIMESTAMP/TIME: nanoseconds a literal is truncated to */
+    bool local_ts;             /* TIMESTAMP without time zone: a literal's offset is dropped */
 } target;
 
 static const char *const arith_text[] = {"+", "-", "*", "%"};
@@ -188,6 +189,77 @@ static bool trim(const char **s, size_t *n)
     return *n > 0;
 }
 
+/* Up to `max` digits at s[*i] (at least one): the field's value. */
+static int loose_field(const char *s, size_t n, size_t *i, int max, unsigned *v)
+{
+    int k = 0;
+    *v = 0;
+    while (*i < n && k < max && s[*i] >= '0' && s[*i] <= '9') {
+        *v = *v * 10 + (unsigned)(s[*i] - '0');
+        (*i)++;
+        k++;
+    }
+    return k ? 0 : -1;
+}
+
+/* A date or timestamp literal as DuckDB reads it, rewritten to the strict
+ * form the parsers take: one-digit month, day, hour, minute or second
+ * ('2024-1-5 1:2:3') padded, and for a TIMESTAMP without time zone a UTC
+ * offset dropped ('10:00+02' is 10:00 there, as in DuckDB and PostgreSQL).
+ * Text of any other shape is copied as it is, for the parsers to refuse. */
+static size_t loose_datetime(const char *s, size_t n, bool drop_offset, char *out, size_t cap)
+{
+    size_t i = 0, o = 0;
+    unsigned f[5];
+    int nf = 0;
+    if (n >= cap) return 0;
+    if (i < n && s[i] == '-') i++;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    size_t year_end = i;
+    if (year_end == 0 || i >= n || s[i] != '-') goto as_is;
+    i++;
+    if (loose_field(s, n, &i, 2, &f[nf++]) || i >= n || s[i] != '-') goto as_is;
+    i++;
+    if (loose_field(s, n, &i, 2, &f[nf++])) goto as_is;
+    memcpy(out, s, year_end);
+    o = year_end;
+    o += (size_t)snprintf(out + o, cap - o, "-%02u-%02u", f[0], f[1]);
+    if (i == n) return o;
+    if (s[i] != ' ' && s[i] != 'T' && s[i] != 't') goto as_is;
+    out[o++] = s[i++];
+    if (loose_field(s, n, &i, 2, &f[nf++]) || i >= n || s[i] != ':') goto as_is;
+    i++;
+    if (loose_field(s, n, &i, 2, &f[nf++])) goto as_is;
+    o += (size_t)snprintf(out + o, cap - o, "%02u:%02u", f[2], f[3]);
+    if (i < n && s[i] == ':') {
+        i++;
+        if (loose_field(s, n, &i, 2, &f[nf++])) goto as_is;
+        o += (size_t)snprintf(out + o, cap - o, ":%02u", f[4]);
+        if (i < n && s[i] == '.') {
+            size_t from = i++;
+            while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+            memcpy(out + o, s + from, i - from);
+            o += i - from;
+        }
+    }
+    /* the rest is the offset (Z, +HH[:MM], -HH[MM]) or junk */
+    if (i < n && drop_offset && (s[i] == 'Z' || s[i] == 'z' || s[i] == '+' || s[i] == '-')) {
+        char check[64];
+        memcpy(check, "2000-01-01 00:00", 16);
+        if (n - i < sizeof check - 17) {
+            memcpy(check + 16, s + i, n - i);
+            int64_t ns;
+            int had;
+            if (pq_parse_timestamp_ns(check, 16 + (n - i), &ns, &had) == 0 && had) return o;
+        }
+    }
+    memcpy(out + o, s + i, n - i);
+    return o + (n - i);
+as_is:
+    memcpy(out, s, n);
+    return n;
+}
+
 /* A timestamp text to nanoseconds, also beyond the years an int64 of
  * nanoseconds holds (1677..2262): the date and the time of day (with its
  * offset) are read separately. */
@@ -246,6 +318,9 @@ static pq_expr *coerce_string(binder *b, const pq_expr *lit, const target *t)
     case PQ_V_DATE: {
         int64_t days;
         __int128 ns, d128;
+        char fixed[96];
+        size_t fl = nonblank ? loose_datetime(ts, tn, false, fixed, sizeof fixed) : 0;
+        if (fl) ts = fixed, tn = fl;
         if (nonblank && pq_parse_date(ts, tn, &days) == 0) {
             ok = true;
         } else if (nonblank && parse_timestamp_wide(ts, tn, &ns) == 0) {
@@ -261,9 +336,14 @@ static pq_expr *coerce_string(binder *b, const pq_expr *lit, const target *t)
     case PQ_V_TIMESTAMP:
         /* DuckDB reads the text at the column's precision (microseconds
          * unless the column holds nanoseconds), dropping further digits. */
+    {
+        char fixed[96];
+        size_t fl = nonblank ? loose_datetime(ts, tn, t->local_ts, fixed, sizeof fixed) : 0;
+        if (fl) ts = fixed, tn = fl;
         ok = nonblank && parse_timestamp_wide(ts, tn, &v.u.ts_ns) == 0;
         v.u.ts_ns = pq_x_floor_div(v.u.ts_ns, t->precision) * t->precision;
         break;
+    }
     case PQ_V_TIME:
         ok = nonblank && pq_parse_time_ns(ts, tn, &v.u.time_ns) == 0;
         v.u.time_ns = v.u.time_ns / t->precision * t->precision;
@@ -356,6 +436,7 @@ static target target_of(const pq_expr *e)
     if (e->kind == PQ_X_COLUMN) {
         t.uuid = e->col.uuid;
         t.binary = e->col.binary;
+        t.local_ts = e->col.local_ts;
         if (e->col.unit < t.precision)
             t.precision = e->col.unit; /* nanosecond columns */
     }
@@ -379,6 +460,7 @@ static bool unify(target *t, const pq_expr *e)
         if (u.scale > t->scale) t->scale = u.scale;
         t->uuid |= u.uuid;
         t->binary |= u.binary;
+        t->local_ts |= u.local_ts;
         if (u.precision < t->precision) t->precision = u.precision;
         return true;
     }
@@ -397,6 +479,7 @@ static bool unify(target *t, const pq_expr *e)
     if ((t->type == PQ_V_DATE && u.type == PQ_V_TIMESTAMP) ||
         (t->type == PQ_V_TIMESTAMP && u.type == PQ_V_DATE)) {
         t->type = PQ_V_TIMESTAMP;
+        t->local_ts |= u.local_ts;
         if (u.precision < t->precision) t->precision = u.precision;
         return true;
     }

@@ -228,10 +228,12 @@ void pq_x_colinfo(const pq_node *node, pq_colinfo *out)
         out->repr = PQ_R_I64;
         out->type = PQ_V_TIMESTAMP;
         out->unit = unit;
+        out->local_ts = !f.utc;
         break;
     case PQ_CELL_INT96:
         out->repr = PQ_R_INT96;
         out->type = PQ_V_TIMESTAMP;
+        out->local_ts = !f.utc;
         out->unit = 1000; /* values are whole microseconds (pq_x_int96_ns) */
         break;
     case PQ_CELL_UUID:

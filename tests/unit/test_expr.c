@@ -1048,6 +1048,21 @@ static int rn(int n) { return (int)(rnd() % (uint64_t)n); }
 static const char *pick(const char *const *a, int n) { return a[rn(n)]; }
 #define PICK(a) pick(a, (int)(sizeof a / sizeof a[0]))
 
+/* Date and timestamp literals as DuckDB reads them (checked with DuckDB
+ * 1.5): one-digit fields are padded; a UTC offset counts for a TIMESTAMP
+ * WITH TIME ZONE column and is dropped for a plain TIMESTAMP one
+ * ('2024-01-01 10:00:00+02'::TIMESTAMP is 10:00). */
+static void test_datetime_literals(void)
+{
+    expect_text("dt = '2024-1-5'", "dt = '2024-01-05'");
+    expect_text("ts_ms >= '2024-1-5 1:2:3'", "ts_ms >= '2024-01-05 01:02:03'");
+    expect_text("ts_ms > '2024-01-01 10:00:00+02'", "ts_ms > '2024-01-01 10:00:00'");
+    expect_text("ts_ms > '2024-01-01 10:00:00Z'", "ts_ms > '2024-01-01 10:00:00'");
+    expect_text("ts_us > '2024-01-01 10:00:00+02'", "ts_us > '2024-01-01 08:00:00'");
+    expect_text("ts_us > '2024-1-1 10:00-02:30'", "ts_us > '2024-01-01 12:30:00'");
+    expect_error("dt = '2024-1-5x'", "cannot read '2024-1-5x' as DATE");
+}
+
 /* DECIMAL -> DOUBLE as DuckDB casts it: exact unscaled values divided once,
  * wider ones as integer part plus fraction (one division rounded twice:
  * 164259226389.81653, and the row equal to the literal was lost). */
@@ -1592,7 +1607,7 @@ int main(void)
     setup_pools();
     test_parse_errors(), test_bind_errors(), test_normalize();
     test_eval_table(), test_eval_errors(), test_values(), test_api(), test_prune();
-    test_random(9000), test_garbage(8000), test_like(400), test_only_kept_wide(), test_dec_to_double();
+    test_random(9000), test_garbage(8000), test_like(400), test_only_kept_wide(), test_dec_to_double(), test_datetime_literals();
     pq_arena_free(&arena);
     return check_report();
 }
