@@ -245,10 +245,14 @@ static void parse_cat_args(int argc, char **argv, cat_args *a)
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
         bool more = i + 1 < argc;
-        if ((!strcmp(s, "--select") || !strcmp(s, "-s")) && more) select_arg = argv[++i];
+        if ((!strcmp(s, "--select") || !strcmp(s, "-s")) && more) {
+            if (select_arg) die_usage(); /* at most one, as select= in a path */
+            select_arg = argv[++i];
+        }
         else if ((!strcmp(s, "--where") || !strcmp(s, "-w")) && more) a->wheres[a->spec.n_wheres++] = argv[++i];
         else if (!strcmp(s, "--limit") && more) {
             char *end;
+            if (a->spec.limit >= 0) die_usage(); /* at most one, as limit= in a path */
             a->spec.limit = strtoll(argv[++i], &end, 10);
             if (*end || a->spec.limit < 0) die_usage();
         } else if (!strcmp(s, "--threads") && more) a->opts.threads = atoi(argv[++i]);
