@@ -88,7 +88,9 @@ mount_test_cleanup() {
     # too, so no test leaves a process behind.
     for p in /proc/[0-9]*; do
         [ "${p#/proc/}" = $$ ] && continue
-        tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qF "$WORK/" || continue
+        # a process may end between the glob and the read: braces put the
+        # redirection's own error under 2>/dev/null
+        { tr '\0' '\n' <"$p/cmdline"; } 2>/dev/null | grep -qF "$WORK/" || continue
         echo "cleanup: ending leftover process ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-120)" >&2
         kill -TERM "${p#/proc/}" 2>/dev/null
     done
