@@ -11,14 +11,13 @@
 // NULL, [NOT] LIKE (prefix%, %infix%, _, suffix, no wildcard, multi-byte),
 // nested AND/OR/NOT (also && || !), NULL literals, literals of every column
 // type (string literals for dates, timestamps, booleans, numbers, NaN/inf),
-// timestamps with time zone offsets, arithmetic + - * % (and unary minus)
+// UTC offsets (also on TIMESTAMP, where both drop them), one-digit date
+// and hour fields, arithmetic + - * % (and unary minus)
 // with overflow-free values, column-to-column comparisons, partition columns.
 //
-// Shapes left out (see README.md): a UTC offset in a literal compared with a
-// TIMESTAMP (not UTC-adjusted) column (DuckDB drops the offset, pqfs applies
-// it), a boolean compared with a number (b = 1: DuckDB casts, pqfs refuses the
-// types), DECIMAL(30,5) times anything (DuckDB's product type passes 38
-// digits), arithmetic that overflows int64.
+// Shapes left out (see README.md): a boolean compared with a number (b = 1:
+// DuckDB casts, pqfs refuses the types), DECIMAL(30,5) times anything
+// (DuckDB's product type passes 38 digits), arithmetic that overflows int64.
 //
 // Translation notes (pqfs → DuckDB):
 //   * && || ! == != are written AND OR NOT = <> (in DuckDB || is concatenation);
@@ -123,9 +122,11 @@ function literal(type, v, rng) {
       return pair(v, v);
     case 'string':
       return pair(quoteString(v), quoteString(v));
-    case 'date':
-      if (rng.chance(0.1)) return pair(quoteString(`${v} 10:00`), quoteString(`${v} 10:00`));
-      return pair(quoteString(v), quoteString(v));
+    case 'date': {
+      let t = rng.chance(0.1) ? `${v} 10:00` : v;
+      if (rng.chance(0.1)) t = unpadded(t); // '2024-1-5': DuckDB reads it
+      return pair(quoteString(t), quoteString(t));
+    }
     case 'timestamp': {
       let t = v;
       const r = rng.next();
@@ -133,6 +134,8 @@ function literal(type, v, rng) {
       else if (r < 0.3) t = v.slice(0, 16); // minutes
       else if (r < 0.4) t = v.replace(' ', 'T');
       else if (r < 0.5) t = v.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, ''); // fraction's trailing zeros
+      else if (r < 0.6) t = withOffset(`${v}+00`, rng.pick([2, -5, 5.5])); // dropped for a TIMESTAMP, as DuckDB does
+      else if (r < 0.65) t = unpadded(v);
       return pair(quoteString(t), quoteString(t));
     }
     case 'timestamptz': {
@@ -148,6 +151,12 @@ function literal(type, v, rng) {
     default:
       throw new Error(`no literal for ${type}`);
   }
+}
+
+/** One-digit month, day and hour written without their leading zero. */
+function unpadded(v) {
+  return v.replace(/^(-?\d+)-0(\d)-0?(\d)/, '$1-$2-$3').replace(/^(-?\d+)-(\d+)-0(\d)/, '$1-$2-$3')
+    .replace(/([ T])0(\d):/, '$1$2:');
 }
 
 /** The same instant written with a UTC offset of `hours`. */
