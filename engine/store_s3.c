@@ -200,15 +200,18 @@ static int s3_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
 /* ------------------------------------------------------------------ uploads */
 
 /* An upload streams: bytes collect in memory, and a file that outgrows one
- * part goes up as a multipart upload, one part sending while the writer
- * fills the next (at most two parts in memory).  S3 shows the object only
- * when the upload is completed, so it appears whole or not at all.  A file
- * smaller than a part is one PUT.
+ * part goes up as a multipart upload, up to PARTS_IN_FLIGHT parts sending
+ * (each on its own thread) while the writer fills the next: one S3
+ * connection carries far less than the writer makes.  S3 shows the object
+ * only when the upload is completed, so it appears whole or not at all.  A
+ * file smaller than a part is one PUT.
  * Parts are 8 MiB, doubling every 1,000 parts up to 64 MiB: S3 takes
  * 10,000 parts of at least 5 MiB (but the last), so files up to ~500 GB. */
 #define PART_SIZE_FIRST ((size_t)8 << 20)
 #define PART_SIZE_DOUBLINGS 3
 #define PARTS_MAX 10000
+#define PARTS_IN_FLIGHT 4
+#define PARTS_IN_FLIGHT_BYTES ((size_t)64 << 20) /* fewer parts in flight once they are larger */
 
 static size_t part_size_after(int parts)
 {
@@ -216,23 +219,33 @@ static size_t part_size_after(int parts)
     return PART_SIZE_FIRST << (doublings > PART_SIZE_DOUBLINGS ? PART_SIZE_DOUBLINGS : doublings);
 }
 
-typedef struct s3_upload {
+typedef struct s3_upload s3_upload;
+
+/* A part being sent. */
+typedef struct part_slot {
+    s3_upload *su;
+    pthread_t thread;
+    bool threaded;               /* joined by wait_oldest; else sent already */
+    pq_buf data;
+    int number;
+    int rc;
+    pq_error err;
+    char etag[128];
+} part_slot;
+
+struct s3_upload {
     pq_upload base;
     s3_store *ss;
     char *url;
     pq_buf fill;                 /* bytes not sent yet */
     char *upload_id;             /* the multipart upload, once a part went */
-    pq_buf parts_xml;            /* <Part> elements of the parts sent */
+    pq_buf parts_xml;            /* <Part> elements of the parts sent, in order */
     int parts;                   /* parts sent or sending */
-    /* The part in flight, on its own thread. */
-    pthread_t sender;
-    bool sending;
-    pq_buf sending_data;
-    int sending_number;
-    int send_rc;
-    pq_error send_err;
-    char send_etag[128];
-} s3_upload;
+    /* Parts in flight, oldest first in a ring: recorded in part order, as
+     * the completion must list them. */
+    part_slot slots[PARTS_IN_FLIGHT];
+    int oldest, in_flight;
+};
 
 /* A request with `data` as its body; PQ_OK only for a 2xx reply.  `body`
  * gets the reply's body. */
@@ -266,32 +279,32 @@ static char *upload_url(const s3_upload *su, int part_number)
 
 static void *send_part_main(void *arg)
 {
-    s3_upload *su = arg;
-    pq_error_clear(&su->send_err);
-    su->send_etag[0] = '\0';
-    char *url = upload_url(su, su->sending_number);
+    part_slot *ps = arg;
+    pq_error_clear(&ps->err);
+    ps->etag[0] = '\0';
+    char *url = upload_url(ps->su, ps->number);
     if (!url) {
-        su->send_rc = pq_fail(&su->send_err, PQ_E_NOMEM, "out of memory");
+        ps->rc = pq_fail(&ps->err, PQ_E_NOMEM, "out of memory");
         return NULL;
     }
     pq_buf body;
     pq_buf_init(&body);
     pq_http_reply rp;
-    su->send_rc = s3_request(su, "PUT", url, su->sending_data.data, su->sending_data.len, &body, &rp, &su->send_err);
-    if (su->send_rc == PQ_OK && !rp.etag[0])
-        su->send_rc = pq_fail(&su->send_err, PQ_E_IO, "PUT %s: the part's reply has no ETag", url);
-    if (su->send_rc == PQ_OK) memcpy(su->send_etag, rp.etag, sizeof su->send_etag);
+    ps->rc = s3_request(ps->su, "PUT", url, ps->data.data, ps->data.len, &body, &rp, &ps->err);
+    if (ps->rc == PQ_OK && !rp.etag[0])
+        ps->rc = pq_fail(&ps->err, PQ_E_IO, "PUT %s: the part's reply has no ETag", url);
+    if (ps->rc == PQ_OK) memcpy(ps->etag, rp.etag, sizeof ps->etag);
     pq_buf_free(&body);
     free(url);
     return NULL;
 }
 
-/* Adds the part just sent to the list the completion names (an ETag is
- * quoted text: & < > escaped). */
-static int record_part(s3_upload *su, pq_error *err)
+/* Adds a sent part to the list the completion names (an ETag is quoted
+ * text: & < > escaped). */
+static int record_part(s3_upload *su, const part_slot *ps, pq_error *err)
 {
-    bool ok = !pq_buf_printf(&su->parts_xml, "<Part><PartNumber>%d</PartNumber><ETag>", su->sending_number);
-    for (const char *c = su->send_etag; ok && *c; c++)
+    bool ok = !pq_buf_printf(&su->parts_xml, "<Part><PartNumber>%d</PartNumber><ETag>", ps->number);
+    for (const char *c = ps->etag; ok && *c; c++)
         ok = !(*c == '&' ? pq_buf_cat(&su->parts_xml, "&amp;")
                : *c == '<' ? pq_buf_cat(&su->parts_xml, "&lt;")
                : *c == '>' ? pq_buf_cat(&su->parts_xml, "&gt;")
@@ -300,18 +313,30 @@ static int record_part(s3_upload *su, pq_error *err)
     return PQ_OK;
 }
 
-/* Waits for the part in flight and records it. */
-static int wait_part(s3_upload *su, pq_error *err)
+/* Waits for the oldest part in flight and records it. */
+static int wait_oldest(s3_upload *su, pq_error *err)
 {
-    if (!su->sending) return PQ_OK;
-    pthread_join(su->sender, NULL);
-    su->sending = false;
-    pq_buf_clear(&su->sending_data);
-    if (su->send_rc != PQ_OK) {
-        *err = su->send_err;
+    part_slot *ps = &su->slots[su->oldest];
+    if (ps->threaded) pthread_join(ps->thread, NULL);
+    ps->threaded = false;
+    su->oldest = (su->oldest + 1) % PARTS_IN_FLIGHT;
+    su->in_flight--;
+    pq_buf_clear(&ps->data);
+    if (ps->rc != PQ_OK) {
+        *err = ps->err;
         return PQ_ERR;
     }
-    return record_part(su, err);
+    return record_part(su, ps, err);
+}
+
+/* Waits for every part in flight; the first failure is the answer. */
+static int wait_parts(s3_upload *su, pq_error *err)
+{
+    int rc = PQ_OK;
+    pq_error ignored;
+    while (su->in_flight)
+        if (wait_oldest(su, rc == PQ_OK ? err : &ignored) != PQ_OK) rc = PQ_ERR;
+    return rc;
 }
 
 static int start_multipart(s3_upload *su, pq_error *err)
@@ -333,29 +358,27 @@ static int start_multipart(s3_upload *su, pq_error *err)
 }
 
 /* Sends what is in `fill` as the next part (starting the multipart upload
- * first), after the part before it has gone. */
+ * first), once a slot is free: at most PARTS_IN_FLIGHT parts, and about
+ * PARTS_IN_FLIGHT_BYTES, in memory besides the one filling. */
 static int send_part(s3_upload *su, pq_error *err)
 {
-    PQ_TRY(wait_part(su, err));
+    size_t by_bytes = PARTS_IN_FLIGHT_BYTES / part_size_after(su->parts);
+    int most = by_bytes < 1 ? 1 : by_bytes > PARTS_IN_FLIGHT ? PARTS_IN_FLIGHT : (int)by_bytes;
+    while (su->in_flight >= most) PQ_TRY(wait_oldest(su, err));
     if (!su->upload_id) PQ_TRY(start_multipart(su, err));
     if (su->parts >= PARTS_MAX)
         return pq_fail(err, PQ_E_UNSUPPORTED, "%s: more than %d parts, which S3 cannot take", su->url, PARTS_MAX);
-    pq_buf t = su->sending_data;
-    su->sending_data = su->fill;
+    part_slot *ps = &su->slots[(su->oldest + su->in_flight) % PARTS_IN_FLIGHT];
+    pq_buf t = ps->data;
+    ps->data = su->fill;
     su->fill = t;
     pq_buf_clear(&su->fill);
-    su->sending_number = ++su->parts;
-    if (pthread_create(&su->sender, NULL, send_part_main, su) == 0) {
-        su->sending = true;
-        return PQ_OK;
-    }
-    send_part_main(su); /* no thread: send it now */
-    pq_buf_clear(&su->sending_data);
-    if (su->send_rc != PQ_OK) {
-        *err = su->send_err;
-        return PQ_ERR;
-    }
-    return record_part(su, err);
+    ps->su = su;
+    ps->number = ++su->parts;
+    su->in_flight++;
+    ps->threaded = pthread_create(&ps->thread, NULL, send_part_main, ps) == 0;
+    if (!ps->threaded) send_part_main(ps); /* no thread: send it now */
+    return PQ_OK;
 }
 
 static int s3_upload_write(pq_upload *u, const void *buf, size_t len, pq_error *err)
@@ -370,7 +393,7 @@ static int s3_upload_write(pq_upload *u, const void *buf, size_t len, pq_error *
 static void abandon_multipart(s3_upload *su)
 {
     pq_error ignored;
-    (void)wait_part(su, &ignored);
+    (void)wait_parts(su, &ignored);
     if (!su->upload_id) return;
     char *url = upload_url(su, 0);
     if (!url) return;
@@ -385,7 +408,7 @@ static void abandon_multipart(s3_upload *su)
 static void s3_upload_free(s3_upload *su)
 {
     pq_buf_free(&su->fill);
-    pq_buf_free(&su->sending_data);
+    for (int i = 0; i < PARTS_IN_FLIGHT; i++) pq_buf_free(&su->slots[i].data);
     pq_buf_free(&su->parts_xml);
     free(su->upload_id);
     free(su->url);
@@ -425,7 +448,7 @@ static int s3_upload_commit(pq_upload *u, pq_error *err)
 {
     s3_upload *su = (s3_upload *)u;
     int rc = PQ_OK;
-    if (!su->upload_id && !su->sending) {
+    if (!su->upload_id) {
         pq_buf body;
         pq_buf_init(&body);
         pq_http_reply rp;
@@ -433,7 +456,7 @@ static int s3_upload_commit(pq_upload *u, pq_error *err)
         pq_buf_free(&body);
     } else {
         if (su->fill.len) rc = send_part(su, err);
-        if (rc == PQ_OK) rc = wait_part(su, err);
+        if (rc == PQ_OK) rc = wait_parts(su, err);
         if (rc == PQ_OK) rc = complete_multipart(su, err);
         if (rc != PQ_OK) abandon_multipart(su);
     }
@@ -457,7 +480,7 @@ static int s3_create(pq_store *s, const char *path, pq_upload **out, pq_error *e
     if (!su) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     su->ss = ss;
     pq_buf_init(&su->fill);
-    pq_buf_init(&su->sending_data);
+    for (int i = 0; i < PARTS_IN_FLIGHT; i++) pq_buf_init(&su->slots[i].data);
     pq_buf_init(&su->parts_xml);
     su->url = object_url(ss, path);
     if (!su->url) {

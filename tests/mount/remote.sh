@@ -344,7 +344,7 @@ check "pqtool cat of an s3:// table (AWS_* environment) equals the local one" \
 # Footers over a slow network are fetched many at a time, not one per scan
 # thread: a second server adds 30 ms to every request and logs how many were
 # open at once; a one-thread point lookup must have had several in flight.
-start_fake_s3 s3-slow --delay-ms 30
+start_fake_s3 s3-slow --delay-ms 30 --part-delay-ms 300
 SLOW_PORT=$FAKE_S3_PORT
 check "pqtool over S3 with --threads 1 fetches footers several at a time (most in flight >= 4)" \
     'AWS_ENDPOINT_URL=http://127.0.0.1:$SLOW_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "id = 5" --threads 1 >"$WORK/pqtool-s3-slow.csv" && [ "$(sed -n "s/.* inflight=\([0-9]*\)$/\1/p" "$WORK/s3-slow.log" | sort -n | tail -1)" -ge 4 ] && [ "$(wc -l <"$WORK/pqtool-s3-slow.csv")" = 2 ]'
@@ -355,6 +355,21 @@ check "pqtool over S3 with --threads 1 reads several row groups at a time (data 
     'AWS_ENDPOINT_URL=http://127.0.0.1:$SLOW_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "amount < 100 AND id < 90000" --select id,amount,dt,region --threads 1 >"$WORK/pqtool-s3-slow.csv" &&
      cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-s3-slow.csv" &&
      [ "$(grep " bytes=4-" "$WORK/s3-slow.log" | sed -n "s/.* inflight=\([0-9]*\)$/\1/p" | sort -n | tail -1)" -ge 3 ]'
+
+# The parts of a multipart upload go up several at a time: the slow server
+# holds every part 300 ms more, far longer than the writer takes to fill the
+# next, so with one part in flight no two parts would ever be open together.
+S3_PORT_SAVED=$S3_PORT S3_PORT=$SLOW_PORT
+s3_ini "$WORK/s3-slow.ini" SKTEST
+S3_PORT=$S3_PORT_SAVED
+start_pqfs "$WORK/s3-slow-mount.log" "$WORK/s3-slow.ini" "$WORK/mnt-s3-slow"
+: >"$WORK/s3-slow.log"
+check "S3: a multipart upload's parts go up together (parts in flight >= 2), the object whole" \
+    'mkdir "$WORK/mnt-s3-slow/big2" && cp "$WORK/big.csv" "$WORK/mnt-s3-slow/big2/" &&
+     [ "$(grep -E "^PUT /bkt/lake/big2/.*partNumber=" "$WORK/s3-slow.log" | sed -n "s/.* parts=\([0-9]*\)$/\1/p" | sort -n | tail -1)" -ge 2 ] &&
+     [ "$(tail -n +2 "$WORK/mnt-s3-slow/big2/select=id/data.csv" | wc -l)" = 400000 ] &&
+     [ "$(curl -s "http://127.0.0.1:$SLOW_PORT/?fake-pending-uploads")" = 0 ]'
+stop_pqfs "$WORK/mnt-s3-slow" "$PQFS_PID"
 
 # Virtual-hosted URLs (BUCKET.HOST/KEY: the default without path_style, as
 # AWS wants) with a session token (temporary credentials): a third server
