@@ -2,6 +2,7 @@
 #include "mem.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@ typedef struct open_handle {
     pq_lake_upload *upload;      /* a file being written into the lake */
     fuse_ino_t upload_ino;
     pid_t writer;                /* the process that created it (0: unknown) */
+    bool writer_killed;          /* it died of a signal with the file open: nothing is written */
     /* The kernel's reference plus one per READ being answered: a reply
      * points into the file's bytes, and the reader it completes may close
      * the file (RELEASE on another thread) before fuse_reply_buf returns. */
@@ -109,6 +111,41 @@ static pid_t process_of(fuse_req_t req)
         if (sscanf(line, "Tgid: %ld", &tgid) == 1) break;
     fclose(f);
     return tgid > 0 ? (pid_t)tgid : 0;
+}
+
+/* Whether the thread a request came from is exiting because a signal
+ * killed it (kill -9, SIGTERM, a crash): its files are being closed by the
+ * kernel, not by close(), and a half-written file must not go into the
+ * lake.  /proc/TID/stat: flags (field 9) has PF_EXITING, and exit_code
+ * (field 52, set before the files close) the signal in its low bits.  A
+ * normal exit (a command writing to `> FILE` closes at exit too) is 0 there. */
+static bool killed_by_signal(fuse_req_t req)
+{
+    pid_t tid = fuse_req_ctx(req)->pid;
+    if (tid <= 0) return false;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and ')' */
+    if (!p) return false;
+    unsigned long long field[64];
+    int k = 0;
+    for (p++; k < 64 && *p;) {
+        while (*p == ' ') p++;
+        if (!*p || *p == '\n') break;
+        char *end;
+        field[k++] = strtoull(p, &end, 10); /* the state letter reads as 0 */
+        p = end;
+        while (*p && *p != ' ') p++;
+    }
+    const unsigned long long pf_exiting = 0x4;
+    /* field[0] is field 3 (state): flags is field 9, exit_code field 52 */
+    return k > 49 && (field[6] & pf_exiting) && (field[49] & 0x7f) != 0;
 }
 
 static void untrack(pqfs_fs *fs, open_handle *oh)
@@ -568,6 +605,12 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
     (void)ino;
     pqfs_fs *fs = fs_of(req);
     open_handle *oh = handle_of(fi);
+    if (!oh->file) {
+        /* A file being written (opened read-write): its bytes are parsed
+         * at close, not readable before. */
+        fuse_reply_err(req, EINVAL);
+        return;
+    }
     atomic_fetch_add(&oh->refs, 1);
     read_reply(req, fs, oh->file, size, off);
     file_handle_put(fs, oh);
@@ -585,7 +628,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
          * empty one (touch) writes nothing. */
         pq_error err;
         pq_error_clear(&err);
-        if (pq_lake_upload_size(oh->upload) > 0) (void)pq_lake_upload_commit(oh->upload, &err);
+        if (!oh->writer_killed && pq_lake_upload_size(oh->upload) > 0) (void)pq_lake_upload_commit(oh->upload, &err);
         pq_lake_upload_free(oh->upload);
         untrack(fs, oh);
         fuse_reply_err(req, 0);
@@ -704,10 +747,15 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     open_handle *oh = handle_of(fi);
     pq_error err;
     pq_error_clear(&err);
-    bool commit = oh->upload && pq_lake_upload_size(oh->upload) > 0;
+    bool commit = oh->upload && !oh->writer_killed && pq_lake_upload_size(oh->upload) > 0;
     if (commit && oh->writer) {
         pid_t closer = process_of(req);
         if (closer && closer != oh->writer) commit = false;
+    }
+    if (commit && killed_by_signal(req)) {
+        /* The writer was killed mid-file: what arrived is not the file. */
+        oh->writer_killed = true;
+        commit = false;
     }
     if (commit && pq_lake_upload_commit(oh->upload, &err) != PQ_OK) reply_error(req, &err);
     else fuse_reply_err(req, 0);

@@ -235,6 +235,53 @@ os.close(fd)
 sys.exit(child.wait())
 " "$D/passed.csv" && sleep 0.3 && [ "$(tail -n +2 "$MNT/events/dt=2024-04-01/select=id/data.csv" | sort -n | tr "\n" " ")" = "31 32 41 42 51 " ]'
 
+# ------------------------------------------------------------ writers that die, read-write opens
+# A writer killed mid-file (kill -9, SIGTERM of cp): the kernel closes its
+# files as close() would, but what arrived is not the file; nothing lands.
+# The killed writer has sent whole lines, so what arrived parses (it used to
+# land as a shorter file).
+# A writer that exits normally without close() (a command behind `> FILE`
+# does) still writes.
+K=$MNT/sales/month=2024-05
+python3 -c 'print("sku,qty"); [print(f"s{i},{i}") for i in range(300000)]' >"$WORK/slow.csv"
+cat >"$WORK/killme.py" <<'KILLEOF'
+import os, sys, time
+fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT)
+os.write(fd, open(sys.argv[1], "rb").read())
+with open(sys.argv[3], "w") as f:
+    f.write(str(os.getpid()))  # python3 may be a wrapper: kill this pid
+time.sleep(30)
+KILLEOF
+python3 "$WORK/killme.py" "$WORK/slow.csv" "$K/killed.csv" "$WORK/killed.ready" &
+kp=$!
+for _ in $(seq 100); do [ -s "$WORK/killed.ready" ] && break; sleep 0.1; done
+kill -9 "$(cat "$WORK/killed.ready" 2>/dev/null)" 2>/dev/null || true; wait $kp 2>/dev/null || true; sleep 0.3
+check "a writer killed with SIGKILL after sending its rows: nothing lands, nothing is left" \
+    '[ -e "$WORK/killed.ready" ] && [ -z "$(find "$LAKE/sales" -name "killed-*" -o -name ".killed-*")" ] && [ ! -e "$LAKE/sales/month=2024-05" ]'
+check "cp killed with SIGTERM midway: nothing lands" \
+    'mkfifo "$WORK/fifo" && { (cat "$WORK/slow.csv"; sleep 5) >"$WORK/fifo" & fp=$!; } &&
+     { cp "$WORK/fifo" "$K/cpkilled.csv" & cp_pid=$!; } && sleep 0.5 && kill -TERM $cp_pid; wait $cp_pid 2>/dev/null; kill $fp 2>/dev/null; wait $fp 2>/dev/null
+     sleep 0.3; [ -z "$(find "$LAKE/sales" -name "cpkilled-*")" ]'
+check "a writer that exits without close(): its file lands whole" \
+    'python3 -c "
+import os, sys
+fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT)
+os.write(fd, open(sys.argv[1], \"rb\").read())
+os._exit(0)
+" "$WORK/slow.csv" "$K/exited.csv" && sleep 0.3 &&
+     [ "$(tail -n +2 "$MNT/sales/month=2024-05/data.csv" | wc -l)" = 300000 ]'
+check "read() of a file opened read-write for writing: EINVAL, the mount serves on, the file lands" \
+    '[ "$(python3 -c "
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+os.write(fd, b\"id,name,amount,ts\\n61,rw,1,\\n\")
+try:
+    os.read(fd, 10); print(\"read\")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))
+os.close(fd)
+" "$D/rw.csv")" = EINVAL ] && [ "$(tail -n +2 "$MNT/events/dt=2024-04-01/select=id/data.csv" | sort -n | tr "\n" " ")" = "31 32 41 42 51 61 " ]'
+
 stop_pqfs "$MNT" "$PID"
 
 # ------------------------------------------------------------ cache_size bounds staging
