@@ -775,6 +775,25 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
 }
 
+/* No links and no special files in the lake (they were ENOSYS). */
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+    (void)link, (void)parent, (void)name;
+    fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+    (void)ino, (void)newparent, (void)newname;
+    fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+    (void)parent, (void)name, (void)mode, (void)rdev;
+    fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
+}
+
 /* Only a file being written can change: its size (O_TRUNC, ftruncate);
  * its mode and times are taken as given (cp -p) and not kept. */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
@@ -800,6 +819,9 @@ static const struct fuse_lowlevel_ops ops = {
     .unlink = op_unlink,
     .rmdir = op_unlink,
     .rename = op_rename,
+    .symlink = op_symlink,
+    .link = op_link,
+    .mknod = op_mknod,
     .open = op_open,
     .read = op_read,
     .write = op_write,

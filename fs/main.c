@@ -59,7 +59,9 @@ static int prepare_cache_dir(const char *dir, char *err, size_t cap)
     }
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (!strncmp(de->d_name, "result-", 7)) unlinkat(dirfd(d), de->d_name, 0);
+        /* results, and files staged for writes that a crash never finished */
+        if (!strncmp(de->d_name, "result-", 7) || !strncmp(de->d_name, "stage-", 6))
+            unlinkat(dirfd(d), de->d_name, 0);
     }
     closedir(d);
     return 0;

@@ -676,9 +676,11 @@ bloom_filter = s
 EOF
 MNT2=$WORK/mnt-ini
 # cache_dir is wiped at mount (SPEC section 7): a stale result file goes.
-mkdir -p "$WORK/cache-ini" && echo stale >"$WORK/cache-ini/result-stale"
+mkdir -p "$WORK/cache-ini" && echo stale >"$WORK/cache-ini/result-stale" && echo staged >"$WORK/cache-ini/stage-AbC123"
 start_pqfs "$WORK/pqfs-ini.log" "$WORK/lake.ini" "$MNT2"
 [ ! -e "$WORK/cache-ini/result-stale" ] && pass "cache_dir wiped at mount" || fail "cache_dir: result-stale survived the mount"
+[ ! -e "$WORK/cache-ini/stage-AbC123" ] && pass "cache_dir: a write staged before a crash is wiped at mount" ||
+    fail "cache_dir: stage-AbC123 survived the mount"
 P2=$PQFS_PID
 grep -q '^code,STRING,true,true$' "$MNT2/codes/schema.txt" && pass "ini: declared partition type" ||
     fail "ini: codes/schema.txt: $(cat "$MNT2/codes/schema.txt" | tr '\n' ' ')"

@@ -145,6 +145,10 @@ check "a partition directory without all partition columns: EPERM" '[ "$(copy_er
 check "data.csv is read-only: EPERM" '[ "$(copy_errno "$IN/a.csv" "$MNT/events/data.csv")" = EPERM ]'
 check "rm of a view file: EPERM" '! rm -f "$MNT/events/data.csv" 2>"$WORK/err" && grep -q "Operation not permitted" "$WORK/err"'
 check "mv of a partition directory: EPERM" '! mv "$MNT/events/dt=2024-01-01" "$MNT/events/dt=2030-01-01" 2>"$WORK/err" && grep -q "Operation not permitted" "$WORK/err"'
+check "ln -s, ln and mkfifo in the lake: EPERM (symlink was ENOSYS)" \
+    '! ln -s x "$MNT/events/lnk" 2>"$WORK/err" && grep -q "Operation not permitted" "$WORK/err" &&
+     ! ln "$MNT/events/data.csv" "$MNT/events/hard" 2>"$WORK/err" && grep -q "Operation not permitted" "$WORK/err" &&
+     ! mkfifo "$MNT/events/ff" 2>"$WORK/err" && grep -q "Operation not permitted" "$WORK/err"'
 
 # ------------------------------------------------------------ concurrent writers
 cps=()
