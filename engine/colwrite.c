@@ -745,8 +745,18 @@ static int build_bloom(pq_colwriter *w, pq_buf *out, pq_error *err)
 }
 
 /* path_in_schema: the names from the top-level field down to the leaf. */
+/* path_in_schema: every level's name, a LIST's or MAP's repeated group
+ * included (readers such as hyparquet look the chunk up by it). */
 static int leaf_path(const pq_leaf *leaf, pq_arena *arena, const char ***out, int32_t *n_out)
 {
+    if (leaf->n_path_parts > 0) {
+        const char **path = pq_arena_alloc(arena, (size_t)leaf->n_path_parts * sizeof *path);
+        if (!path) return -1;
+        memcpy(path, leaf->path_parts, (size_t)leaf->n_path_parts * sizeof *path);
+        *out = path;
+        *n_out = leaf->n_path_parts;
+        return 0;
+    }
     int32_t n = 0;
     for (const pq_node *x = leaf->node; x && x->parent; x = x->parent) n++;
     const char **path = pq_arena_alloc(arena, (size_t)(n ? n : 1) * sizeof *path);

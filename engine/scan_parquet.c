@@ -95,7 +95,7 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
             pq_node *pn = &po->part_nodes[p];
             *pn = q->part_nodes[p];
             pn->parent = &po->part_root;
-            po->part_leaves[p] = (pq_leaf){pn, 1, 0, pn->name, PQ_ORDER_TYPE_DEFINED};
+            po->part_leaves[p] = (pq_leaf){.node = pn, .max_def = 1, .max_rep = 0, .path = pn->name, .column_order = PQ_ORDER_TYPE_DEFINED};
             pq_schema_element *e = &po->schema[po->n_schema++];
             memset(e, 0, sizeof *e);
             e->name = pn->name;

@@ -306,10 +306,12 @@ static void assign_leaf_ranges(pq_node *n, pq_leaf *leaves, int32_t n_leaves_tot
 }
 
 static int fill_leaf_levels(build_ctx *c, const raw_elem *r, int32_t *next_leaf, char *path,
-                            size_t path_len, size_t cap)
+                            size_t path_len, size_t cap, const char **parts, int32_t n_parts)
 {
     size_t len = path_len;
     if (r->parent) {
+        if (n_parts >= 64) return pq_fail(c->err, PQ_E_CORRUPT, "schema nested deeper than 64 levels");
+        parts[n_parts++] = r->se->name ? r->se->name : "";
         const char *nm = r->se->name ? r->se->name : "";
         size_t nl = strlen(nm);
         if (len && len < cap - 1) path[len++] = '.';
@@ -323,11 +325,17 @@ static int fill_leaf_levels(build_ctx *c, const raw_elem *r, int32_t *next_leaf,
         lf->max_def = r->def;
         lf->max_rep = r->rep;
         lf->path = pq_arena_strndup(c->arena, path, len);
-        if (!lf->path) return pq_fail(c->err, PQ_E_NOMEM, "out of memory building the schema");
+        lf->path_parts = pq_arena_alloc(c->arena, sizeof *lf->path_parts * (size_t)(n_parts ? n_parts : 1));
+        if (!lf->path || !lf->path_parts) return pq_fail(c->err, PQ_E_NOMEM, "out of memory building the schema");
+        for (int32_t i = 0; i < n_parts; i++) {
+            lf->path_parts[i] = pq_arena_strndup(c->arena, parts[i], strlen(parts[i]));
+            if (!lf->path_parts[i]) return pq_fail(c->err, PQ_E_NOMEM, "out of memory building the schema");
+        }
+        lf->n_path_parts = n_parts;
         return PQ_OK;
     }
     for (int32_t i = 0; i < r->n_children; i++)
-        PQ_TRY(fill_leaf_levels(c, r->children[i], next_leaf, path, len, cap));
+        PQ_TRY(fill_leaf_levels(c, r->children[i], next_leaf, path, len, cap, parts, n_parts));
     return PQ_OK;
 }
 
@@ -369,7 +377,8 @@ int pq_schema_build(const pq_file_meta *meta, pq_schema *out, pq_error *err)
     char path[1024];
     path[0] = '\0';
     int32_t next_leaf = 0;
-    if (fill_leaf_levels(&c, root, &next_leaf, path, 0, sizeof path) != PQ_OK) goto fail;
+    const char *parts[64];
+    if (fill_leaf_levels(&c, root, &next_leaf, path, 0, sizeof path, parts, 0) != PQ_OK) goto fail;
     for (int32_t i = 0; i < out->n_leaves; i++) {
         int32_t order = PQ_ORDER_UNDEFINED;
         if (meta->n_column_orders == out->n_leaves) order = meta->column_orders[i];

@@ -57,6 +57,11 @@ typedef struct pq_leaf {
     int16_t max_def;
     int16_t max_rep;
     const char *path;          /* dotted path of the physical column, for messages */
+    /* The names of the physical path, root's child to the leaf, every
+     * level included (a LIST's repeated group too): a column chunk's
+     * path_in_schema. */
+    const char **path_parts;
+    int32_t n_path_parts;
     int32_t column_order;      /* pq_column_order */
 } pq_leaf;
 

@@ -38,7 +38,7 @@ static pq_node node_of(pq_phys phys, pq_converted ct, pq_logical_kind lk)
 
 static pq_leaf leaf_of(const pq_node *n, int32_t order)
 {
-    pq_leaf l = {n, 1, 0, "x", order};
+    pq_leaf l = {.node = n, .max_def = 1, .max_rep = 0, .path = "x", .column_order = order};
     return l;
 }
 

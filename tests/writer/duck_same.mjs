@@ -19,6 +19,14 @@ const src = (f) => `read_parquet(${sqlString(f)}, hive_partitioning = false)`;
 const count = async (sql) => (await queryRows(db.conn, `SELECT count(*) AS n FROM (${sql})`))[0].n;
 const firstLine = (e) => String(e.message).split('\n')[0];
 
+/* The column chunks' path_in_schema of the first row group, or null when
+ * the file has none. */
+async function pathsOf(f) {
+  const rows = await queryRows(db.conn,
+    `SELECT path_in_schema AS p FROM parquet_metadata(${sqlString(f)}) WHERE row_group_id = 0 ORDER BY column_id`);
+  return rows.length ? rows.map((r) => r.p).join(' | ') : null;
+}
+
 /* One pair: [ok, message]. */
 async function compare(orig, mine) {
   try {
@@ -43,6 +51,10 @@ async function compare(orig, mine) {
     const extra = await count(`SELECT * FROM ${src(mine)} EXCEPT ALL SELECT * FROM ${src(orig)}`);
     if (String(a) !== String(b) || Number(missing) !== 0 || Number(extra) !== 0)
       return [false, `differ: rows ${a} vs ${b}, ${missing} missing, ${extra} extra`];
+    // Each column chunk's path_in_schema names every level, a LIST's and a
+    // MAP's repeated group too (hyparquet finds chunks by it).
+    const [pa, pb] = [await pathsOf(orig), await pathsOf(mine)];
+    if (pa !== null && pb !== null && pa !== pb) return [false, `path_in_schema differs: ${pa} vs ${pb}`];
     return [true, `same ${a}`];
   } catch (e) {
     return [false, `error: ${firstLine(e)}`];
