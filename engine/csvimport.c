@@ -111,9 +111,27 @@ static int rows_buf_grow(rows_buf *b)
 static int field_error(pq_error *err, const char *name, int64_t line, const char *col, const char *p, size_t len,
                        const char *why)
 {
-    int shown = len > 40 ? 40 : (int)len;
-    return pq_fail(err, PQ_E_USAGE, "%s: line %lld, column %s: '%.*s%s' is %s", name, (long long)line, col, shown,
-                   p, len > 40 ? "..." : "", why);
+    /* At most 40 bytes of the field, as text: bytes that are not UTF-8
+     * and control characters as \xHH, so the message (the log, the errors
+     * file) stays text. */
+    char shown[200];
+    size_t o = 0, i = 0;
+    while (i < len && i < 40 && o + 5 < sizeof shown) {
+        const unsigned char *u = (const unsigned char *)p + i;
+        size_t ok = pq_utf8_valid_prefix(u, len - i < 4 ? len - i : 4);
+        size_t ch = u[0] < 0x80 ? 1 : (u[0] & 0xE0) == 0xC0 ? 2 : (u[0] & 0xF0) == 0xE0 ? 3 : 4;
+        if (u[0] >= 0x20 && u[0] != 0x7f && ok >= ch && i + ch <= 40) {
+            memcpy(shown + o, u, ch);
+            o += ch;
+            i += ch;
+        } else {
+            o += (size_t)snprintf(shown + o, sizeof shown - o, "\\x%02X", u[0]);
+            i++;
+        }
+    }
+    shown[o] = '\0';
+    return pq_fail(err, PQ_E_USAGE, "%s: line %lld, column %s: '%s%s' is %s", name, (long long)line, col, shown,
+                   i < len ? "..." : "", why);
 }
 
 /* Converts column c of `b` from its text (which is then freed).  On bad

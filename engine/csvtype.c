@@ -305,6 +305,12 @@ int pq_csv_convert(const target_col *t, const char *p, size_t n, void *value, pq
         return 0;
     }
     case CV_STRING: {
+        /* STRING is UTF-8 (SPEC section 5): other bytes would make the
+         * table unreadable to DuckDB and others. */
+        if (pq_utf8_valid_prefix((const unsigned char *)p, n) != n) {
+            *why = "not valid UTF-8";
+            return -1;
+        }
         size_t at = heap->len;
         if (pq_buf_append(heap, p, n) != 0) return -2;
         *(pq_bytes *)value = (pq_bytes){(const uint8_t *)(uintptr_t)at, (uint32_t)n};

@@ -9,6 +9,7 @@
 
 #include "cache.h"
 #include "lake_internal.h"
+#include "numfmt.h"
 #include "query.h"
 #include "render.h"
 #include "result.h"
@@ -229,14 +230,6 @@ char *lake_join(pq_arena *a, const char *dir, const char *name)
     return p;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* A path component percent-decoded (SPEC section 3), each `%XX` on its own:
  * a `%` not followed by two hex digits is no escape and stays, so `LIKE
  * 'ab%'` reads as typed while `%2F` is still `/`.  (Decoding used to be all
@@ -249,8 +242,8 @@ static char *decode_counted(pq_arena *a, const char *s, size_t n, int *decoded)
     size_t o = 0;
     *decoded = 0;
     for (size_t i = 0; i < n; i++) {
-        int hi = s[i] == '%' && n - i >= 3 ? hex_digit(s[i + 1]) : -1;
-        int lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
+        int hi = s[i] == '%' && n - i >= 3 ? pq_hex_digit(s[i + 1]) : -1;
+        int lo = hi >= 0 ? pq_hex_digit(s[i + 2]) : -1;
         if (lo < 0) {
             out[o++] = s[i];
             continue;
@@ -269,26 +262,6 @@ static char *decode(pq_arena *a, const char *s, size_t n)
     return decode_counted(a, s, n, &decoded);
 }
 
-/* Length of the valid UTF-8 prefix of s. */
-static size_t utf8_valid_prefix(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        if (!len || (len == 2 && c < 0xC2) || i + len > n) return i;
-        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) return i;
-            cp = cp << 6 | (s[i + k] & 0x3Fu);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
-            return i;
-        i += len;
-    }
-    return n;
-}
-
 /* where=: an expression is text.  An escape that decodes to bytes that are
  * not UTF-8 (`LIKE '%bc'` is byte 0xBC) was meant as a literal `%` far more
  * often than as that byte: refused, with the way out, not run to no rows. */
@@ -301,7 +274,7 @@ static char *decode_expression(pq_arena *a, const char *comp, const char *s, pq_
         return NULL;
     }
     size_t len = strlen(out);
-    if (decoded && utf8_valid_prefix((const unsigned char *)out, len) != len) {
+    if (decoded && pq_utf8_valid_prefix((const unsigned char *)out, len) != len) {
         pq_fail(err, PQ_E_USAGE, "%s: a %%XX escape decodes to bytes that are not UTF-8 text (write %%25 for a literal %%)",
                 comp);
         return NULL;

@@ -86,4 +86,8 @@ int pq_parse_time_ns(const char *s, size_t n, int64_t *ns);
 /* The value of one hex digit (either case), or -1. */
 int pq_hex_digit(char c);
 
+/* The length of the longest prefix of s that is valid UTF-8 (no overlong
+ * forms, no surrogates, nothing past U+10FFFF): n when all of it is. */
+size_t pq_utf8_valid_prefix(const unsigned char *s, size_t n);
+
 #endif

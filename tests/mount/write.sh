@@ -119,6 +119,9 @@ printf 'id,name,amount,ts,dt\n10,x,1,,2024-01-05\n' >"$IN/contra.csv"
 check "a column that contradicts the path: EINVAL at close" '[ "$(copy_errno "$IN/contra.csv" "$MNT/events/dt=2024-01-01/region=eu/contra.csv")" = EINVAL ]'
 printf 'id,name,amount,ts\n11,x,abc,\n' >"$IN/bad.csv"
 check "a value that does not fit its column: EINVAL" '[ "$(copy_errno "$IN/bad.csv" "$MNT/events/dt=2024-01-01/region=eu/bad.csv")" = EINVAL ]'
+printf 'id,name,amount,ts\n12,a\377b,1,\n' >"$IN/utf8.csv"
+check "a string that is not UTF-8: EINVAL (DuckDB could not read the table after it)" \
+    '[ "$(copy_errno "$IN/utf8.csv" "$MNT/events/dt=2024-01-01/region=eu/utf8.csv")" = EINVAL ] && [ -z "$(find "$LAKE/events" -name "utf8-*")" ]'
 printf 'id,name,amount,ts\n12,x\n' >"$IN/short.csv"
 check "a record with too few fields: EINVAL" '[ "$(copy_errno "$IN/short.csv" "$MNT/events/dt=2024-01-07/region=eu/short.csv")" = EINVAL ]'
 printf 'id,nope\n1,2\n' >"$IN/col.csv"

@@ -150,6 +150,8 @@ bad "unknown column for the schema" 'id,nope\n1,2\n' "--schema $work/g.parquet" 
 bad "timezone offset into a local timestamp" 'ts\n2024-01-01 10:00:00+02\n' "--schema $work/g.parquet" "line 2, column ts: .*time zone offset"
 bad "nanoseconds into micros" 'ts\n2024-01-01 10:00:00.1234567\n' "--schema $work/g.parquet" "line 2, column ts: .*finer than the column's unit"
 bad "duplicate header" 'a,a\n1,2\n' "" "line 1: column 'a' appears twice"
+bad "invalid UTF-8 in a string (inferred)" 'a,s\n1,ok\n2,a\xffb\n' "" "line 3, column s: .*not valid UTF-8"
+bad "a lone continuation byte" 's\n\x80\n' "" "line 2, column s: .*not valid UTF-8"
 bad "empty input" '' "" "empty input"
 bad "sort by a missing column" 'a\n1\n' "--sort-by b" "sort_by: no column 'b'"
 
