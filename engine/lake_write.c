@@ -448,9 +448,12 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             io.fixed = fixed;
             io.n_fixed = wt.n_parts;
             /* A new table's types: from the CSV. */
-            if (table_ft)
+            if (table_ft) {
                 rc = pq_csv_import(in, u->path, table_ft->meta.schema, table_ft->meta.n_schema, &io, &sink, &rows, err);
-            else
+                /* A table CSV cannot fill (nested columns, an odd type): the
+                 * input does not fit, EINVAL, not a storage error. */
+                if (rc != PQ_OK && err->cls == PQ_E_UNSUPPORTED) err->cls = PQ_E_USAGE;
+            } else
                 rc = pq_csv_import_inferred(in, u->path, &io, &sink, upload_restart, &us, &inferred, &rows, err);
         }
     }
