@@ -52,12 +52,22 @@ typedef enum ord_kind {
     ORD_NONE,      /* no order this writer knows: null counts only */
     ORD_BOOL, ORD_I32, ORD_U32, ORD_I64, ORD_U64, ORD_F32, ORD_F64,
     ORD_BYTES,     /* unsigned lexicographic */
+    ORD_DEC_BE,    /* DECIMAL bytes: big-endian two's complement, signed */
 } ord_kind;
 
 static ord_kind order_of(const pq_node *n)
 {
     const pq_logical *lt = &n->logical;
-    if (n->converted == PQ_CT_DECIMAL || lt->kind == PQ_LT_DECIMAL || n->converted == PQ_CT_INTERVAL ||
+    if (n->converted == PQ_CT_DECIMAL || lt->kind == PQ_LT_DECIMAL) {
+        /* Signed, by value, whatever the storage (as the format defines). */
+        switch (n->phys) {
+        case PQ_INT32: return ORD_I32;
+        case PQ_INT64: return ORD_I64;
+        case PQ_BYTE_ARRAY: case PQ_FIXED_LEN_BYTE_ARRAY: return ORD_DEC_BE;
+        default: return ORD_NONE;
+        }
+    }
+    if (n->converted == PQ_CT_INTERVAL ||
         (lt->kind != PQ_LT_NONE && lt->kind != PQ_LT_STRING && lt->kind != PQ_LT_ENUM && lt->kind != PQ_LT_DATE &&
          lt->kind != PQ_LT_TIME && lt->kind != PQ_LT_TIMESTAMP && lt->kind != PQ_LT_INTEGER &&
          lt->kind != PQ_LT_JSON && lt->kind != PQ_LT_BSON && lt->kind != PQ_LT_UUID))
@@ -93,6 +103,19 @@ static int ord_cmp(ord_kind k, const uint8_t *a, size_t alen, const uint8_t *b, 
         int c = n ? memcmp(a, b, n) : 0;
         if (c) return c < 0 ? -1 : 1;
         return (alen > blen) - (alen < blen);
+    }
+    case ORD_DEC_BE: {
+        /* The shorter one sign-extended to the longer; the first byte
+         * compared signed, the rest unsigned.  No bytes is 0. */
+        bool an = alen && (a[0] & 0x80), bn = blen && (b[0] & 0x80);
+        if (an != bn) return an ? -1 : 1;
+        size_t n = alen > blen ? alen : blen;
+        for (size_t i = 0; i < n; i++) {
+            unsigned ab = i < n - alen ? (an ? 0xffu : 0u) : a[i - (n - alen)];
+            unsigned bb = i < n - blen ? (bn ? 0xffu : 0u) : b[i - (n - blen)];
+            if (ab != bb) return ab < bb ? -1 : 1;
+        }
+        return 0;
     }
     default: return 0;
     }
@@ -145,7 +168,8 @@ static int bounds_add(bounds *b, ord_kind k, const void *values, int32_t n)
     case ORD_U64: TYPED_BOUNDS(uint64_t, false); break;
     case ORD_F32: TYPED_BOUNDS(float, isnan(x)); break;
     case ORD_F64: TYPED_BOUNDS(double, isnan(x)); break;
-    case ORD_BYTES: {
+    case ORD_BYTES:
+    case ORD_DEC_BE: {
         const pq_bytes *v = values;
         if (n <= 0) break;
         int32_t lo = 0, hi = 0;
@@ -361,7 +385,7 @@ int pq_colwriter_new(const pq_leaf *leaf, const pq_write_opts *opts, pq_colwrite
     if (!w->o.page_size) w->o.page_size = DEFAULT_PAGE_SIZE;
     if (!w->o.dict_limit) w->o.dict_limit = DEFAULT_DICT_LIMIT;
     w->ord = w->o.no_statistics ? ORD_NONE : order_of(leaf->node);
-    w->truncate = leaf->node->phys == PQ_BYTE_ARRAY;
+    w->truncate = leaf->node->phys == PQ_BYTE_ARRAY && w->ord == ORD_BYTES; /* never a decimal's bytes */
     w->def_bw = pq_bit_width((uint32_t)leaf->max_def);
     w->rep_bw = pq_bit_width((uint32_t)leaf->max_rep);
     w->use_dict = !w->o.no_dictionary && leaf->node->phys != PQ_BOOLEAN;

@@ -241,6 +241,52 @@ static void test_long_string_bounds(void)
     pq_chunk_out_free(&c);
 }
 
+/* DECIMAL statistics (none were written): by value, signed, whatever the
+ * storage; big-endian bytes of two lengths compare sign-extended, and are
+ * never cut like strings. */
+static void test_decimal_bounds(void)
+{
+    one_col s;
+    one_col_init(&s, PQ_INT32);
+    s.col.logical.kind = PQ_LT_DECIMAL;
+    s.col.logical.precision = 9;
+    s.col.logical.scale = 2;
+    pq_write_opts o;
+    pq_write_opts_init(&o);
+    const uint16_t def[4] = {1, 1, 1, 1};
+    const int32_t v[4] = {5, -700, 42, -3};
+    pq_chunk_out c;
+    CHECK(write_chunk(&s, &o, def, 4, v, 4, &c) == 0);
+    CHECK(c.meta.has_stats && c.meta.stats.has_min_value && c.meta.stats.has_max_value);
+    int32_t lo = 0, hi = 0;
+    if (c.meta.stats.has_min_value) memcpy(&lo, c.meta.stats.min_value.ptr, 4);
+    if (c.meta.stats.has_max_value) memcpy(&hi, c.meta.stats.max_value.ptr, 4);
+    CHECK_EQ_INT(lo, -700);
+    CHECK_EQ_INT(hi, 42);
+    CHECK(c.column_index.len > 0);
+    pq_chunk_out_free(&c);
+
+    one_col_init(&s, PQ_BYTE_ARRAY);
+    s.col.logical.kind = PQ_LT_DECIMAL;
+    s.col.logical.precision = 30;
+    s.col.logical.scale = 0;
+    static const uint8_t m1[1] = {0xff};                 /* -1 */
+    static const uint8_t big[2] = {0x01, 0x00};          /* 256 */
+    static const uint8_t neg[3] = {0xff, 0x00, 0x00};    /* -65536 */
+    static const uint8_t small[1] = {0x7f};              /* 127 */
+    static uint8_t long_pos[80];                          /* 80 bytes: a huge positive value */
+    memset(long_pos, 0, sizeof long_pos);
+    long_pos[1] = 1;
+    pq_bytes b[5] = {{m1, 1}, {big, 2}, {neg, 3}, {small, 1}, {long_pos, 80}};
+    const uint16_t def5[5] = {1, 1, 1, 1, 1};
+    CHECK(write_chunk(&s, &o, def5, 5, b, 5, &c) == 0);
+    const pq_stats *st = &c.meta.stats;
+    CHECK(st->has_min_value && st->min_value.len == 3 && memcmp(st->min_value.ptr, neg, 3) == 0);
+    CHECK(st->has_max_value && st->max_value.len == 80 && memcmp(st->max_value.ptr, long_pos, 80) == 0);
+    CHECK(!st->has_max_exact || st->max_exact);
+    pq_chunk_out_free(&c);
+}
+
 /* Encoding stats of a chunk: dictionary pages, dictionary-encoded and PLAIN
  * data pages. */
 static void page_kinds(const pq_chunk_out *c, int *dict_pages, int *dict_data, int *plain_data)
@@ -632,6 +678,7 @@ int main(void)
     test_int64_stats_and_page_index();
     test_double_bounds();
     test_long_string_bounds();
+    test_decimal_bounds();
     test_dictionary_fallback();
     test_chunk_copy();
     test_round_trips();
