@@ -212,7 +212,7 @@ static size_t loose_datetime(const char *s, size_t n, bool drop_offset, char *ou
     size_t i = 0, o = 0;
     unsigned f[5];
     int nf = 0;
-    if (n >= cap) return 0;
+    if (n + 8 >= cap) return 0; /* padding adds at most five characters */
     if (i < n && s[i] == '-') i++;
     while (i < n && s[i] >= '0' && s[i] <= '9') i++;
     size_t year_end = i;

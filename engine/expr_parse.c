@@ -6,6 +6,7 @@
  * 1-based character (UTF-8 code point) position it concerns. */
 #define PQ_EXPR_INTERNAL
 #include "expr.h"
+#include "numfmt.h"
 
 #include <string.h>
 
@@ -139,6 +140,12 @@ static int lex_quoted(parser *p, char quote, token *t)
     t->end = i + 1;
     if (t->kind == T_IDENT && k == 0)
         return fail_at(p, p->at, "empty quoted name");
+    /* Text is UTF-8, as in DuckDB: other bytes in a literal would match
+     * differently by bytes and by characters (LIKE's fast and general
+     * paths).  Binary values are written as \xHH, which is text. */
+    if (pq_utf8_valid_prefix((const unsigned char *)text, k) != k)
+        return fail_at(p, p->at, quote == '\'' ? "a string that is not UTF-8 text starting"
+                                               : "a quoted name that is not UTF-8 text starting");
     return PQ_OK;
 }
 

@@ -1008,10 +1008,14 @@ static void test_prune(void)
     };
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         expect_prune(b[i].text, b[i].want);
-    ranges[C_S].max = (pq_value){.type = PQ_V_STRING, .u.s = S("\xff\xff")};
-    expect_prune("s LIKE '\xff%'", M); expect_prune("s LIKE 'a%'", M);
+    /* the highest code point as a prefix (literals are UTF-8 text) */
+    ranges[C_S].max = (pq_value){.type = PQ_V_STRING, .u.s = S("\xf4\x8f\xbf\xbf\xf4\x8f\xbf\xbf")};
+    expect_prune("s LIKE '\xf4\x8f\xbf\xbf%'", M); expect_prune("s LIKE 'a%'", M);
     ranges[C_S].min = ranges[C_S].max;
-    expect_prune("s LIKE '\xff%'", T); expect_prune("s LIKE 'a%'", F);
+    expect_prune("s LIKE '\xf4\x8f\xbf\xbf%'", T); expect_prune("s LIKE 'a%'", F);
+    /* a literal that is not UTF-8 text is refused (LIKE compared it by
+     * bytes on one path and by characters on the other) */
+    expect_error("s LIKE '%\xa9'", "a string that is not UTF-8 text starting at position 8");
     /* timestamps compare as instants, dates as midnight */
     const int64_t day = 86400LL * 1000000000;
     ranges[C_TS_US] = range_of(PQ_V_TIMESTAMP, 19723 * day, 19724 * day, 0, 10);
