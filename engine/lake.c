@@ -1046,6 +1046,7 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
     }
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->dirs_mu, NULL);
+    pthread_mutex_init(&l->first_write_mu, NULL);
     l->io = &o->store->counters;
     l->ttl_ms = o->metadata_ttl_ms;
     l->threads = o->threads;
@@ -1167,6 +1168,7 @@ void pq_lake_close(pq_lake *l)
     free(l->cache_dir);
     pthread_mutex_destroy(&l->mu);
     pthread_mutex_destroy(&l->dirs_mu);
+    pthread_mutex_destroy(&l->first_write_mu);
     free(l);
 }
 

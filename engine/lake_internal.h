@@ -74,6 +74,9 @@ struct pq_lake {
      * made: a directory another write has just found is never removed
      * before that write's file is in it. */
     pthread_mutex_t dirs_mu;
+    /* Commits into a table without files, one at a time: the first defines
+     * the table's schema and layout, which the next must then meet. */
+    pthread_mutex_t first_write_mu;
 };
 
 typedef enum { K_ROOT, K_META_DIR, K_META_STATS, K_META_ERRORS, K_VIEW_DIR, K_VIEW_FILE } res_kind;

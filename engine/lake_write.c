@@ -485,6 +485,24 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
     return rc;
 }
 
+/* The first file of a table defines its schema and layout (SPEC section 6).
+ * While a table has none, its commits run one at a time, each resolving the
+ * table again when its turn comes: a second concurrent first write meets the
+ * first one's schema instead of defining a conflicting one. */
+static int commit_in_turn(pq_lake_upload *u, pq_error *err)
+{
+    pq_lake *l = u->l;
+    view v;
+    write_target wt;
+    bool empty = resolve_target_dir(l, u->dir, &v, &wt, err) == PQ_OK && !v.t->ref_path;
+    lake_view_free(l, &v);
+    if (!empty) return do_commit(u, err);
+    pthread_mutex_lock(&l->first_write_mu);
+    int rc = do_commit(u, err);
+    pthread_mutex_unlock(&l->first_write_mu);
+    return rc;
+}
+
 int pq_lake_upload_commit(pq_lake_upload *u, pq_error *err)
 {
     pthread_mutex_lock(&u->mu);
@@ -497,7 +515,7 @@ int pq_lake_upload_commit(pq_lake_upload *u, pq_error *err)
         pthread_mutex_unlock(&u->failed_mu);
         /* Already reported when the write failed. */
         if (failed) u->commit_rc = PQ_ERR;
-        else u->commit_rc = do_commit(u, &u->commit_err);
+        else u->commit_rc = commit_in_turn(u, &u->commit_err);
         if (u->commit_rc != PQ_OK && !failed) {
             /* Messages about the input already name it. */
             if (strncmp(u->commit_err.msg, u->path, strlen(u->path)))

@@ -210,6 +210,22 @@ check "then the layout is the table's: a write outside it is EPERM" \
     '[ "$(copy_errno "$IN/trips2.csv" "$MNT/trips/x.csv")" = EPERM ]'
 check "mkdir of anything else: EPERM" '! mkdir "$MNT/events/junk" 2>/dev/null'
 
+# ------------------------------------------------------------ concurrent first writes
+# Three first writes into a new table at once, with conflicting columns: the
+# first to commit defines the table, the others meet it (or fail EINVAL);
+# the table stays readable (three conflicting files made it EIO).
+printf 'id,v\n1,2\n' >"$IN/r1.csv"; printf 'id,v\nabc,xyz\n' >"$IN/r2.csv"; printf 'id,w\n5,6\n' >"$IN/r3.csv"
+mkdir "$MNT/race"
+race_pids=()
+for f in r1 r2 r3; do
+    (if cp "$IN/$f.csv" "$MNT/race/" 2>"$WORK/$f.err"; then echo 0; else echo 1; fi >"$WORK/$f.rc") & race_pids+=($!)
+done
+wait "${race_pids[@]}" || true
+ok_writes=$(cat "$WORK"/r[123].rc | grep -c '^0$' || true)
+check "concurrent first writes into a new table: one schema, every accepted row readable ($ok_writes accepted)" \
+    '[ "$ok_writes" -ge 1 ] && [ "$(find "$LAKE/race" -name "*.parquet" | wc -l)" = "$ok_writes" ] &&
+     cat "$MNT/race/data.csv" >"$WORK/race.csv" && [ "$(tail -n +2 "$WORK/race.csv" | wc -l)" = "$ok_writes" ]'
+
 # ------------------------------------------------------------ children of the writer
 # A child started while the file is open closes its copy of the descriptor
 # (at exec or exit): that close must not write the half-written file.
