@@ -208,6 +208,11 @@ check "an undeclared new table takes its layout from the first write's path" \
      grep -q "^year,INT64,true,true" "$MNT/trips/schema.txt"'
 check "then the layout is the table's: a write outside it is EPERM" \
     '[ "$(copy_errno "$IN/trips2.csv" "$MNT/trips/x.csv")" = EPERM ]'
+check "a partition value of another kind (year=soon where years are integers): EINVAL, the type stays INT64" \
+    '[ "$(copy_errno "$IN/trips2.csv" "$MNT/trips/year=soon/t.csv")" = EINVAL ] && [ ! -e "$LAKE/trips/year=soon" ] &&
+     grep -q "^year,INT64,true,true" "$MNT/trips/schema.txt"'
+check "a date partition written as 2024-1-7 (where dt is a date): EINVAL" \
+    '[ "$(copy_errno "$IN/a.csv" "$MNT/events/dt=2024-1-7/region=eu/a.csv")" = EINVAL ] && [ ! -e "$LAKE/events/dt=2024-1-7" ]'
 check "mkdir of anything else: EPERM" '! mkdir "$MNT/events/junk" 2>/dev/null'
 
 # ------------------------------------------------------------ concurrent first writes
