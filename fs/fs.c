@@ -54,7 +54,19 @@ struct pqfs_fs {
     time_t mount_time;
     open_handle *open;           /* under mu */
     int n_uploads;               /* handles in `open` with an upload, under mu */
+    /* Names just written (the file is in the lake under another name): for
+     * a little while they still stat, and take chmod, chown and utimes
+     * without effect, as the copy tools send them after close (shutil.copy,
+     * install, cp -p).  A ring, under mu. */
+    struct just_written {
+        char *path;
+        uint64_t size;
+        time_t until;
+    } written[16];
+    int n_written;
 };
+
+#define JUST_WRITTEN_SECONDS 10
 
 int pqfs_errno(const pq_error *err)
 {
@@ -291,6 +303,43 @@ static bool read_should_stop(void *p)
     return fuse_req_interrupted(s->req) || (s->fs->se && fuse_session_exited(s->fs->se));
 }
 
+/* Notes that the upload at ino was written into the lake. */
+static void note_written(pqfs_fs *fs, fuse_ino_t ino, uint64_t size)
+{
+    char *path = path_of(fs, ino);
+    if (!path) return;
+    pthread_mutex_lock(&fs->mu);
+    struct just_written *w = &fs->written[fs->n_written++ % (int)(sizeof fs->written / sizeof fs->written[0])];
+    free(w->path);
+    *w = (struct just_written){path, size, time(NULL) + JUST_WRITTEN_SECONDS};
+    pthread_mutex_unlock(&fs->mu);
+}
+
+/* Whether path names a file just written; its size then. */
+static bool just_written(pqfs_fs *fs, const char *path, uint64_t *size)
+{
+    bool found = false;
+    time_t now = time(NULL);
+    pthread_mutex_lock(&fs->mu);
+    for (size_t i = 0; path && i < sizeof fs->written / sizeof fs->written[0]; i++) {
+        const struct just_written *w = &fs->written[i];
+        if (w->path && now <= w->until && !strcmp(w->path, path)) {
+            *size = w->size;
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&fs->mu);
+    return found;
+}
+
+static bool ino_just_written(pqfs_fs *fs, fuse_ino_t ino, uint64_t *size)
+{
+    char *path = path_of(fs, ino);
+    bool found = just_written(fs, path, size);
+    free(path);
+    return found;
+}
+
 /* The path of `name` in directory `parent`, or NULL with the error replied. */
 static char *path_in(fuse_req_t req, pqfs_fs *fs, fuse_ino_t parent, const char *name)
 {
@@ -328,6 +377,23 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     pq_lake_attr a;
     stop_ctx sc = {req, fs};
     if (pq_lake_stat(fs->lake, path, &a, read_should_stop, &sc, &err) != PQ_OK) {
+        uint64_t size;
+        if (err.cls == PQ_E_NOTFOUND && just_written(fs, path, &size)) {
+            /* Not cached: the name is gone once its grace period ends. */
+            struct fuse_entry_param e;
+            memset(&e, 0, sizeof e);
+            e.ino = remember(fs, path);
+            free(path);
+            if (!e.ino) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+            }
+            pq_lake_attr wa = {.size = size, .size_final = true};
+            fill_stat(fs, e.ino, &wa, &e.attr);
+            e.attr.st_mode = S_IFREG | 0644;
+            if (fuse_reply_entry(req, &e) != 0) forget_one(fs, e.ino, 1);
+            return;
+        }
         free(path);
         reply_error(req, &err);
         return;
@@ -394,7 +460,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     }
     /* A file being written is not in the lake yet: its staged size. */
     uint64_t staged = 0;
-    if (upload_attr(fs, ino, -1, &staged, &err) == PQ_OK) {
+    if (upload_attr(fs, ino, -1, &staged, &err) == PQ_OK || ino_just_written(fs, ino, &staged)) {
         reply_upload_attr(req, fs, ino, staged);
         return;
     }
@@ -628,7 +694,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
          * empty one (touch) writes nothing. */
         pq_error err;
         pq_error_clear(&err);
-        if (!oh->writer_killed && pq_lake_upload_size(oh->upload) > 0) (void)pq_lake_upload_commit(oh->upload, &err);
+        uint64_t size = pq_lake_upload_size(oh->upload);
+        if (!oh->writer_killed && size > 0 && pq_lake_upload_commit(oh->upload, &err) == PQ_OK)
+            note_written(fs, oh->upload_ino, size);
         pq_lake_upload_free(oh->upload);
         untrack(fs, oh);
         fuse_reply_err(req, 0);
@@ -757,8 +825,13 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         oh->writer_killed = true;
         commit = false;
     }
-    if (commit && pq_lake_upload_commit(oh->upload, &err) != PQ_OK) reply_error(req, &err);
-    else fuse_reply_err(req, 0);
+    uint64_t size = commit ? pq_lake_upload_size(oh->upload) : 0;
+    if (commit && pq_lake_upload_commit(oh->upload, &err) != PQ_OK) {
+        reply_error(req, &err);
+        return;
+    }
+    if (commit) note_written(fs_of(req), oh->upload_ino, size);
+    fuse_reply_err(req, 0);
 }
 
 /* Data is never deleted or renamed through the mount. */
@@ -803,7 +876,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     pq_error err;
     uint64_t size = 0;
     int64_t to = (to_set & FUSE_SET_ATTR_SIZE) ? (int64_t)attr->st_size : -1;
-    if (upload_attr(fs, ino, to, &size, &err) == PQ_OK) reply_upload_attr(req, fs, ino, size);
+    if (to < 0 && ino_just_written(fs, ino, &size)) reply_upload_attr(req, fs, ino, size);
+    else if (upload_attr(fs, ino, to, &size, &err) == PQ_OK) reply_upload_attr(req, fs, ino, size);
     else if (err.cls == PQ_E_NOTFOUND) fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
     else reply_error(req, &err);
 }
@@ -877,6 +951,7 @@ void pqfs_fs_free(pqfs_fs *fs)
             n = next;
         }
     }
+    for (size_t i = 0; i < sizeof fs->written / sizeof fs->written[0]; i++) free(fs->written[i].path);
     pthread_mutex_destroy(&fs->mu);
     free(fs);
 }

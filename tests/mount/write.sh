@@ -215,6 +215,20 @@ check "a date partition written as 2024-1-7 (where dt is a date): EINVAL" \
     '[ "$(copy_errno "$IN/a.csv" "$MNT/events/dt=2024-1-7/region=eu/a.csv")" = EINVAL ] && [ ! -e "$LAKE/events/dt=2024-1-7" ]'
 check "mkdir of anything else: EPERM" '! mkdir "$MNT/events/junk" 2>/dev/null'
 
+# ------------------------------------------------------------ copy tools that set modes after close
+# shutil.copy / copy2 and install set the mode (and times) by name after
+# close, when the file is already in the lake under its part name: the name
+# stats for a few seconds more and takes them without effect.
+S=$MNT/events/dt=2024-06-01/region=eu
+printf 'id,name,amount,ts\n71,s,1,\n' >"$IN/sh.csv"
+check "shutil.copy, shutil.copy2 and install -m 644 succeed, each file lands once" \
+    'python3 -c "
+import shutil, sys
+shutil.copy(sys.argv[1], sys.argv[2] + \"/sh.csv\"); shutil.copy2(sys.argv[1], sys.argv[2] + \"/sh2.csv\")
+" "$IN/sh.csv" "$S" && install -m 644 "$IN/sh.csv" "$S/inst.csv" &&
+     [ "$(find "$LAKE/events/dt=2024-06-01" -name "*.parquet" | wc -l)" = 3 ] &&
+     [ "$(tail -n +2 "$MNT/events/dt=2024-06-01/select=id/data.csv" | tr "\n" " ")" = "71 71 71 " ]'
+
 # ------------------------------------------------------------ concurrent first writes
 # Three first writes into a new table at once, with conflicting columns: the
 # first to commit defines the table, the others meet it (or fail EINVAL);
