@@ -1383,6 +1383,10 @@ int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, bool (
     case K_META_ERRORS: rc = errors_text(l, &h->text) ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK; break;
     case K_VIEW_FILE:
         atomic_fetch_add(&l->c.views_opened, 1);
+        /* A table without files yet (made by mkdir, or declared): no
+         * columns, no rows, nothing to plan; only data.parquet, which needs
+         * a schema, fails. */
+        if (!v.t->ref_path && v.file != F_DATA_PARQUET) break;
         if (v.file == F_SCHEMA) rc = schema_text(l, &v, &h->text, err);
         else if (v.file == F_PLAN) rc = plan_text(l, &v, &h->text, err);
         else if (v.file == F_DATA_CSV) rc = get_result(l, &v, &h->res, &h->key, err);
