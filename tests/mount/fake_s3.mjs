@@ -5,7 +5,7 @@
 //
 // node fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S]
 //                  [--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N]
-//                  [--part-delay-ms N] [--complete-error-every N] [--log FILE]
+//                  [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--log FILE]
 // --session-token T: signed requests must carry x-amz-security-token T (and,
 // like every x-amz-* header sent, sign it).
 // --fail-every N: every Nth request is answered 503 SlowDown.
@@ -16,6 +16,9 @@
 // --part-delay-ms N: an UploadPart waits N ms more (a part takes longer to
 // send than the writer takes to fill the next), and its log line adds parts=
 // (UploadParts open when it arrived, itself included).
+// --mbps N: a request body arrives at N MB/s per connection at most (a
+// request with a body of B bytes waits B / N us more): one connection's
+// bandwidth, which requests side by side multiply.
 // A request (method, URL, Range) is faulted at most once by each kind of fault,
 // so a client that retries always gets through: the faults are transient.
 //
@@ -44,14 +47,14 @@ const TMP_PREFIX = '.fake-s3-tmp-';
 
 // ---- command line ----
 const USAGE = 'usage: fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S] ' +
-  '[--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--part-delay-ms N] [--complete-error-every N] [--log FILE]';
+  '[--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--log FILE]';
 function die(msg) { process.stderr.write(`fake_s3: ${msg}\n${USAGE}\n`); process.exit(2); }
 
 function parseArgs(argv) {
   const names = { '--root': 'root', '--bucket': 'bucket', '--port': 'port', '--access-key': 'accessKey',
-    '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--delay-ms': 'delayMs', '--part-delay-ms': 'partDelayMs', '--log': 'log',
+    '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--delay-ms': 'delayMs', '--part-delay-ms': 'partDelayMs', '--mbps': 'mbps', '--log': 'log',
     '--complete-error-every': 'completeErrorEvery', '--session-token': 'sessionToken' };
-  const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0', partDelayMs: '0', completeErrorEvery: '0' };
+  const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0', partDelayMs: '0', mbps: '0', completeErrorEvery: '0' };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
     const eq = a.indexOf('=');
@@ -70,12 +73,14 @@ function parseArgs(argv) {
   o.dropEvery = Number(o.dropEvery);
   o.delayMs = Number(o.delayMs);
   o.partDelayMs = Number(o.partDelayMs);
+  o.mbps = Number(o.mbps);
   o.completeErrorEvery = Number(o.completeErrorEvery);
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) die('bad --port');
   if (!Number.isInteger(o.failEvery) || o.failEvery < 0) die('bad --fail-every');
   if (!Number.isInteger(o.dropEvery) || o.dropEvery < 0) die('bad --drop-every');
   if (!Number.isInteger(o.delayMs) || o.delayMs < 0) die('bad --delay-ms');
   if (!Number.isInteger(o.partDelayMs) || o.partDelayMs < 0) die('bad --part-delay-ms');
+  if (!(o.mbps >= 0)) die('bad --mbps');
   if (!Number.isInteger(o.completeErrorEvery) || o.completeErrorEvery < 0) die('bad --complete-error-every');
   o.logFd = o.log ? fs.openSync(o.log, 'a') : null;
   return o;
@@ -590,7 +595,8 @@ const server = http.createServer((req, res) => {
   const isPart = req.method === 'PUT' && /[?&]partNumber=/.test(req.url);
   if (isPart) ctx.partsInflight = ++partsInflight;
   res.on('close', () => { inflight--; if (isPart) partsInflight--; });
-  const delay = opts.delayMs + (isPart ? opts.partDelayMs : 0);
+  const bodyBytes = Number(req.headers['content-length'] ?? 0) || 0;
+  const delay = opts.delayMs + (isPart ? opts.partDelayMs : 0) + (opts.mbps > 0 ? bodyBytes / (opts.mbps * 1000) : 0);
   const start = delay > 0 ? new Promise((r) => setTimeout(r, delay)) : Promise.resolve();
   start.then(() => handle(ctx)).catch((err) => {
     if (ctx.done) res.destroy();
