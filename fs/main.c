@@ -120,6 +120,25 @@ static pq_part_type part_type_of(pqfs_part_type t)
     }
 }
 
+/* A password in an http(s) URL on the command line (SOURCE, -o source=)
+ * is overwritten with '*' once the configuration holds its own copy: the
+ * command line is readable by every user in /proc/PID/cmdline (ps). */
+static void mask_url_passwords(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        for (char *p = strstr(argv[i], "://"); p; p = strstr(p + 3, "://")) {
+            char *auth = p + 3, *end = auth + strcspn(auth, "/,");
+            char *at = NULL;
+            for (char *q = auth; q < end; q++)
+                if (*q == '@') at = q;
+            if (!at) continue;
+            char *colon = memchr(auth, ':', (size_t)(at - auth));
+            if (colon)
+                for (char *q = colon + 1; q < at; q++) *q = '*';
+        }
+    }
+}
+
 int main(int argc, char **argv, char **envp)
 {
     /* Page and result buffers are megabytes, freed and taken again for every
@@ -145,6 +164,7 @@ int main(int argc, char **argv, char **envp)
         pqfs_config_free(&cfg);
         return 2;
     }
+    mask_url_passwords(argc, argv);
     logger lg = {.foreground = cfg.foreground, .level = cfg.log_level};
     if (!cfg.foreground) openlog("pqfs", LOG_PID, LOG_DAEMON);
 

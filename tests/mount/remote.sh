@@ -219,6 +219,8 @@ check "HTTP: basic auth from the URL reads the lake" \
     'cat "$WORK/mnt-auth/users/where=country = '"'"'FR'"'"'/data.csv" >"$WORK/auth.csv" && cmp -s "$WORK/auth.csv" "$WORK/snap-local/view-8"'
 check "HTTP: the password is not in the log or the mount table" \
     '! grep -q "s3cr" "$WORK/http-auth.log" && ! grep -q "s3cr" /proc/self/mounts && grep -q "http://127.0.0.1:$HTTP_PORT/auth" /proc/self/mounts'
+check "HTTP: nor on the daemon's command line (ps), masked as alice:********@" \
+    'tr "\0" " " </proc/$PQFS_PID/cmdline | grep -q "alice:\*\*\*\*\*\*\*\*@127" && ! grep -q "s3cr" /proc/$PQFS_PID/cmdline'
 stop_pqfs "$WORK/mnt-auth" "$PQFS_PID"
 check "HTTP: without the credentials the mount fails with 401" \
     '! "$PQFS" "http://127.0.0.1:$HTTP_PORT/auth" "$WORK/mnt-bad" -f 2>"$WORK/err" && grep -q "HTTP 401 not authorized" "$WORK/err"'
