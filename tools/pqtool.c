@@ -40,7 +40,8 @@ static void die_usage(void)
             "       pqtool write IN.csv OUT.parquet [--schema LIKE.parquet] [--row-group-rows N] [--sort-by C1,C2]\n"
             "                                  [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
             "                                  [--no-statistics] [--threads N] [--bloom-filter C1,C2]\n"
-            "PATH is a Parquet file or a table directory (Hive partitions).\n");
+            "PATH is a Parquet file or a table directory (Hive partitions); a partition directory\n"
+            "(TABLE/dt=X) is the table filtered to its values, partition columns included.\n");
     exit(2);
 }
 
@@ -102,6 +103,12 @@ typedef struct inputs {
     int n_files;
     pq_io_counters counters;   /* plain files */
     _Atomic uint32_t max_meta_len; /* largest footer of the table read so far */
+    /* A partition directory given as PATH (TABLE/dt=X/...): the table at
+     * TABLE, filtered to those values, so the partition columns are there
+     * as in DuckDB's hive_partitioning and the mount's view of it. */
+    char *root;
+    char *eq_cols[16], *eq_vals[16];
+    int n_eq;
 } inputs;
 
 static void inputs_free(inputs *in)
@@ -113,7 +120,55 @@ static void inputs_free(inputs *in)
     free(in->files);
     pq_table_free(in->table);
     pq_store_destroy(in->store);
+    free(in->root);
+    for (int i = 0; i < in->n_eq; i++) {
+        free(in->eq_cols[i]);
+        free(in->eq_vals[i]);
+    }
     memset(in, 0, sizeof *in);
+}
+
+/* Splits a directory path's trailing KEY=VALUE components off (percent-
+ * decoded; __HIVE_DEFAULT_PARTITION__ is NULL) into in->eq_*, in->root the
+ * rest; nothing when it has none.  Returns -1 out of memory. */
+static int split_partition_dirs(const char *path, inputs *in)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--;
+    char *comps[16];
+    int k = 0;
+    size_t end = n;
+    while (k < 16) {
+        size_t start = end;
+        while (start > 0 && path[start - 1] != '/') start--;
+        const char *c = path + start;
+        const char *eq = memchr(c, '=', end - start);
+        if (start == 0 || !eq || eq == c || c[0] == '.' || c[0] == '_') break;
+        comps[k] = strndup(c, end - start);
+        if (!comps[k]) return -1;
+        k++;
+        end = start - 1;
+    }
+    if (k == 0) return 0;
+    in->root = strndup(path, end);
+    if (!in->root) return -1;
+    for (int i = 0; i < k; i++) { /* outermost first */
+        char *c = comps[k - 1 - i];
+        char *eq = strchr(c, '=');
+        size_t kl = (size_t)(eq - c), vl = strlen(eq + 1);
+        in->eq_cols[i] = malloc(kl + 1);
+        in->eq_vals[i] = malloc(vl + 1);
+        if (!in->eq_cols[i] || !in->eq_vals[i]) return -1;
+        if (pq_percent_decode(c, kl, in->eq_cols[i]) < 0) memcpy(in->eq_cols[i], c, kl), in->eq_cols[i][kl] = '\0';
+        if (pq_percent_decode(eq + 1, vl, in->eq_vals[i]) < 0) memcpy(in->eq_vals[i], eq + 1, vl + 1);
+        if (!strcmp(in->eq_vals[i], "__HIVE_DEFAULT_PARTITION__")) {
+            free(in->eq_vals[i]);
+            in->eq_vals[i] = NULL;
+        }
+        in->n_eq = i + 1;
+        free(c);
+    }
+    return 0;
 }
 
 /* pq_scan_opts.open_file for table directories. */
@@ -180,7 +235,38 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
     bool remote = n_paths == 1 && is_url(paths[0]);
     if (remote || (n_paths == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode))) {
         if (remote) PQ_TRY(open_remote_store(paths[0], &in->store, err));
-        else PQ_TRY(pq_store_local_new(paths[0], &in->store, err));
+        else {
+            /* TABLE/dt=X/region=Y: the table, when its partitions begin so. */
+            if (split_partition_dirs(paths[0], in) != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (in->root) {
+                pq_store *st_root = NULL;
+                pq_table *t_root;
+                pq_table_opts ropts;
+                memset(&ropts, 0, sizeof ropts);
+                pq_error ignore;
+                bool fits = pq_store_local_new(in->root, &st_root, &ignore) == PQ_OK;
+                if (fits && pq_table_discover(st_root, "", &ropts, &t_root, &ignore) == PQ_OK) {
+                    fits = t_root->n_parts >= in->n_eq;
+                    for (int i = 0; fits && i < in->n_eq; i++) fits = !strcmp(t_root->part_names[i], in->eq_cols[i]);
+                    pq_table_free(t_root);
+                } else {
+                    fits = false;
+                }
+                if (fits) {
+                    in->store = st_root;
+                } else {
+                    if (st_root) pq_store_destroy(st_root);
+                    for (int i = 0; i < in->n_eq; i++) {
+                        free(in->eq_cols[i]);
+                        free(in->eq_vals[i]);
+                    }
+                    in->n_eq = 0;
+                    free(in->root);
+                    in->root = NULL;
+                }
+            }
+            if (!in->store) PQ_TRY(pq_store_local_new(paths[0], &in->store, err));
+        }
         pq_table_opts topts;
         memset(&topts, 0, sizeof topts);
         if (pq_table_discover(in->store, "", &topts, &in->table, err) != PQ_OK) return PQ_ERR;
@@ -218,8 +304,14 @@ static pq_io_counters *inputs_counters(inputs *in)
 static int compile_query(inputs *in, const pq_query_spec *spec, pq_query **q, pq_error *err)
 {
     const pq_table *t = in->table;
+    pq_query_spec with_dirs = *spec;
+    if (in->n_eq) {
+        with_dirs.eq_cols = (const char *const *)in->eq_cols;
+        with_dirs.eq_vals = (const char *const *)in->eq_vals;
+        with_dirs.n_eq = in->n_eq;
+    }
     return pq_query_compile(&in->files[0].footer->schema, t ? (const char *const *)t->part_names : NULL,
-                            t ? t->part_types : NULL, t ? t->n_parts : 0, spec, q, err);
+                            t ? t->part_types : NULL, t ? t->n_parts : 0, &with_dirs, q, err);
 }
 
 typedef struct cat_args {

@@ -378,6 +378,16 @@ if ls -1A "$MNT/$E/year=2023/dt=2023-12-31/region=eu" | grep -q 'part-\|_SUCCESS
 if ls -1A "$MNT/$E/year=2024/dt=2024-01-01" | grep -qx plain; then fail "plain directory listed as a partition"; else pass "plain dir not listed"; fi
 if ls -1A "$MNT" | grep -qx '.pqfs'; then fail ".pqfs listed at the root (it is hidden)"; else pass ".pqfs hidden"; fi
 
+# pqtool pointed at a partition directory reads it as the table filtered to
+# those values, partition columns included (as DuckDB's hive_partitioning
+# and the mount's view of the same directory; it used to drop them): the
+# same rows as the table root with those values as a filter.
+"$PQTOOL" cat "$LAKE2/events/year=2024/dt=2024-01-01" --select id,year,dt,region >"$WORK/pqtool-partdir.csv" 2>&1 &&
+    "$PQTOOL" cat "$LAKE2/events" --where "year = 2024 AND dt = '2024-01-01'" --select id,year,dt,region >"$WORK/pqtool-partdir-ref.csv" &&
+    cmp -s "$WORK/pqtool-partdir.csv" "$WORK/pqtool-partdir-ref.csv" &&
+    [ "$(wc -l <"$WORK/pqtool-partdir.csv")" -gt 1 ] && pass "pqtool on a partition directory: its rows with the partition columns" ||
+    fail "pqtool on a partition directory: $(head -2 "$WORK/pqtool-partdir.csv")"
+
 # ---------------------------------------------------------------- errors: EINVAL, ENOENT
 errors_has() { grep -qF -- "$1" "$MNT/.pqfs/errors"; }
 expect_errno() { # ERRNO OP PATH [TEXT expected in /.pqfs/errors]
