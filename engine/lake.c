@@ -173,6 +173,16 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
         if (!t->ref_path) goto oom;
         t->ref_id = pt->files[0].st;
     }
+    if (pt->n_ignored > 0) {
+        /* Paths that do not fit the layout are left out (SPEC section 2),
+         * but not silently: a declared type the directories do not have
+         * would empty the table without a word. */
+        pq_error why;
+        pq_fail(&why, PQ_E_USAGE, "table '%s': %d path%s left out, not fitting the table's layout, e.g. %s", name,
+                pt->n_ignored, pt->n_ignored == 1 ? "" : "s", pt->ignored_first);
+        if (pt->n_files == 0) pq_lake_report(l, &why); /* every file left out: an error */
+        else lake_logf(l, PQ_LOG_WARN, "%s", why.msg);
+    }
     pq_table_free(pt);
     t->fetched_ms = now;
     t->refs = 2;

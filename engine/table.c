@@ -12,6 +12,7 @@
 #include "table.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,9 +268,30 @@ typedef struct walker {
     pq_error *err;
 } walker;
 
-static void count_ignored(walker *w)
+/* Counts a path that does not fit the layout; the first one is kept with
+ * the reason, so the lake can say why files are left out. */
+static void count_ignored(walker *w, const char *name, const char *why)
 {
-    if (w->t->n_ignored < INT_MAX) w->t->n_ignored++;
+    pq_table *t = w->t;
+    if (t->n_ignored == 0)
+        snprintf(t->ignored_first, sizeof t->ignored_first, "%.*s%s%s: %s", (int)(w->path.len < 150 ? w->path.len : 150),
+                 w->path.data ? w->path.data : "", w->path.len ? "/" : "", name, why);
+    if (t->n_ignored < INT_MAX) t->n_ignored++;
+}
+
+static const pq_part_decl *find_declared(const pq_table_opts *opts, const char *name);
+
+/* Why a partition directory does not fit (partition_dir_fits false). */
+static const char *misfit_reason(walker *w, const level_entry *p, int depth)
+{
+    if (depth >= PQ_TABLE_MAX_DEPTH) return "nested too deep";
+    if (w->layout_fixed && (depth >= w->t->n_parts || strcmp(p->key, w->t->part_names[depth]) != 0))
+        return "not the table's partition layout";
+    const pq_part_decl *decl = find_declared(w->opts, p->key);
+    if (decl && !value_fits_type(p->value, decl->type))
+        return decl->type == PQ_PART_INT64 ? "not an integer, as the ini declares" : decl->type == PQ_PART_DATE
+                   ? "not a date (YYYY-MM-DD), as the ini declares" : "not of the declared type";
+    return "a partition column named twice";
 }
 
 static const pq_part_decl *find_declared(const pq_table_opts *opts, const char *name)
@@ -497,7 +519,7 @@ static int walk_dir(walker *w, int depth, listed *pre)
     for (size_t i = 0; i < lv.n_parts; i++) {
         const level_entry *p = &lv.parts[i];
         if (!partition_dir_fits(w, p, depth)) {
-            count_ignored(w);
+            count_ignored(w, p->name, misfit_reason(w, p, depth));
             continue;
         }
         w->keys[depth] = p->key;
@@ -517,7 +539,7 @@ static int walk_dir(walker *w, int depth, listed *pre)
         if (!w->layout_fixed) {
             if ((rc = fix_layout(w, w->keys, depth)) != PQ_OK) goto done;
         } else if (depth != w->t->n_parts) {
-            count_ignored(w);
+            count_ignored(w, lv.files[i].name, "a file at another depth than the table's partition layout");
             continue;
         }
         /* Every directory entered since the layout was fixed matched it, and

@@ -84,6 +84,7 @@ typedef struct pq_table {
     pq_table_file *files;
     int n_files;
     int n_ignored;             /* paths that did not fit the layout */
+    char ignored_first[300];   /* the first of them and why, for the log ("" none) */
 } pq_table;
 
 /* Called before descending into a partition directory with the values of
