@@ -60,6 +60,7 @@ static void table_info_free(table_info *t)
     free(t->name);
     free(t->root);
     free(t->ref_path);
+    free(t->left_out);
     free(t);
 }
 
@@ -127,6 +128,7 @@ void lake_table_forget(pq_lake *l, const char *root)
 int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **out, pq_error *err)
 {
     uint64_t now = pq_now_ms();
+    char *was_left_out = NULL; /* the expired discovery's report, said once */
     pthread_mutex_lock(&l->mu);
     table_info **pp = &l->tables;
     while (*pp) {
@@ -139,6 +141,8 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
                 return PQ_OK;
             }
             *pp = t->next;
+            was_left_out = t->left_out;
+            t->left_out = NULL;
             if (--t->refs == 0) table_info_free(t);
             break;
         }
@@ -153,7 +157,10 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
         o.n_declared = d->n_parts;
     }
     pq_table *pt;
-    if (pq_table_discover(l->store, root, &o, &pt, err) != PQ_OK) return PQ_ERR;
+    if (pq_table_discover(l->store, root, &o, &pt, err) != PQ_OK) {
+        free(was_left_out);
+        return PQ_ERR;
+    }
     table_info *t = calloc(1, sizeof *t);
     if (!t) goto oom;
     t->name = strdup(name);
@@ -176,13 +183,21 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
     if (pt->n_ignored > 0) {
         /* Paths that do not fit the layout are left out (SPEC section 2),
          * but not silently: a declared type the directories do not have
-         * would empty the table without a word. */
+         * would empty the table without a word.  Said when it changes, not
+         * at every rediscovery (every metadata_ttl). */
         pq_error why;
         pq_fail(&why, PQ_E_USAGE, "table '%s': %d path%s left out, not fitting the table's layout, e.g. %s", name,
                 pt->n_ignored, pt->n_ignored == 1 ? "" : "s", pt->ignored_first);
-        if (pt->n_files == 0) pq_lake_report(l, &why); /* every file left out: an error */
-        else lake_logf(l, PQ_LOG_WARN, "%s", why.msg);
+        if (!(t->left_out = strdup(why.msg))) goto oom;
+        if (was_left_out && !strcmp(was_left_out, why.msg)) {
+            /* unchanged */
+        } else if (pt->n_files == 0) {
+            pq_lake_report(l, &why); /* every file left out: an error */
+        } else {
+            lake_logf(l, PQ_LOG_WARN, "%s", why.msg);
+        }
     }
+    free(was_left_out);
     pq_table_free(pt);
     t->fetched_ms = now;
     t->refs = 2;
@@ -193,6 +208,7 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
     *out = t;
     return PQ_OK;
 oom:
+    free(was_left_out);
     pq_table_free(pt);
     table_info_free(t);
     return pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -240,29 +256,15 @@ char *lake_join(pq_arena *a, const char *dir, const char *name)
     return p;
 }
 
-/* A path component percent-decoded (SPEC section 3), each `%XX` on its own:
- * a `%` not followed by two hex digits is no escape and stays, so `LIKE
- * 'ab%'` reads as typed while `%2F` is still `/`.  (Decoding used to be all
- * or nothing: one lone `%` left every escape undecoded.)  *decoded counts
- * the escapes decoded. */
+/* A path component percent-decoded (SPEC section 3, pq_percent_decode);
+ * *decoded counts the escapes decoded. */
 static char *decode_counted(pq_arena *a, const char *s, size_t n, int *decoded)
 {
     char *out = pq_arena_alloc(a, n + 1);
     if (!out) return NULL;
-    size_t o = 0;
-    *decoded = 0;
-    for (size_t i = 0; i < n; i++) {
-        int hi = s[i] == '%' && n - i >= 3 ? pq_hex_digit(s[i + 1]) : -1;
-        int lo = hi >= 0 ? pq_hex_digit(s[i + 2]) : -1;
-        if (lo < 0) {
-            out[o++] = s[i];
-            continue;
-        }
-        out[o++] = (char)(hi << 4 | lo);
-        i += 2;
-        (*decoded)++;
-    }
-    out[o] = '\0';
+    int len = pq_percent_decode(s, n, out);
+    if (len < 0) return NULL;
+    *decoded = (int)((n - (size_t)len) / 2);
     return out;
 }
 
@@ -1285,18 +1287,14 @@ static int partition_entry(void *ctx, const pq_dirent *e)
     char key[1024];
     size_t kl = (size_t)(eq - e->name);
     if (kl >= sizeof key) return 0;
-    int dl = pq_percent_decode(e->name, kl, key);
-    if (dl < 0) {
-        memcpy(key, e->name, kl);
-        key[kl] = '\0';
-    }
+    (void)pq_percent_decode(e->name, kl, key); /* kl < sizeof key: never fails */
     if (strcmp(key, t->part_names[v->n_real])) return 0;
     if (r->q && r->q->pred) {
         /* Only directories that can hold matching rows. */
         size_t vl = strlen(eq + 1);
         char *val = malloc(vl + 1);
         if (!val) return 0;
-        if (pq_percent_decode(eq + 1, vl, val) < 0) memcpy(val, eq + 1, vl + 1);
+        (void)pq_percent_decode(eq + 1, vl, val);
         const char *vals[1] = {strcmp(eq + 1, "__HIVE_DEFAULT_PARTITION__") ? val : NULL};
         prune_ctx pc = {v, r->q};
         bool keep = prune_dir(&pc, 1, NULL, vals);

@@ -26,6 +26,7 @@ typedef struct table_info {
     char *ref_path;              /* first file in table order: the schema */
     pq_stat ref_id;
     int n_files;
+    char *left_out;              /* the report of paths left out (NULL: none) */
 } table_info;
 
 typedef struct result_entry {

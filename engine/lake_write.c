@@ -110,17 +110,11 @@ static int resolve_target_dir(pq_lake *l, const char *dir, view *v, write_target
     /* A value of another kind than the column's (dt=2024-1-7 or dt=x where
      * every dt is a date) would turn an inferred type into STRING for every
      * view, or not fit a declared one: bad input. */
-    for (int p = 0; p < n; p++) {
-        const char *val = wt->vals[p];
-        pq_part_type ty = t->part_types[p];
-        bool fits = !val || (ty == PQ_PART_INT64 ? pq_part_value_is_int64(val)
-                             : ty == PQ_PART_DATE ? pq_part_value_is_date(val)
-                                                  : true);
-        if (!fits)
+    for (int p = 0; p < n; p++)
+        if (!pq_part_value_fits(wt->vals[p], t->part_types[p]))
             return pq_fail(err, PQ_E_USAGE, "%s=%s: not %s, as the table's %s values are (declare the column's type "
-                           "in the ini to change it)", t->part_names[p], val,
-                           ty == PQ_PART_INT64 ? "an integer" : "a date (YYYY-MM-DD)", t->part_names[p]);
-    }
+                           "in the ini to change it)", t->part_names[p], wt->vals[p],
+                           pq_part_type_kind(t->part_types[p]), t->part_names[p]);
     return PQ_OK;
 }
 

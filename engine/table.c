@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "mem.h"
+#include "numfmt.h"
 
 #define HIVE_NULL_VALUE "__HIVE_DEFAULT_PARTITION__"
 
@@ -56,26 +57,17 @@ static bool is_partition_dir(const pq_dirent *e)
 
 /* ------------------------------------------------- percent encoding --- */
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 int pq_percent_decode(const char *s, size_t n, char *out)
 {
     if (n > INT_MAX) return -1;
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] != '%') {
+        int hi = s[i] == '%' && n - i >= 3 ? pq_hex_digit(s[i + 1]) : -1;
+        int lo = hi >= 0 ? pq_hex_digit(s[i + 2]) : -1;
+        if (lo < 0) { /* a '%' that starts no escape stays */
             out[o++] = s[i];
             continue;
         }
-        if (n - i < 3) return -1;
-        int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
-        if (hi < 0 || lo < 0) return -1;
         out[o++] = (char)(hi << 4 | lo);
         i += 2;
     }
@@ -170,7 +162,7 @@ bool pq_part_value_is_date(const char *s)
     return day <= limit;
 }
 
-static bool value_fits_type(const char *value, pq_part_type type)
+bool pq_part_value_fits(const char *value, pq_part_type type)
 {
     if (!value) return true; /* NULL fits every type */
     switch (type) {
@@ -178,6 +170,11 @@ static bool value_fits_type(const char *value, pq_part_type type)
     case PQ_PART_DATE: return pq_part_value_is_date(value);
     default: return true;
     }
+}
+
+const char *pq_part_type_kind(pq_part_type type)
+{
+    return type == PQ_PART_INT64 ? "an integer" : type == PQ_PART_DATE ? "a date (YYYY-MM-DD)" : "a string";
 }
 
 /* ---------------------------------------------------------- listing --- */
@@ -279,21 +276,6 @@ static void count_ignored(walker *w, const char *name, const char *why)
     if (t->n_ignored < INT_MAX) t->n_ignored++;
 }
 
-static const pq_part_decl *find_declared(const pq_table_opts *opts, const char *name);
-
-/* Why a partition directory does not fit (partition_dir_fits false). */
-static const char *misfit_reason(walker *w, const level_entry *p, int depth)
-{
-    if (depth >= PQ_TABLE_MAX_DEPTH) return "nested too deep";
-    if (w->layout_fixed && (depth >= w->t->n_parts || strcmp(p->key, w->t->part_names[depth]) != 0))
-        return "not the table's partition layout";
-    const pq_part_decl *decl = find_declared(w->opts, p->key);
-    if (decl && !value_fits_type(p->value, decl->type))
-        return decl->type == PQ_PART_INT64 ? "not an integer, as the ini declares" : decl->type == PQ_PART_DATE
-                   ? "not a date (YYYY-MM-DD), as the ini declares" : "not of the declared type";
-    return "a partition column named twice";
-}
-
 static const pq_part_decl *find_declared(const pq_table_opts *opts, const char *name)
 {
     for (int i = 0; i < opts->n_declared; i++)
@@ -384,20 +366,24 @@ nomem:
     return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
 }
 
-/* Whether a partition directory at `depth` (0 = directly under the root) may
- * be entered: the layout, the key chain, the declared type. */
-static bool partition_dir_fits(walker *w, const level_entry *p, int depth)
+/* Why a partition directory at `depth` (0 = directly under the root) may
+ * not be entered (the layout, the key chain, the declared type), or NULL
+ * when it may. */
+static const char *partition_dir_misfit(walker *w, const level_entry *p, int depth)
 {
-    if (depth >= PQ_TABLE_MAX_DEPTH) return false;
+    if (depth >= PQ_TABLE_MAX_DEPTH) return "nested too deep";
     if (w->layout_fixed) {
         if (depth >= w->t->n_parts || strcmp(p->key, w->t->part_names[depth]) != 0)
-            return false;
+            return "not the table's partition layout";
     } else {
         for (int i = 0; i < depth; i++)
-            if (strcmp(w->keys[i], p->key) == 0) return false;
+            if (strcmp(w->keys[i], p->key) == 0) return "a partition column named twice";
     }
     const pq_part_decl *decl = find_declared(w->opts, p->key);
-    return !decl || value_fits_type(p->value, decl->type);
+    if (decl && !pq_part_value_fits(p->value, decl->type))
+        return decl->type == PQ_PART_INT64 ? "not an integer, as the ini declares"
+                                           : "not a date (YYYY-MM-DD), as the ini declares";
+    return NULL;
 }
 
 /* The listing of one directory, made ahead of the walk. */
@@ -454,7 +440,7 @@ static int list_ahead(walker *w, const level *lv, int depth, listed **out)
     const char *key = NULL;
     for (size_t i = 0; i < lv->n_parts; i++) {
         const level_entry *p = &lv->parts[i];
-        if (!partition_dir_fits(w, p, depth) || (key && strcmp(key, p->key) != 0)) continue;
+        if (partition_dir_misfit(w, p, depth) || (key && strcmp(key, p->key) != 0)) continue;
         key = p->key;
         w->keys[depth] = p->key;
         w->values[depth] = p->value;
@@ -518,8 +504,9 @@ static int walk_dir(walker *w, int depth, listed *pre)
     /* Subdirectories before this directory's own files (see table.h). */
     for (size_t i = 0; i < lv.n_parts; i++) {
         const level_entry *p = &lv.parts[i];
-        if (!partition_dir_fits(w, p, depth)) {
-            count_ignored(w, p->name, misfit_reason(w, p, depth));
+        const char *misfit = partition_dir_misfit(w, p, depth);
+        if (misfit) {
+            count_ignored(w, p->name, misfit);
             continue;
         }
         w->keys[depth] = p->key;

@@ -118,9 +118,11 @@ void pq_table_free(pq_table *t);
  * directories directly: the SPEC section 2 test for "the root is one table". */
 int pq_dir_is_table_root(pq_store *store, const char *dir, bool *out, pq_error *err);
 
-/* Percent-decoding of one path component (%2F -> '/'); returns the length
- * or -1 on a malformed escape.  out has room for n + 1 bytes and is
- * NUL-terminated (%00 decodes to a NUL byte inside the returned length). */
+/* Percent-decoding of one path component (%2F -> '/'), each `%XX` (two hex
+ * digits) on its own: a `%` that starts no escape stays, so `LIKE 'ab%'`
+ * reads as typed.  Returns the length (each escape decoded makes it 2
+ * shorter), -1 only past INT_MAX bytes.  out has room for n + 1 bytes and
+ * is NUL-terminated (%00 decodes to a NUL byte inside the returned length). */
 int pq_percent_decode(const char *s, size_t n, char *out);
 /* Percent-encoding for writing partition directory names: '/', '%', '=',
  * control bytes and the characters Hive escapes (uppercase hex).  Returns
@@ -132,5 +134,9 @@ int pq_percent_encode(const char *s, size_t n, char *out, size_t cap);
  * proleptic Gregorian `YYYY-MM-DD`. */
 bool pq_part_value_is_int64(const char *s);
 bool pq_part_value_is_date(const char *s);
+/* Whether a partition value (NULL: the NULL partition) is of that type, and
+ * the type as words for messages ("an integer", "a date (YYYY-MM-DD)"). */
+bool pq_part_value_fits(const char *value, pq_part_type type);
+const char *pq_part_type_kind(pq_part_type type);
 
 #endif

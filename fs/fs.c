@@ -273,6 +273,16 @@ static double attr_timeout(const pqfs_fs *fs, const pq_lake_attr *a)
     return a->is_dir ? fs->o.entry_timeout : 0.0;
 }
 
+/* A name being written, or just written: a regular file the writer may
+ * chmod (0644), of the bytes written so far, whose entry and attributes
+ * the kernel must not cache (the name is not in the lake, or not for long). */
+static void fill_written_stat(pqfs_fs *fs, fuse_ino_t ino, uint64_t size, struct stat *st)
+{
+    pq_lake_attr a = {.size = size, .size_final = true};
+    fill_stat(fs, ino, &a, st);
+    st->st_mode = S_IFREG | 0644;
+}
+
 static void reply_error(fuse_req_t req, const pq_error *err)
 {
     fuse_reply_err(req, pqfs_errno(err));
@@ -350,8 +360,9 @@ static char *path_in(fuse_req_t req, pqfs_fs *fs, fuse_ino_t parent, const char 
     return path;
 }
 
-/* Replies an entry for `path` (freed) with attributes `a`. */
-static void reply_entry_of(fuse_req_t req, pqfs_fs *fs, char *path, const pq_lake_attr *a)
+/* Replies an entry for `path` (freed) with attributes `a`; `written`: a
+ * name just written (fill_written_stat, not cached). */
+static void reply_entry_of(fuse_req_t req, pqfs_fs *fs, char *path, const pq_lake_attr *a, bool written)
 {
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
@@ -361,9 +372,13 @@ static void reply_entry_of(fuse_req_t req, pqfs_fs *fs, char *path, const pq_lak
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    fill_stat(fs, e.ino, a, &e.attr);
-    e.attr_timeout = attr_timeout(fs, a);
-    e.entry_timeout = fs->o.entry_timeout;
+    if (written) {
+        fill_written_stat(fs, e.ino, a->size, &e.attr);
+    } else {
+        fill_stat(fs, e.ino, a, &e.attr);
+        e.attr_timeout = attr_timeout(fs, a);
+        e.entry_timeout = fs->o.entry_timeout;
+    }
     if (fuse_reply_entry(req, &e) != 0) forget_one(fs, e.ino, 1);
 }
 
@@ -377,28 +392,16 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     pq_lake_attr a;
     stop_ctx sc = {req, fs};
     if (pq_lake_stat(fs->lake, path, &a, read_should_stop, &sc, &err) != PQ_OK) {
-        uint64_t size;
-        if (err.cls == PQ_E_NOTFOUND && just_written(fs, path, &size)) {
-            /* Not cached: the name is gone once its grace period ends. */
-            struct fuse_entry_param e;
-            memset(&e, 0, sizeof e);
-            e.ino = remember(fs, path);
-            free(path);
-            if (!e.ino) {
-                fuse_reply_err(req, ENOMEM);
-                return;
-            }
-            pq_lake_attr wa = {.size = size, .size_final = true};
-            fill_stat(fs, e.ino, &wa, &e.attr);
-            e.attr.st_mode = S_IFREG | 0644;
-            if (fuse_reply_entry(req, &e) != 0) forget_one(fs, e.ino, 1);
+        pq_lake_attr wa = {.size_final = true};
+        if (err.cls == PQ_E_NOTFOUND && just_written(fs, path, &wa.size)) {
+            reply_entry_of(req, fs, path, &wa, true);
             return;
         }
         free(path);
         reply_error(req, &err);
         return;
     }
-    reply_entry_of(req, fs, path, &a);
+    reply_entry_of(req, fs, path, &a, false);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -435,9 +438,7 @@ static int upload_attr(pqfs_fs *fs, fuse_ino_t ino, int64_t truncate_to, uint64_
 static void reply_upload_attr(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, uint64_t size)
 {
     struct stat st;
-    pq_lake_attr a = {.size = size, .size_final = true};
-    fill_stat(fs, ino, &a, &st);
-    st.st_mode = S_IFREG | 0644;
+    fill_written_stat(fs, ino, size, &st);
     fuse_reply_attr(req, &st, 0);
 }
 
@@ -742,7 +743,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
         reply_error(req, &err);
         return;
     }
-    reply_entry_of(req, fs, path, &a);
+    reply_entry_of(req, fs, path, &a, false);
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
@@ -772,12 +773,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
         return;
     }
     oh->writer = process_of(req);
-    pq_lake_attr a = {.size = 0, .size_final = true};
-    fill_stat(fs, e.ino, &a, &e.attr);
-    e.attr.st_mode = S_IFREG | 0644;
-    /* Not cached: the name is not in the lake until the file is closed. */
-    e.attr_timeout = 0;
-    e.entry_timeout = 0;
+    fill_written_stat(fs, e.ino, 0, &e.attr); /* timeouts 0: not in the lake until closed */
     fi->fh = (uint64_t)(uintptr_t)oh;
     fi->direct_io = 1;
     if (fuse_reply_create(req, &e, fi) != 0) {

@@ -159,8 +159,8 @@ static int split_partition_dirs(const char *path, inputs *in)
         in->eq_cols[i] = malloc(kl + 1);
         in->eq_vals[i] = malloc(vl + 1);
         if (!in->eq_cols[i] || !in->eq_vals[i]) return -1;
-        if (pq_percent_decode(c, kl, in->eq_cols[i]) < 0) memcpy(in->eq_cols[i], c, kl), in->eq_cols[i][kl] = '\0';
-        if (pq_percent_decode(eq + 1, vl, in->eq_vals[i]) < 0) memcpy(in->eq_vals[i], eq + 1, vl + 1);
+        (void)pq_percent_decode(c, kl, in->eq_cols[i]); /* a path component: never past INT_MAX */
+        (void)pq_percent_decode(eq + 1, vl, in->eq_vals[i]);
         if (!strcmp(in->eq_vals[i], "__HIVE_DEFAULT_PARTITION__")) {
             free(in->eq_vals[i]);
             in->eq_vals[i] = NULL;

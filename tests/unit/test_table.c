@@ -764,10 +764,19 @@ static void test_percent_coding(void)
     CHECK_EQ_STR(back, "a/b/");
     CHECK_EQ_INT(pq_percent_decode("plain+text", 10, back), 10);
     CHECK_EQ_STR(back, "plain+text");
-    CHECK_EQ_INT(pq_percent_decode("%", 1, back), -1);
-    CHECK_EQ_INT(pq_percent_decode("%4", 2, back), -1);
-    CHECK_EQ_INT(pq_percent_decode("%zz", 3, back), -1);
-    CHECK_EQ_INT(pq_percent_decode("%g0", 3, back), -1);
+    /* a '%' that starts no escape stays, the escapes beside it decode */
+    CHECK_EQ_INT(pq_percent_decode("%", 1, back), 1);
+    CHECK_EQ_STR(back, "%");
+    CHECK_EQ_INT(pq_percent_decode("%4", 2, back), 2);
+    CHECK_EQ_STR(back, "%4");
+    CHECK_EQ_INT(pq_percent_decode("%zz", 3, back), 3);
+    CHECK_EQ_STR(back, "%zz");
+    CHECK_EQ_INT(pq_percent_decode("%g0", 3, back), 3);
+    CHECK_EQ_STR(back, "%g0");
+    CHECK_EQ_INT(pq_percent_decode("a%2Fb%", 6, back), 4);
+    CHECK_EQ_STR(back, "a/b%");
+    CHECK_EQ_INT(pq_percent_decode("u%'%2f", 6, back), 4);
+    CHECK_EQ_STR(back, "u%'/");
     CHECK_EQ_INT(pq_percent_decode("x%00y", 5, back), 3);
     CHECK(back[1] == '\0' && back[2] == 'y');
 
