@@ -360,7 +360,7 @@ static int start_multipart(s3_upload *su, pq_error *err)
 /* Sends what is in `fill` as the next part (starting the multipart upload
  * first), once a slot is free: at most PARTS_IN_FLIGHT parts, and about
  * PARTS_IN_FLIGHT_BYTES, in memory besides the one filling. */
-static int send_part(s3_upload *su, size_t len, pq_error *err)
+static int send_part(s3_upload *su, pq_error *err)
 {
     size_t by_bytes = PARTS_IN_FLIGHT_BYTES / part_size_after(su->parts);
     int most = by_bytes < 1 ? 1 : by_bytes > PARTS_IN_FLIGHT ? PARTS_IN_FLIGHT : (int)by_bytes;
@@ -369,20 +369,10 @@ static int send_part(s3_upload *su, size_t len, pq_error *err)
     if (su->parts >= PARTS_MAX)
         return pq_fail(err, PQ_E_UNSUPPORTED, "%s: more than %d parts, which S3 cannot take", su->url, PARTS_MAX);
     part_slot *ps = &su->slots[(su->oldest + su->in_flight) % PARTS_IN_FLIGHT];
-    if (len >= su->fill.len) {
-        pq_buf t = ps->data;
-        ps->data = su->fill;
-        su->fill = t;
-        pq_buf_clear(&su->fill);
-    } else {
-        /* The front of a larger write (a whole row group arrives at once):
-         * cut into parts, so they go up side by side. */
-        pq_buf_clear(&ps->data);
-        if (pq_buf_append(&ps->data, su->fill.data, len))
-            return pq_fail(err, PQ_E_NOMEM, "%s: out of memory for an upload", su->url);
-        memmove(su->fill.data, su->fill.data + len, su->fill.len - len);
-        su->fill.len -= len;
-    }
+    pq_buf t = ps->data;
+    ps->data = su->fill;
+    su->fill = t;
+    pq_buf_clear(&su->fill);
     ps->su = su;
     ps->number = ++su->parts;
     su->in_flight++;
@@ -391,11 +381,20 @@ static int send_part(s3_upload *su, size_t len, pq_error *err)
     return PQ_OK;
 }
 
+/* Fills parts of exactly the part size, each sent when full: a larger
+ * write (a whole row group arrives at once) becomes several parts that go
+ * up side by side, every byte copied once. */
 static int s3_upload_write(pq_upload *u, const void *buf, size_t len, pq_error *err)
 {
     s3_upload *su = (s3_upload *)u;
-    if (pq_buf_append(&su->fill, buf, len)) return pq_fail(err, PQ_E_NOMEM, "%s: out of memory for an upload", su->url);
-    while (su->fill.len >= part_size_after(su->parts)) PQ_TRY(send_part(su, part_size_after(su->parts), err));
+    const char *p = buf;
+    while (len > 0) {
+        size_t room = part_size_after(su->parts) - su->fill.len, take = len < room ? len : room;
+        if (pq_buf_append(&su->fill, p, take)) return pq_fail(err, PQ_E_NOMEM, "%s: out of memory for an upload", su->url);
+        p += take;
+        len -= take;
+        if (take == room) PQ_TRY(send_part(su, err));
+    }
     return PQ_OK;
 }
 
@@ -465,7 +464,7 @@ static int s3_upload_commit(pq_upload *u, pq_error *err)
         rc = s3_request(su, "PUT", su->url, su->fill.data, su->fill.len, &body, &rp, err);
         pq_buf_free(&body);
     } else {
-        if (su->fill.len) rc = send_part(su, su->fill.len, err);
+        if (su->fill.len) rc = send_part(su, err);
         if (rc == PQ_OK) rc = wait_parts(su, err);
         if (rc == PQ_OK) rc = complete_multipart(su, err);
         if (rc != PQ_OK) abandon_multipart(su);
