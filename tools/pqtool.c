@@ -248,7 +248,8 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
                 if (fits && pq_table_discover(st_root, "", &ropts, &t_root, &ignore) == PQ_OK) {
                     fits = t_root->n_parts >= in->n_eq;
                     for (int i = 0; fits && i < in->n_eq; i++) fits = !strcmp(t_root->part_names[i], in->eq_cols[i]);
-                    pq_table_free(t_root);
+                    if (fits) in->table = t_root; /* discovered once */
+                    else pq_table_free(t_root);
                 } else {
                     fits = false;
                 }
@@ -269,7 +270,7 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
         }
         pq_table_opts topts;
         memset(&topts, 0, sizeof topts);
-        if (pq_table_discover(in->store, "", &topts, &in->table, err) != PQ_OK) return PQ_ERR;
+        if (!in->table && pq_table_discover(in->store, "", &topts, &in->table, err) != PQ_OK) return PQ_ERR;
         if (in->table->n_files == 0) return pq_fail(err, PQ_E_USAGE, "%s: no Parquet files", paths[0]);
         in->files = calloc((size_t)in->table->n_files, sizeof *in->files);
         if (!in->files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
