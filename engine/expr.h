@@ -180,9 +180,18 @@ typedef struct pq_col_range {
 pq_tri pq_expr_prune(const pq_expr *e, const pq_col_range *ranges);
 
 /* Text of a bound expression (for plan output), e.g.
- * "(amount > 100) AND (country IN ('DE', 'FR'))".  Deterministic: equal
- * normalized expressions print equally, so the text can key a cache. */
+ * "(amount > 100) AND (country IN ('DE', 'FR'))".  Deterministic, but not
+ * exact enough to key a cache: a FLOAT-precision literal and the DOUBLE
+ * one it reads back as print alike. */
 int pq_expr_text(const pq_expr *e, pq_buf *out);
+
+/* An exact rendering of a bound expression for cache keys: node kinds,
+ * result types, operators, columns and every literal's bits.  Two trees
+ * render alike only when they are the same tree, so views written
+ * differently (spacing, parentheses, BETWEEN or two comparisons) that
+ * normalize to one tree share results.  Top-level conjuncts are sorted, so
+ * their order does not matter either.  Not for reading. */
+int pq_expr_key(const pq_expr *e, pq_buf *out);
 
 /* ------------------------------------------------------------------ internals
  * The node layout shared by engine/expr_*.c (parser, binder, evaluator,

@@ -14,6 +14,7 @@
 #define PQ_EXPR_INTERNAL
 #include "expr.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct norm {
@@ -768,4 +769,124 @@ int pq_expr_text(const pq_expr *e, pq_buf *out)
     if (!e)
         return pq_buf_puts(out, "TRUE");
     return put_expr(out, e);
+}
+
+/* ------------------------------------------------------------------ cache keys */
+
+static int key_i128(pq_buf *out, __int128 v)
+{
+    unsigned __int128 u = (unsigned __int128)v;
+    return pq_buf_printf(out, "%016llx%016llx", (unsigned long long)(uint64_t)(u >> 64),
+                         (unsigned long long)(uint64_t)u);
+}
+
+static int key_bytes(pq_buf *out, const uint8_t *p, uint32_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (pq_buf_printf(out, "%u:", (unsigned)len) || pq_buf_reserve(out, (size_t)len * 2 + 1))
+        return -1;
+    for (uint32_t i = 0; i < len; i++) {
+        out->data[out->len++] = hex[p[i] >> 4];
+        out->data[out->len++] = hex[p[i] & 15];
+    }
+    return 0;
+}
+
+static int key_value(pq_buf *out, const pq_value *v)
+{
+    if (pq_buf_printf(out, "<%d", (int)v->type))
+        return -1;
+    if (v->is_null)
+        return pq_buf_puts(out, " null>");
+    int rc = 0;
+    switch (v->type) {
+    case PQ_V_NULL: break;
+    case PQ_V_BOOL: rc = pq_buf_printf(out, " %d", v->u.b ? 1 : 0); break;
+    case PQ_V_INT: rc = pq_buf_printf(out, " %lld", (long long)v->u.i); break;
+    case PQ_V_DOUBLE: {
+        uint64_t bits;
+        memcpy(&bits, &v->u.d, sizeof bits);
+        rc = pq_buf_printf(out, " %016llx", (unsigned long long)bits);
+        break;
+    }
+    case PQ_V_DECIMAL:
+        rc = pq_buf_puts(out, " ") || key_i128(out, v->u.dec.unscaled) ||
+             pq_buf_printf(out, "e-%d", (int)v->u.dec.scale);
+        break;
+    case PQ_V_STRING: rc = pq_buf_puts(out, " ") || key_bytes(out, v->u.s.ptr, v->u.s.len); break;
+    case PQ_V_DATE: rc = pq_buf_printf(out, " %d", (int)v->u.date); break;
+    case PQ_V_TIME: rc = pq_buf_printf(out, " %lld", (long long)v->u.time_ns); break;
+    case PQ_V_TIMESTAMP: rc = pq_buf_puts(out, " ") || key_i128(out, v->u.ts_ns); break;
+    }
+    return rc ? -1 : pq_buf_puts(out, ">");
+}
+
+static int key_node(pq_buf *out, const pq_expr *e)
+{
+    if (pq_buf_printf(out, "(%d %d %d %d %d %d", (int)e->kind, (int)e->type, (int)e->scale, e->f32 ? 1 : 0,
+                      (int)e->op, e->negated ? 1 : 0))
+        return -1;
+    switch (e->kind) {
+    case PQ_X_LITERAL:
+        if (key_value(out, &e->value))
+            return -1;
+        break;
+    case PQ_X_COLUMN:
+        if (pq_buf_printf(out, " c%d", (int)e->column))
+            return -1;
+        break;
+    case PQ_X_IN:
+        if (pq_buf_printf(out, " n%d%s", (int)e->n_list, e->list_has_null ? "+null" : ""))
+            return -1;
+        for (int i = 0; i < e->n_list; i++)
+            if (key_value(out, &e->list[i]))
+                return -1;
+        break;
+    case PQ_X_LIKE:
+        if (pq_buf_puts(out, " ") || key_bytes(out, e->pattern.ptr, e->pattern.len))
+            return -1;
+        break;
+    default: break;
+    }
+    for (int i = 0; i < e->n_args; i++)
+        if (pq_buf_puts(out, " ") || key_node(out, e->args[i]))
+            return -1;
+    return pq_buf_puts(out, ")");
+}
+
+static int cmp_key_text(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int pq_expr_key(const pq_expr *e, pq_buf *out)
+{
+    if (!e)
+        return pq_buf_puts(out, "TRUE");
+    const pq_expr *one = e;
+    const pq_expr *const *items = &one;
+    int n = 1;
+    if (e->kind == PQ_X_AND) {
+        items = (const pq_expr *const *)e->args;
+        n = e->n_args;
+    }
+    /* Each conjunct's key, NUL-terminated, in one buffer; then sorted. */
+    pq_buf all;
+    pq_buf_init(&all);
+    size_t *at = malloc((size_t)n * sizeof *at);
+    const char **texts = malloc((size_t)n * sizeof *texts);
+    int rc = at && texts ? 0 : -1;
+    for (int i = 0; i < n && !rc; i++) {
+        at[i] = all.len;
+        rc = key_node(&all, items[i]) || pq_buf_append(&all, "", 1);
+    }
+    if (!rc) {
+        for (int i = 0; i < n; i++) texts[i] = all.data + at[i];
+        qsort(texts, (size_t)n, sizeof *texts, cmp_key_text);
+        for (int i = 0; i < n && !rc; i++) rc = (i && pq_buf_puts(out, " AND ")) || pq_buf_puts(out, texts[i]);
+    }
+    free(at);
+    free(texts);
+    pq_buf_free(&all);
+    return rc ? -1 : 0;
 }

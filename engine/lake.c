@@ -593,22 +593,19 @@ static int take_snapshot(pq_lake *l, const view *v, const pq_query *q, snapshot 
         pq_buf_append(&tmp, "", 1);
         parts[np++] = (const char *)(uintptr_t)at;
     }
-    for (int i = 0; i < v->n_eq && np < MAX_COMPONENTS; i++) {
-        size_t at = tmp.len;
-        pq_buf_printf(&tmp, "eq %s=%s", v->eq_cols[i], v->eq_vals[i] ? v->eq_vals[i] : "\x01NULL");
-        pq_buf_append(&tmp, "", 1);
-        parts[np++] = (const char *)(uintptr_t)at;
-    }
-    for (int i = 0; i < v->n_wheres && np < MAX_COMPONENTS * 2; i++) {
-        size_t at = tmp.len;
-        pq_buf_printf(&tmp, "where %s", v->wheres[i]);
-        pq_buf_append(&tmp, "", 1);
-        parts[np++] = (const char *)(uintptr_t)at;
-    }
     for (int i = 0; i < np; i++) parts[i] = tmp.data + (uintptr_t)parts[i];
     qsort(parts, (size_t)np, sizeof *parts, cmp_str);
     for (int i = 0; i < np; i++) pq_buf_printf(&k, "%s\n", parts[i]);
     pq_buf_free(&tmp);
+    /* The filters (where= and COL=VALUE components) as the one bound,
+     * normalized predicate they compile to: views that differ only in how
+     * an expression is written share a result. */
+    pq_buf_puts(&k, "pred ");
+    if (pq_expr_key(q ? q->pred : NULL, &k)) {
+        pq_buf_free(&k);
+        goto oom;
+    }
+    pq_buf_puts(&k, "\n");
     pq_buf_puts(&k, "select");
     for (int i = 0; i < v->n_select; i++) pq_buf_printf(&k, " %s", v->select[i]);
     pq_buf_printf(&k, "\nlimit %lld\n", (long long)v->limit);

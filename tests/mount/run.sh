@@ -577,6 +577,16 @@ h0=$(stat_val "$MNT" result_cache_hits)
 cat "$MNT/users/data.csv" >/dev/null
 h1=$(stat_val "$MNT" result_cache_hits)
 [ "$h1" -gt "$h0" ] && pass "re-read served from the result cache" || fail "result_cache_hits $h0 -> $h1 on a re-read"
+# Equal views written differently share one result: spacing, parentheses,
+# BETWEEN against two comparisons, the order of conjuncts and components.
+cat "$MNT/$E/where=i32 >= 3 AND i32 <= 40/s=plain/data.csv" >"$WORK/eqview.a"
+h0=$(stat_val "$MNT" result_cache_hits)
+cat "$MNT/$E/s=plain/where=(i32 BETWEEN 3 AND 40)/data.csv" >"$WORK/eqview.b"
+cat "$MNT/$E/where=s = 'plain'/where=i32<=40 and i32>=3/data.csv" >"$WORK/eqview.c"
+h1=$(stat_val "$MNT" result_cache_hits)
+[ "$h1" -ge $((h0 + 2)) ] && [ "$(wc -l <"$WORK/eqview.a")" -gt 1 ] && cmp -s "$WORK/eqview.a" "$WORK/eqview.b" && cmp -s "$WORK/eqview.a" "$WORK/eqview.c" &&
+    pass "equal views written differently share one result" ||
+    fail "equal views written differently: result_cache_hits $h0 -> $h1 (expected +2), or their bytes differ"
 
 # ---------------------------------------------------------------- data.parquet and DuckDB
 # Every view above also had its data.parquet compared (run_views).  Here:

@@ -1604,6 +1604,77 @@ static void test_like(int patterns)
     }
 }
 
+static char key_buf[4096];
+
+static const char *key_of(const char *text)
+{
+    pq_error err;
+    pq_expr *e = compile(text, &err);
+    if (!e) {
+        fprintf(stderr, "  compile failed: %s: %s\n", text, err.msg);
+        CHECK(e != NULL);
+        return "";
+    }
+    pq_buf b;
+    pq_buf_init(&b);
+    CHECK(pq_expr_key(e, &b) == 0);
+    size_t n = b.len < sizeof key_buf - 1 ? b.len : sizeof key_buf - 1;
+    memcpy(key_buf, b.data ? b.data : "", n);
+    key_buf[n] = '\0';
+    pq_buf_free(&b);
+    return key_buf;
+}
+
+/* pq_expr_key keys the mount's result cache: spellings of one predicate
+ * share a key, different predicates never do. */
+static void test_keys(void)
+{
+    static const char *const same[][3] = {
+        {"i32 BETWEEN 1 AND 5", "i32>=1 AND i32<=5", "(i32 <= 5) and (1 <= i32)"},
+        {"s = 'x' AND i32 < 3", "i32<3 AND s='x'", "((i32 < 3)) AND (s = 'x')"},
+        {"NOT i32 > 3", "i32 <= 3", "NOT (i32 > 3)"},
+        {"i32 IN (3, 1, 2)", "i32 in (1,2,3)", "i32 IN (2, 3, 1, 2)"},
+        {"dt = '2024-1-5'", "dt = '2024-01-05'", "'2024-01-05' = dt"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        char first[4096];
+        snprintf(first, sizeof first, "%s", key_of(same[i][0]));
+        for (int j = 1; j < 3; j++) {
+            const char *k = key_of(same[i][j]);
+            if (strcmp(first, k)) fprintf(stderr, "  keys differ: %s | %s\n", same[i][0], same[i][j]);
+            CHECK_EQ_STR(k, first);
+        }
+    }
+    static const char *const differ[][2] = {
+        {"i32 < 10", "i32 < 11"},
+        {"s = 'a'", "s = 'b'"},
+        {"s = 'ab'", "s = 'a' || 'b' AND FALSE"},
+        {"d = 0.1", "d = 0.1000000000000001"},
+        {"i64 = 1", "i32 = 1"},
+        {"s LIKE 'a%'", "s LIKE 'a_'"},
+        {"s LIKE 'a%'", "s NOT LIKE 'a%'"},
+        {"i32 NOT IN (1, 2)", "i32 NOT IN (1, 2, NULL)"},
+        {"i32 IS NULL", "i32 IS NOT NULL"},
+        {"dec64 = 1.5", "dec64 = 1.50001"},
+        {"ts_us = '2024-01-01 00:00:00'", "ts_us = '2024-01-01 00:00:00.000001'"},
+        {"i32 + 1 > 5", "i32 * 1 > 5"},
+        {"i32 > 1 OR i64 > 1", "i32 > 1 AND i64 > 1"},
+    };
+    for (size_t i = 0; i < sizeof differ / sizeof differ[0]; i++) {
+        pq_error err;
+        if (!compile(differ[i][1], &err)) continue; /* not an expression: nothing to collide with */
+        char first[4096];
+        snprintf(first, sizeof first, "%s", key_of(differ[i][0]));
+        const char *k = key_of(differ[i][1]);
+        if (!strcmp(first, k)) fprintf(stderr, "  keys collide: %s | %s\n", differ[i][0], differ[i][1]);
+        CHECK(strcmp(first, k) != 0);
+    }
+    pq_buf b;
+    pq_buf_init(&b);
+    CHECK(pq_expr_key(NULL, &b) == 0 && b.len == 4 && !memcmp(b.data, "TRUE", 4));
+    pq_buf_free(&b);
+}
+
 int main(void)
 {
     pq_arena_init(&arena, 0);
@@ -1612,6 +1683,7 @@ int main(void)
     test_parse_errors(), test_bind_errors(), test_normalize();
     test_eval_table(), test_eval_errors(), test_values(), test_api(), test_prune();
     test_random(9000), test_garbage(8000), test_like(400), test_only_kept_wide(), test_dec_to_double(), test_datetime_literals();
+    test_keys();
     pq_arena_free(&arena);
     return check_report();
 }
