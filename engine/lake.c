@@ -648,6 +648,7 @@ static void account_scan(pq_lake *l, const pq_scan_stats *st)
     const pq_plan_totals *t = &st->plan;
     atomic_fetch_add(&l->c.files_total, t->files);
     atomic_fetch_add(&l->c.files_pruned, t->files_pruned);
+    atomic_fetch_add(&l->c.dirs_pruned, t->dirs_pruned);
     atomic_fetch_add(&l->c.row_groups_total, t->row_groups);
     for (int r = 0; r < PQ_RUNG_COUNT; r++) atomic_fetch_add(&l->c.row_groups_pruned[r], t->row_groups_pruned[r]);
     atomic_fetch_add(&l->c.row_groups_fully_matched, t->row_groups_fully_matched);
@@ -724,6 +725,7 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
         o.threads = l->threads;
         o.open_file = open_snapshot_file;
         o.open_parallel = l->store->parallel_requests;
+        o.dirs_pruned = (uint64_t)j->snap.files->n_dirs_pruned;
         o.open_ctx = &oc;
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
@@ -742,6 +744,7 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
             if (pq_query_header(q, &h)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
             else rc = sink->write(sink->ctx, h.data, h.len, err);
             pq_buf_free(&h);
+            st.plan.dirs_pruned = o.dirs_pruned;
         } else {
             rc = pq_scan_csv(q, oc.files, j->snap.files->n_files, &o, sink, &st, err);
         }
@@ -793,8 +796,15 @@ static int plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
         pq_scan_opts_init(&o);
         o.open_file = open_snapshot_file;
         o.open_parallel = l->store->parallel_requests;
+        o.dirs_pruned = (uint64_t)s.files->n_dirs_pruned;
         o.open_ctx = &oc;
-        if (s.files->n_files == 0) rc = pq_buf_puts(out, "no files can match\n") ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
+        if (s.files->n_files == 0) {
+            int e = pq_buf_puts(out, "no files can match\n");
+            if (o.dirs_pruned)
+                e |= pq_buf_printf(out, "files: 0 total; %llu partition director%s pruned at listing (files not listed)\n",
+                                   (unsigned long long)o.dirs_pruned, o.dirs_pruned == 1 ? "y" : "ies");
+            rc = e ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
+        }
         else rc = pq_scan_plan(q, oc.files, s.files->n_files, &o, out, NULL, err);
     }
     close_files(&oc);
@@ -822,6 +832,7 @@ static int stats_text(pq_lake *l, pq_buf *out)
     LINE("results_cancelled", atomic_load(&c->results_cancelled));
     LINE("files_total", atomic_load(&c->files_total));
     LINE("files_pruned_partition", atomic_load(&c->files_pruned));
+    LINE("partition_dirs_pruned", atomic_load(&c->dirs_pruned));
     LINE("row_groups_total", atomic_load(&c->row_groups_total));
     LINE("row_groups_pruned_statistics", atomic_load(&c->row_groups_pruned[PQ_RUNG_STATS]));
     LINE("row_groups_pruned_dictionary", atomic_load(&c->row_groups_pruned[PQ_RUNG_DICTIONARY]));

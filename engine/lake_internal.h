@@ -40,7 +40,7 @@ typedef struct result_entry {
 
 typedef struct lake_counters {
     _Atomic uint64_t views_opened, results_reused, results_started, results_cancelled;
-    _Atomic uint64_t files_total, files_pruned, row_groups_total, row_groups_pruned[PQ_RUNG_COUNT];
+    _Atomic uint64_t files_total, files_pruned, dirs_pruned, row_groups_total, row_groups_pruned[PQ_RUNG_COUNT];
     _Atomic uint64_t row_groups_fully_matched, pages_total, pages_pruned, rows_decoded, rows_out, errors;
 } lake_counters;
 

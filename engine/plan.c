@@ -713,6 +713,7 @@ void pq_plan_totals_merge(pq_plan_totals *t, const pq_plan_totals *m)
 {
     t->files += m->files;
     t->files_pruned += m->files_pruned;
+    t->dirs_pruned += m->dirs_pruned;
     t->row_groups += m->row_groups;
     for (int r = 0; r < PQ_RUNG_COUNT; r++) t->row_groups_pruned[r] += m->row_groups_pruned[r];
     t->row_groups_fully_matched += m->row_groups_fully_matched;
@@ -747,8 +748,12 @@ int pq_plan_rg_text(const pq_rg_plan *p, pq_buf *out)
 
 int pq_plan_totals_text(const pq_plan_totals *t, pq_buf *out)
 {
-    int rc = pq_buf_printf(out, "files: %llu total, %llu pruned by partition\n", (unsigned long long)t->files,
+    int rc = pq_buf_printf(out, "files: %llu total, %llu pruned by partition", (unsigned long long)t->files,
                            (unsigned long long)t->files_pruned);
+    if (t->dirs_pruned)
+        rc |= pq_buf_printf(out, "; %llu partition director%s pruned at listing (files not listed)",
+                            (unsigned long long)t->dirs_pruned, t->dirs_pruned == 1 ? "y" : "ies");
+    rc |= pq_buf_puts(out, "\n");
     uint64_t pruned = 0;
     for (int r = 0; r < PQ_RUNG_COUNT; r++) pruned += t->row_groups_pruned[r];
     rc |= pq_buf_printf(out, "row groups: %llu total, %llu pruned (statistics %llu, dictionary %llu, page index %llu, "

@@ -97,6 +97,7 @@ int pq_offset_index_load(pq_file *f, const pq_footer *ft, const pq_column_chunk 
 /* Totals over many row groups (and files) for plan.txt and counters. */
 typedef struct pq_plan_totals {
     uint64_t files, files_pruned;
+    uint64_t dirs_pruned;        /* partition directories pruned at listing: their files never seen */
     uint64_t row_groups, row_groups_pruned[PQ_RUNG_COUNT], row_groups_fully_matched;
     uint64_t pages, pages_pruned;
     uint64_t rows, rows_selected;

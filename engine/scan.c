@@ -1425,7 +1425,11 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
     bool lazy = false;
     for (int f = 0; f < n_files; f++) lazy |= files[f].footer == NULL;
     bool header = opts->header && !po;
-    if (!lazy) return scan_files(q, files, n_files, opts, po, sink, q->limit, header, stats, err);
+    if (!lazy) {
+        int rc = scan_files(q, files, n_files, opts, po, sink, q->limit, header, stats, err);
+        if (stats) stats->plan.dirs_pruned = opts->dirs_pruned;
+        return rc;
+    }
     if (!opts->open_file) return pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
     pq_scan_file *own = malloc(sizeof *own * (size_t)n_files);
     if (!own) return pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -1462,6 +1466,7 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
         }
     }
     free(own);
+    total.plan.dirs_pruned = opts->dirs_pruned;
     if (stats) *stats = total;
     return rc;
 }
@@ -1507,6 +1512,7 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
     int rc = init_state(&s, q, files, n_files, opts, err);
     pq_plan_totals t;
     memset(&t, 0, sizeof t);
+    t.dirs_pruned = opts->dirs_pruned;
     for (int f = 0; rc == PQ_OK && f < n_files; f++) {
         const file_state *fs = &s.fs[f];
         const pq_file_meta *m = &files[f].footer->meta;

@@ -42,6 +42,9 @@ typedef struct pq_scan_opts {
      * to its file's parallel_reads), and only as many as keep the row
      * groups in flight under PQ_SCAN_IO_BYTES. */
     int open_parallel;
+    /* Partition directories the caller's listing pruned (pq_table's
+     * n_dirs_pruned): reported with the plan's totals. */
+    uint64_t dirs_pruned;
 } pq_scan_opts;
 
 /* What the extra workers' row groups may hold at once, by compressed size. */

@@ -511,7 +511,10 @@ static int walk_dir(walker *w, int depth, listed *pre)
         }
         w->keys[depth] = p->key;
         w->values[depth] = p->value;
-        if (ahead && ahead[i].prune_known ? ahead[i].pruned : pruned_here(w, depth)) continue;
+        if (ahead && ahead[i].prune_known ? ahead[i].pruned : pruned_here(w, depth)) {
+            if (w->t->n_dirs_pruned < INT_MAX) w->t->n_dirs_pruned++;
+            continue;
+        }
         size_t saved = w->path.len;
         if (path_push(&w->path, p->name) != 0) {
             rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory");

@@ -84,6 +84,7 @@ typedef struct pq_table {
     pq_table_file *files;
     int n_files;
     int n_ignored;             /* paths that did not fit the layout */
+    int n_dirs_pruned;         /* partition directories the prune callback skipped (never listed) */
     char ignored_first[300];   /* the first of them and why, for the log ("" none) */
 } pq_table;
 

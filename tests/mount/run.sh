@@ -517,6 +517,19 @@ plan=$(cat "$MNT/$E/where=region = 'eu' AND id < 100/plan.txt")
 files=$(grep -c '^file ' <<<"$plan" || true)
 if [ "$files" = 7 ] && ! grep -q '^file .*region=us' <<<"$plan" && grep -q 'statistics [1-9]' <<<"$plan" &&
     grep -q "^predicate: .*region" <<<"$plan"; then pass "plan.txt"; else fail "plan.txt of where=region = 'eu' AND id < 100 (files: $files):"; echo "$plan" | head -20; fi
+# The directories the listing pruned are never listed, but counted: the plan
+# says how many (here the region directories other than eu), and so does
+# /.pqfs/stats once a scan pruned some.
+grep -qE '^files: 7 total, 0 pruned by partition; [1-9][0-9]* partition directories pruned at listing' <<<"$plan" &&
+    pass "plan.txt counts the partition directories pruned at listing" ||
+    fail "plan.txt does not count the directories pruned at listing: $(grep '^files:' <<<"$plan")"
+grep -qE '^files: 0 total; [1-9][0-9]* partition director(y|ies) pruned at listing' "$MNT/$E/where=year = 1999/plan.txt" &&
+    pass "plan.txt of an empty view counts the pruned directories" ||
+    fail "plan.txt of where=year = 1999: $(cat "$MNT/$E/where=year = 1999/plan.txt")"
+p0=$(stat_val "$MNT" partition_dirs_pruned)
+cat "$MNT/$E/where=year = 2023 AND i32 > 0/data.csv" >/dev/null
+p1=$(stat_val "$MNT" partition_dirs_pruned)
+[ "$p1" -gt "$p0" ] && pass "stats partition_dirs_pruned moved ($p0 -> $p1)" || fail "stats partition_dirs_pruned $p0 -> $p1"
 grep -q 'no files can match\|files: 0 total' "$MNT/$E/where=year = 1999/plan.txt" && pass "plan.txt, nothing matches" ||
     fail "plan.txt of where=year = 1999: $(head -3 "$MNT/$E/where=year = 1999/plan.txt")"
 [ "$(cat "$MNT/$E/year=2024/dt=2024-01-01/region=eu/plan.txt" | grep -c '^file ')" = 3 ] && pass "plan.txt of a leaf" ||
