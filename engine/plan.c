@@ -717,6 +717,7 @@ void pq_plan_totals_merge(pq_plan_totals *t, const pq_plan_totals *m)
     t->row_groups += m->row_groups;
     for (int r = 0; r < PQ_RUNG_COUNT; r++) t->row_groups_pruned[r] += m->row_groups_pruned[r];
     t->row_groups_fully_matched += m->row_groups_fully_matched;
+    t->row_groups_past_limit += m->row_groups_past_limit;
     t->pages += m->pages;
     t->pages_pruned += m->pages_pruned;
     t->rows += m->rows;
@@ -764,6 +765,10 @@ int pq_plan_totals_text(const pq_plan_totals *t, pq_buf *out)
                         (unsigned long long)t->row_groups_pruned[PQ_RUNG_PAGE_INDEX],
                         (unsigned long long)t->row_groups_pruned[PQ_RUNG_BLOOM],
                         (unsigned long long)t->row_groups_fully_matched);
+    if (t->row_groups_past_limit) {
+        out->len--; /* the newline: the limit belongs on the row groups line */
+        rc |= pq_buf_printf(out, ", %llu past the limit (not read)\n", (unsigned long long)t->row_groups_past_limit);
+    }
     rc |= pq_buf_printf(out, "pages: %llu in page indexes, %llu pruned\n", (unsigned long long)t->pages,
                         (unsigned long long)t->pages_pruned);
     rc |= pq_buf_printf(out, "rows: %llu total, %llu selected for decoding\n", (unsigned long long)t->rows,

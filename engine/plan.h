@@ -99,6 +99,7 @@ typedef struct pq_plan_totals {
     uint64_t files, files_pruned;
     uint64_t dirs_pruned;        /* partition directories pruned at listing: their files never seen */
     uint64_t row_groups, row_groups_pruned[PQ_RUNG_COUNT], row_groups_fully_matched;
+    uint64_t row_groups_past_limit; /* a limit without a filter: never read */
     uint64_t pages, pages_pruned;
     uint64_t rows, rows_selected;
     uint64_t bytes_total, bytes_to_read;

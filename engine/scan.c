@@ -1513,6 +1513,7 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
     pq_plan_totals t;
     memset(&t, 0, sizeof t);
     t.dirs_pruned = opts->dirs_pruned;
+    int64_t planned = 0; /* rows before the row group, under a limit without a filter (as the scan caps units) */
     for (int f = 0; rc == PQ_OK && f < n_files; f++) {
         const file_state *fs = &s.fs[f];
         const pq_file_meta *m = &files[f].footer->meta;
@@ -1541,6 +1542,22 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
             pq_arena_init(&arena, 16384);
             pq_rg_plan p;
             rc = pq_plan_row_group(&in, g, &arena, &p, err);
+            bool capped = s.q->limit >= 0 && !fs->pred;
+            if (rc == PQ_OK && capped && planned >= s.q->limit) {
+                t.row_groups++;
+                t.row_groups_past_limit++;
+                t.rows += (uint64_t)p.rows;
+                t.bytes_total += p.bytes_total;
+                if (pq_buf_printf(out, "  row group %d: %lld rows: past the limit, not read\n", (int)g, (long long)p.rows))
+                    rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                pq_arena_free(&arena);
+                continue;
+            }
+            if (rc == PQ_OK && capped) {
+                int64_t left = s.q->limit - planned;
+                planned += m->row_groups[g].num_rows;
+                if (m->row_groups[g].num_rows > left) rc = pq_plan_limit_rows(&in, left, &arena, &p, err);
+            }
             if (rc == PQ_OK) {
                 pq_plan_totals_add(&t, &p);
                 if (pq_plan_rg_text(&p, out)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");

@@ -526,6 +526,11 @@ grep -qE '^files: 7 total, 0 pruned by partition; [1-9][0-9]* partition director
 grep -qE '^files: 0 total; [1-9][0-9]* partition director(y|ies) pruned at listing' "$MNT/$E/where=year = 1999/plan.txt" &&
     pass "plan.txt of an empty view counts the pruned directories" ||
     fail "plan.txt of where=year = 1999: $(cat "$MNT/$E/where=year = 1999/plan.txt")"
+# A limit without a filter reads only the first row groups: the plan says
+# the rest are not read, and selects only the limit's rows.
+lplan=$(cat "$MNT/$E/limit=3/plan.txt")
+grep -qE '^row groups: .* past the limit \(not read\)$' <<<"$lplan" && grep -q '^rows: [0-9]* total, 3 selected for decoding$' <<<"$lplan" &&
+    pass "plan.txt of a limit= view" || fail "plan.txt of limit=3: $(grep -E '^(row groups|rows):' <<<"$lplan")"
 p0=$(stat_val "$MNT" partition_dirs_pruned)
 cat "$MNT/$E/where=year = 2023 AND i32 > 0/data.csv" >/dev/null
 p1=$(stat_val "$MNT" partition_dirs_pruned)
