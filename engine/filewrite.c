@@ -7,7 +7,6 @@
 #include "rowgroup.h"
 #include "scan.h"
 
-#define CREATED_BY "pqfs version 0.1"
 
 struct pq_filewriter {
     pq_sink sink;
@@ -195,7 +194,7 @@ int pq_filewriter_finish(pq_filewriter *w, pq_error *err)
         .num_rows = w->rows,
         .row_groups = w->rgs,
         .n_row_groups = w->n_rgs,
-        .created_by = CREATED_BY,
+        .created_by = PQ_CREATED_BY,
         .column_orders = orders,
         .n_column_orders = w->n_leaves,
     };

@@ -7,6 +7,9 @@
 #ifndef PQ_FILEWRITE_H
 #define PQ_FILEWRITE_H
 
+/* The writer's created_by, and what pqfs --version prints. */
+#define PQ_CREATED_BY "pqfs version 0.1"
+
 #include "colwrite.h"
 #include "footer.h"
 #include "io.h"

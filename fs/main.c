@@ -12,6 +12,7 @@
 #include <dirent.h>
 
 #include "config.h"
+#include "filewrite.h"
 #include "fs.h"
 #include "remote.h"
 
@@ -157,10 +158,15 @@ int main(int argc, char **argv, char **envp)
     pq_part_decl **parts = NULL;
     char *shown_source = NULL;
 
-    if (pqfs_config_from_args(&cfg, argc, argv, envp, err, sizeof err) != 0 ||
-        pqfs_config_validate(&cfg, err, sizeof err) != 0) {
+    int parsed = pqfs_config_from_args(&cfg, argc, argv, envp, err, sizeof err);
+    if (parsed == PQFS_CONFIG_HELP || parsed == PQFS_CONFIG_VERSION) {
+        if (parsed == PQFS_CONFIG_HELP) fputs(pqfs_config_usage(), stdout);
+        else printf("%s (libfuse %s)\n", PQ_CREATED_BY, fuse_pkgversion());
+        pqfs_config_free(&cfg);
+        return 0;
+    }
+    if (parsed != 0 || pqfs_config_validate(&cfg, err, sizeof err) != 0) {
         fprintf(stderr, "pqfs: %s\n", err);
-        fprintf(stderr, "usage: pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]\n");
         pqfs_config_free(&cfg);
         return 2;
     }

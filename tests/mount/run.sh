@@ -770,6 +770,12 @@ printf '[pqfs]\nsource = lake2\n[table events]\npartitions = year:float\n' >"$WO
 bad_mount "bad partition type" "bad2.ini:4" "$WORK/bad2.ini"
 bad_mount "missing source" "$WORK/nosuch" "$WORK/nosuch"
 bad_mount "bad option value" "metadata_ttl" "$LAKE2" -o metadata_ttl=soon
+# --help and --version answer on stdout and exit 0 (they printed an empty
+# error and exited 2).
+out=$("$PQFS" --help 2>&1) && grep -q '^usage: pqfs SOURCE MOUNTPOINT' <<<"$out" && grep -q -- '--version' <<<"$out" &&
+    pass "pqfs --help" || fail "pqfs --help: $(head -2 <<<"$out")"
+out=$("$PQFS" -V 2>&1) && grep -qE '^pqfs version [0-9.]+ \(libfuse [0-9.]+\)$' <<<"$out" &&
+    pass "pqfs --version" || fail "pqfs -V: $out"
 
 # A table directory as SOURCE: the mount root is the table.
 MNT3=$WORK/mnt-single
