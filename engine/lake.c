@@ -161,6 +161,9 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
         free(was_left_out);
         return PQ_ERR;
     }
+    lake_logf(l, PQ_LOG_DEBUG, "table '%s': discovered %d file%s, %d partition column%s, in %llu ms", name,
+              pt->n_files, pt->n_files == 1 ? "" : "s", pt->n_parts, pt->n_parts == 1 ? "" : "s",
+              (unsigned long long)(pq_now_ms() - now));
     table_info *t = calloc(1, sizeof *t);
     if (!t) goto oom;
     t->name = strdup(name);
@@ -633,6 +636,7 @@ typedef struct data_job {
     snapshot snap;
     bool plan_only;              /* plan.txt */
     bool parquet;                /* data.parquet */
+    char what[512];              /* the view, for debug log lines */
 } data_job;
 
 static void data_job_free(void *p)
@@ -714,6 +718,7 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
 {
     data_job *j = ctx;
     pq_lake *l = j->l;
+    uint64_t started = pq_now_ms();
     pq_query *q = NULL;
     pq_footer_ref *ref = NULL;
     open_ctx oc = {0};
@@ -749,6 +754,12 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
             rc = pq_scan_csv(q, oc.files, j->snap.files->n_files, &o, sink, &st, err);
         }
         account_scan(l, &st);
+        if (l->log_level >= PQ_LOG_DEBUG)
+            lake_logf(l, PQ_LOG_DEBUG,
+                      "%s: scan %s in %llu ms: %llu rows out; row groups %llu read of %llu; %llu bytes fetched", j->what,
+                      rc == PQ_OK ? "done" : "stopped", (unsigned long long)(pq_now_ms() - started),
+                      (unsigned long long)st.rows_out, (unsigned long long)st.row_groups_read,
+                      (unsigned long long)st.plan.row_groups, (unsigned long long)st.bytes_fetched);
     }
     close_files(&oc);
     pq_query_free(q);
@@ -865,6 +876,36 @@ static int errors_text(pq_lake *l, pq_buf *out)
 
 /* Finds or starts the result of a data.csv view.  Takes over the view on
  * success (the job owns it). */
+/* A view in a log line: its deepest real directory, then its virtual
+ * components (as written) and its file. */
+static void describe_view(const view *v, char *out, size_t cap)
+{
+    size_t at = 0;
+    int n = snprintf(out, cap, "%s", v->real_dir && v->real_dir[0] ? v->real_dir : "/");
+    at = n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+    for (int i = 0; i < v->n_eq && at + 1 < cap; i++) {
+        n = snprintf(out + at, cap - at, "/%s=%s", v->eq_cols[i], v->eq_vals[i] ? v->eq_vals[i] : "NULL");
+        at = n < 0 ? at : at + (size_t)n < cap ? at + (size_t)n : cap - 1;
+    }
+    for (int i = 0; i < v->n_wheres && at + 1 < cap; i++) {
+        n = snprintf(out + at, cap - at, "/where=%s", v->wheres[i]);
+        at = n < 0 ? at : at + (size_t)n < cap ? at + (size_t)n : cap - 1;
+    }
+    if (v->n_select && at + 1 < cap) {
+        n = snprintf(out + at, cap - at, "/select=");
+        at = n < 0 ? at : at + (size_t)n < cap ? at + (size_t)n : cap - 1;
+        for (int i = 0; i < v->n_select && at + 1 < cap; i++) {
+            n = snprintf(out + at, cap - at, "%s%s", i ? "," : "", v->select[i]);
+            at = n < 0 ? at : at + (size_t)n < cap ? at + (size_t)n : cap - 1;
+        }
+    }
+    if (v->limit >= 0 && at + 1 < cap) {
+        n = snprintf(out + at, cap - at, "/limit=%lld", (long long)v->limit);
+        at = n < 0 ? at : at + (size_t)n < cap ? at + (size_t)n : cap - 1;
+    }
+    if (at + 1 < cap) snprintf(out + at, cap - at, "/%s", v->file == F_DATA_PARQUET ? "data.parquet" : "data.csv");
+}
+
 static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_error *err)
 {
     pq_query *q;
@@ -897,6 +938,12 @@ static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_e
         *key_out = strdup(e->key);
         pthread_mutex_unlock(&l->mu);
         atomic_fetch_add(&l->c.results_reused, 1);
+        if (l->log_level >= PQ_LOG_DEBUG) {
+            char what[512];
+            describe_view(v, what, sizeof what);
+            lake_logf(l, PQ_LOG_DEBUG, "%s: served from the result cache (%llu bytes%s)", what,
+                      (unsigned long long)st.size, st.done ? "" : " so far, still running");
+        }
         snapshot_free(&j->snap);
         free(j);
         return *key_out ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -912,6 +959,11 @@ static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_e
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     e->key = strdup(key);
+    if (l->log_level >= PQ_LOG_DEBUG) {
+        describe_view(v, j->what, sizeof j->what);
+        lake_logf(l, PQ_LOG_DEBUG, "%s: scan started over %d file%s", j->what, j->snap.files->n_files,
+                  j->snap.files->n_files == 1 ? "" : "s");
+    }
     j->l = l;
     j->parquet = v->kind == K_VIEW_FILE && v->file == F_DATA_PARQUET;
     j->v = *v;
@@ -1073,6 +1125,7 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
     l->cache_size = o->cache_size;
     l->log = o->log;
     l->log_ctx = o->log_ctx;
+    l->log_level = o->log_level;
     if (o->cache_dir && !(l->cache_dir = strdup(o->cache_dir))) goto oom;
     if (o->n_tables) {
         l->decls = calloc((size_t)o->n_tables, sizeof *l->decls);

@@ -43,6 +43,7 @@ typedef struct pq_lake_opts {
     int n_tables;
     pq_log_fn log;
     void *log_ctx;
+    pq_log_level log_level;      /* the most detailed level log wants (debug lines cost a format each) */
 } pq_lake_opts;
 
 int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err);

@@ -57,6 +57,7 @@ struct pq_lake {
     int n_decls;
     pq_log_fn log;
     void *log_ctx;
+    pq_log_level log_level;
     bool single_table;
 
     pthread_mutex_t mu;

@@ -238,6 +238,7 @@ int main(int argc, char **argv, char **envp)
         .n_tables = cfg.n_tables,
         .log = log_line,
         .log_ctx = &lg,
+        .log_level = (pq_log_level)lg.level,
     };
     pq_error e;
     pq_error_clear(&e);

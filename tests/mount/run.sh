@@ -750,6 +750,16 @@ s_gz=$(grep '^  s: GZIP ' <<<"$gz" || true)
 if [ -n "$s_gz" ] && ! grep -q 'RLE_DICTIONARY' <<<"$gz" && ! grep -vq 'bloom_filter=' <<<"$s_gz"; then
     pass "ini: data.parquet written with the table's settings"
 else fail "ini: data.parquet's re-encoded chunks lack gzip, no dictionary or the bloom filter on s: $(grep -E '^  s: ' <<<"$meta" | tail -2)"; fi
+# log_level = debug: each scan's start and end and each result cache hit
+# (info logs none of them).
+cat "$MNT2/events/year=2024/where=i32 < 10/data.csv" >/dev/null
+cat "$MNT2/events/year=2024/where=i32 < 10/data.csv" >/dev/null
+grep -q "debug: events/year=2024/where=i32 < 10/data.csv: scan started over [0-9]* files" "$WORK/pqfs-ini.log" &&
+    grep -q "debug: events/year=2024/where=i32 < 10/data.csv: scan done in [0-9]* ms: [0-9]* rows out" "$WORK/pqfs-ini.log" &&
+    grep -q "debug: events/year=2024/where=i32 < 10/data.csv: served from the result cache" "$WORK/pqfs-ini.log" &&
+    grep -q "debug: table 'events': discovered [0-9]* files" "$WORK/pqfs-ini.log" &&
+    pass "log_level = debug logs scans, cache hits and discoveries" ||
+    fail "log_level = debug: $(grep -c 'debug:' "$WORK/pqfs-ini.log") debug lines; $(grep 'debug:' "$WORK/pqfs-ini.log" | head -3)"
 stop_pqfs "$MNT2" "$P2"
 
 # Configuration errors: one line naming the problem (the ini line), a non-zero
@@ -789,6 +799,8 @@ run_views
 VIEW_MNT= VIEW_LAKE=
 grep -q '^source_read_requests ' "$MNT3/.pqfs/stats" && pass "single-table mount has /.pqfs" || fail "single-table mount: no /.pqfs/stats"
 stop_pqfs "$MNT3" "$P3"
+! grep -q 'debug:' "$WORK/pqfs-single.log" && grep -q 'info: mounted' "$WORK/pqfs-single.log" && pass "log_level info: no debug lines" ||
+    fail "log_level info: $(grep -m1 'debug:' "$WORK/pqfs-single.log")"
 
 # A declared partition type the directories do not have (year declared a
 # date): every file is left out, as SPEC section 2 says of paths that do not
