@@ -190,7 +190,9 @@ int pq_expr_text(const pq_expr *e, pq_buf *out);
  * render alike only when they are the same tree, so views written
  * differently (spacing, parentheses, BETWEEN or two comparisons) that
  * normalize to one tree share results.  Top-level conjuncts are sorted, so
- * their order does not matter either.  Not for reading. */
+ * their order does not matter either, unless one can fail (arithmetic that
+ * may overflow): AND skips rows an earlier conjunct rejected, so whether the
+ * error happens depends on the order.  Not for reading. */
 int pq_expr_key(const pq_expr *e, pq_buf *out);
 
 /* ------------------------------------------------------------------ internals

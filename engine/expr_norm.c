@@ -854,6 +854,19 @@ static int key_node(pq_buf *out, const pq_expr *e)
     return pq_buf_puts(out, ")");
 }
 
+/* Whether evaluating e can fail (integer or decimal overflow, the only
+ * errors of evaluation): then the order of the conjuncts around it decides
+ * whether a row reaches it, so that order is part of the key. */
+static bool can_fail(const pq_expr *e)
+{
+    if (e->kind == PQ_X_ARITH || e->kind == PQ_X_NEG)
+        return true;
+    for (int i = 0; i < e->n_args; i++)
+        if (can_fail(e->args[i]))
+            return true;
+    return false;
+}
+
 static int cmp_key_text(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -880,9 +893,11 @@ int pq_expr_key(const pq_expr *e, pq_buf *out)
         at[i] = all.len;
         rc = key_node(&all, items[i]) || pq_buf_append(&all, "", 1);
     }
+    bool order_matters = false;
+    for (int i = 0; i < n && !order_matters; i++) order_matters = can_fail(items[i]);
     if (!rc) {
         for (int i = 0; i < n; i++) texts[i] = all.data + at[i];
-        qsort(texts, (size_t)n, sizeof *texts, cmp_key_text);
+        if (!order_matters) qsort(texts, (size_t)n, sizeof *texts, cmp_key_text);
         for (int i = 0; i < n && !rc; i++) rc = (i && pq_buf_puts(out, " AND ")) || pq_buf_puts(out, texts[i]);
     }
     free(at);

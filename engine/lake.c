@@ -585,7 +585,14 @@ static int take_snapshot(pq_lake *l, const view *v, const pq_query *q, snapshot 
     /* The key: the view's normalized components, then every file's identity. */
     pq_buf k;
     pq_buf_init(&k);
+    /* The table's layout and schema: a partition type inferred anew (a
+     * directory pn=x turns INT64 into STRING) or a replaced schema file
+     * changes the answer without changing the view's own files. */
     pq_buf_printf(&k, "%s\n", t->root);
+    for (int i = 0; i < t->n_parts; i++)
+        pq_buf_printf(&k, "part %zu:%s %d\n", strlen(t->part_names[i]), t->part_names[i], (int)t->part_types[i]);
+    pq_buf_printf(&k, "schema %s %llu %lld\n", t->ref_path ? t->ref_path : "", (unsigned long long)t->ref_id.size,
+                  (long long)t->ref_id.mtime_ns);
     const char *parts[MAX_COMPONENTS * 2];
     int np = 0;
     pq_buf tmp;
@@ -609,8 +616,9 @@ static int take_snapshot(pq_lake *l, const view *v, const pq_query *q, snapshot 
         goto oom;
     }
     pq_buf_puts(&k, "\n");
+    /* Names counted, not separated: a column may be named "a b". */
     pq_buf_puts(&k, "select");
-    for (int i = 0; i < v->n_select; i++) pq_buf_printf(&k, " %s", v->select[i]);
+    for (int i = 0; i < v->n_select; i++) pq_buf_printf(&k, " %zu:%s", strlen(v->select[i]), v->select[i]);
     pq_buf_printf(&k, "\nlimit %lld\n", (long long)v->limit);
     if (v->kind == K_VIEW_FILE && v->file == F_DATA_PARQUET) pq_buf_puts(&k, "format parquet\n");
     for (int f = 0; f < s->files->n_files; f++) {

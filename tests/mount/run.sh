@@ -689,6 +689,23 @@ if cat "$MNT/users2/data.csv" >/dev/null 2>"$WORK/cat.err"; then fail "users2/da
 elif grep -q "Input/output error" "$WORK/cat.err"; then pass "EIO after a good file was truncated"
 else fail "users2/data.csv after truncation: $(cat "$WORK/cat.err")"; fi
 
+# A cached result is keyed by the table's layout and schema too, not only by
+# the view's own files: a directory code=x makes the inferred INT64 a STRING,
+# and codes/code=001's rows then say 001, not 1 (the old result was served).
+# And select= names are kept apart: "a b" is not a and b.
+[ "$(grep -c ',1$' "$MNT/codes/code=001/data.csv")" = 3 ] || fail "codes/code=001 before code=x: $(head -2 "$MNT/codes/code=001/data.csv")"
+mkdir -p "$LAKE/codes/code=x" "$LAKE/spaced"
+cp "$LAKE/codes/code=010/part-0.parquet" "$LAKE/codes/code=x/part-0.parquet"
+node "$here/duck.mjs" sql "COPY (SELECT i AS a, i * 10 AS b, 'ab' || i AS \"a b\" FROM range(3) r(i)) TO '$LAKE/spaced/.new.tmp' (FORMAT parquet)" >/dev/null
+mv "$LAKE/spaced/.new.tmp" "$LAKE/spaced/part-0.parquet"
+sleep 1.6
+got=$(grep -c ',001$' "$MNT/codes/code=001/data.csv" || true)
+[ "$got" = 3 ] && pass "a partition type inferred anew after the TTL: no stale result" ||
+    fail "codes/code=001 after code=x appeared: $got rows with 001: $(head -2 "$MNT/codes/code=001/data.csv")"
+cat "$MNT/spaced/select=a b/data.csv" >/dev/null
+got=$(head -2 "$MNT/spaced/select=a,b/data.csv" | tr '\n' ' ')
+[ "$got" = "a,b 0,0 " ] && pass "select=a b and select=a,b are two results" || fail "spaced/select=a,b after select=a b: $got"
+
 stop_pqfs "$MNT" "$MAIN_PID"
 left=$(find "$WORK/cache" -mindepth 1 | head -3)
 [ -z "$left" ] && pass "cache_dir empty after unmount" || fail "cache_dir not empty after unmount: $left"
