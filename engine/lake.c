@@ -1272,9 +1272,32 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
     int rc = PQ_OK;
     switch (v.kind) {
     case K_ROOT: case K_META_DIR: case K_VIEW_DIR: out->is_dir = true; break;
-    case K_META_STATS: case K_META_ERRORS: out->size = 0; break;
+    case K_META_STATS: case K_META_ERRORS: {
+        /* Exact sizes (the text as it is now): tools that copy by size or
+         * with sendfile (Python's shutil, tar, rsync) copy no bytes of a
+         * size-0 file, since FUSE's splice read stops at the size. */
+        pq_buf text;
+        pq_buf_init(&text);
+        if ((v.kind == K_META_STATS ? stats_text(l, &text) : errors_text(l, &text)) == 0) {
+            out->size = text.len;
+            out->size_final = true;
+        }
+        pq_buf_free(&text);
+        break;
+    }
     case K_VIEW_FILE:
-        if (v.file == F_DATA_PARQUET) {
+        if (v.file == F_SCHEMA) {
+            /* Exact, as above; cheap (the lookup compiled the view, its
+             * footer is cached).  A table without files: empty. */
+            pq_buf text;
+            pq_buf_init(&text);
+            if (!v.t->ref_path || schema_text(l, &v, &text, err) == PQ_OK) {
+                out->size = text.len;
+                out->size_final = true;
+            }
+            pq_buf_free(&text);
+            pq_error_clear(err); /* reported when the file is opened */
+        } else if (v.file == F_DATA_PARQUET) {
             /* Materialized here, on the first lookup: its size is exact. */
             pq_result *res;
             char *key;

@@ -541,6 +541,27 @@ grep -q 'no files can match\|files: 0 total' "$MNT/$E/where=year = 1999/plan.txt
     fail "plan.txt of a leaf partition does not list its 3 files"
 
 # ---------------------------------------------------------------- data.csv size (SPEC section 3)
+# schema.txt and /.pqfs/* have exact sizes: Python's shutil copies with
+# sendfile, which FUSE serves up to the size (a size-0 file copied as empty).
+python3 - "$MNT/$E/schema.txt" "$MNT/.pqfs/stats" "$WORK/copied.txt" <<'PY' && pass "schema.txt and stats: exact sizes, shutil.copyfile copies them" ||
+import os, shutil, sys
+for src in sys.argv[1:3]:
+    want = open(src, 'rb').read()
+    shutil.copyfile(src, sys.argv[3])
+    got = open(sys.argv[3], 'rb').read()
+    size = os.stat(src).st_size
+    if not want or size == 0 or (src.endswith('schema.txt') and (got != want or size != len(want))) or \
+            (src.endswith('stats') and not got.startswith(b'source_read_requests ')):
+        sys.exit('%s: stat size %d, read %d bytes, shutil copied %d' % (src, size, len(want), len(got)))
+PY
+    fail "schema.txt / stats sizes (above)"
+# data.csv not yet complete: size 0 (SPEC), so sendfile copies nothing.
+python3 - "$MNT/$E/where=i32 > 20/select=id/data.csv" "$WORK/copied.csv" <<'PY' && pass "shutil.copyfile of a fresh data.csv" ||
+import os, shutil, sys
+shutil.copyfile(sys.argv[1], sys.argv[2])
+sys.exit(0 if os.path.getsize(sys.argv[2]) > 0 else 1)
+PY
+    conflict "shutil.copyfile (sendfile) of a data.csv not read before copies 0 bytes: its size is 0 until complete (SPEC section 3)"
 v="$MNT/users/where=user_id < 100/data.csv"
 s0=$(stat -c %s "$v")
 [ "$s0" = 0 ] && pass "size 0 before the result is complete" || fail "stat size of a fresh data.csv: $s0, expected 0"
