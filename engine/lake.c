@@ -425,15 +425,9 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         } else if (kl == 6 && !strncmp(c, "select", 6)) {
             if (has_select) return pq_fail(err, PQ_E_USAGE, "%s: at most one select= per path", c);
             has_select = true;
-            char *list = decode(&v->arena, val, strlen(val));
-            if (!list) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-            char *save_list = NULL;
-            for (char *tok = strtok_r(list, ",", &save_list); tok; tok = strtok_r(NULL, ",", &save_list)) {
-                while (*tok == ' ') tok++;
-                size_t tl = strlen(tok);
-                while (tl && tok[tl - 1] == ' ') tok[--tl] = '\0';
-                if (!tl) continue;
-                if (add_str(&v->arena, &v->select, &v->n_select, tok)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (pq_select_parse(val, true, &v->arena, &v->select, &v->n_select, err) != PQ_OK) {
+                pq_error_prefix(err, "%s: ", c);
+                return PQ_ERR;
             }
             if (v->n_select == 0) return pq_fail(err, PQ_E_USAGE, "%s: no columns", c);
         } else if (kl == 5 && !strncmp(c, "limit", 5)) {

@@ -202,3 +202,72 @@ int pq_query_bind_file(const pq_query *q, const pq_schema *fs, int32_t *col_leaf
     }
     return PQ_OK;
 }
+
+static char *select_name(pq_arena *a, const char *p, size_t len, bool percent)
+{
+    char *name = pq_arena_alloc(a, len + 1);
+    if (!name) return NULL;
+    if (!percent) {
+        memcpy(name, p, len);
+        name[len] = '\0';
+    } else if (pq_percent_decode(p, len, name) < 0) {
+        return NULL;
+    }
+    return name;
+}
+
+static int add_name(pq_arena *a, const char ***arr, int *n, const char *s)
+{
+    const char **grown = pq_arena_alloc(a, sizeof *grown * (size_t)(*n + 1));
+    if (!grown) return -1;
+    if (*n) memcpy(grown, *arr, sizeof *grown * (size_t)*n);
+    grown[(*n)++] = s;
+    *arr = grown;
+    return 0;
+}
+
+int pq_select_parse(const char *s, bool percent, pq_arena *a, const char ***out, int *n, pq_error *err)
+{
+    const char *p = s;
+    for (;;) {
+        while (*p == ' ') p++;
+        char *name = NULL;
+        if (*p == '"') {
+            pq_buf q;
+            pq_buf_init(&q);
+            const char *at = ++p;
+            int rc = 0;
+            for (;; p++) {
+                if (!*p) {
+                    pq_buf_free(&q);
+                    return pq_fail(err, PQ_E_USAGE, "a quoted name without its closing '\"'");
+                }
+                if (*p == '"' && p[1] == '"') {
+                    rc |= pq_buf_append(&q, at, (size_t)(p + 1 - at));
+                    at = ++p + 1;
+                } else if (*p == '"') {
+                    break;
+                }
+            }
+            rc |= pq_buf_append(&q, at, (size_t)(p - at));
+            p++;
+            if (!rc) name = select_name(a, q.data ? q.data : "", q.len, percent);
+            pq_buf_free(&q);
+            if (!name) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            while (*p == ' ') p++;
+            if (*p && *p != ',') return pq_fail(err, PQ_E_USAGE, "unexpected text after a quoted name");
+            if (!*name) return pq_fail(err, PQ_E_USAGE, "an empty quoted name");
+        } else {
+            const char *end = strchr(p, ',');
+            if (!end) end = p + strlen(p);
+            const char *last = end;
+            while (last > p && last[-1] == ' ') last--;
+            if (last > p && !(name = select_name(a, p, (size_t)(last - p), percent)))
+                return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            p = end;
+        }
+        if (name && add_name(a, out, n, name)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!*p) return PQ_OK;
+        p++; /* the comma */
+    }
+}

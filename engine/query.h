@@ -53,4 +53,11 @@ int pq_query_part_cell(const pq_query *q, int part, const char *text, pq_buf *ou
 int pq_query_bind_file(const pq_query *q, const pq_schema *file_schema, int32_t *col_leaf,
                        const pq_node **col_node, pq_error *err);
 
+/* A select= list or --select argument: names separated by commas, each
+ * trimmed of spaces, or double-quoted as in expressions ("x,y", quotes
+ * inside doubled) for names with commas or edge spaces.  percent: each name
+ * is percent-decoded after the split (path components: %2C is a comma inside
+ * a name).  Names and the grown *out array are allocated in `a`. */
+int pq_select_parse(const char *s, bool percent, pq_arena *a, const char ***out, int *n, pq_error *err);
+
 #endif

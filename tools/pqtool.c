@@ -321,7 +321,8 @@ typedef struct cat_args {
     pq_query_spec spec;
     pq_scan_opts opts;
     const char *out_path;
-    const char **select;
+    const char **select;       /* in select_arena */
+    pq_arena select_arena;
     const char **wheres;
     bool stats;
     bool parquet;              /* --format parquet */
@@ -333,6 +334,7 @@ static void parse_cat_args(int argc, char **argv, cat_args *a)
     a->paths = calloc((size_t)argc + 1, sizeof *a->paths);
     a->wheres = calloc((size_t)argc + 1, sizeof *a->wheres);
     pq_scan_opts_init(&a->opts);
+    pq_arena_init(&a->select_arena, 1024);
     a->spec.limit = -1;
     char *select_arg = NULL;
     for (int i = 0; i < argc; i++) {
@@ -366,7 +368,13 @@ static void parse_cat_args(int argc, char **argv, cat_args *a)
     if (a->n_paths == 0) die_usage();
     a->spec.wheres = a->wheres;
     if (select_arg) {
-        int n = split_list(select_arg, &a->select);
+        /* As select= in a path (quoted names), without percent-decoding. */
+        int n = 0;
+        pq_error err;
+        if (pq_select_parse(select_arg, false, &a->select_arena, &a->select, &n, &err) != PQ_OK) {
+            fprintf(stderr, "pqtool: --select: %s\n", err.msg);
+            exit(2);
+        }
         if (n <= 0) die_usage();
         a->spec.select = a->select;
         a->spec.n_select = n;
@@ -449,7 +457,7 @@ out:
     inputs_free(&in);
     free(a.paths);
     free(a.wheres);
-    free(a.select);
+    pq_arena_free(&a.select_arena);
     return rc;
 }
 
@@ -484,7 +492,7 @@ static int cmd_plan(int argc, char **argv)
     inputs_free(&in);
     free(a.paths);
     free(a.wheres);
-    free(a.select);
+    pq_arena_free(&a.select_arena);
     return rc;
 }
 

@@ -717,7 +717,7 @@ else fail "users2/data.csv after truncation: $(cat "$WORK/cat.err")"; fi
 [ "$(grep -c ',1$' "$MNT/codes/code=001/data.csv")" = 3 ] || fail "codes/code=001 before code=x: $(head -2 "$MNT/codes/code=001/data.csv")"
 mkdir -p "$LAKE/codes/code=x" "$LAKE/spaced"
 cp "$LAKE/codes/code=010/part-0.parquet" "$LAKE/codes/code=x/part-0.parquet"
-node "$here/duck.mjs" sql "COPY (SELECT i AS a, i * 10 AS b, 'ab' || i AS \"a b\" FROM range(3) r(i)) TO '$LAKE/spaced/.new.tmp' (FORMAT parquet)" >/dev/null
+node "$here/duck.mjs" sql "COPY (SELECT i AS a, i * 10 AS b, 'ab' || i AS \"a b\", i + 7 AS \"x,y\" FROM range(3) r(i)) TO '$LAKE/spaced/.new.tmp' (FORMAT parquet)" >/dev/null
 mv "$LAKE/spaced/.new.tmp" "$LAKE/spaced/part-0.parquet"
 sleep 1.6
 got=$(grep -c ',001$' "$MNT/codes/code=001/data.csv" || true)
@@ -726,6 +726,13 @@ got=$(grep -c ',001$' "$MNT/codes/code=001/data.csv" || true)
 cat "$MNT/spaced/select=a b/data.csv" >/dev/null
 got=$(head -2 "$MNT/spaced/select=a,b/data.csv" | tr '\n' ' ')
 [ "$got" = "a,b 0,0 " ] && pass "select=a b and select=a,b are two results" || fail "spaced/select=a,b after select=a b: $got"
+# select= takes quoted names (commas inside) and decodes %2C inside a name.
+got=$(head -2 "$MNT/spaced/select=\"x,y\", a/data.csv" | tr '\n' ' ')
+[ "$got" = '"x,y",a 7,0 ' ] && pass "select= with a quoted name" || fail "spaced/select=\"x,y\", a: $got"
+got=$(head -2 "$MNT/spaced/select=x%2Cy/data.csv" | tr '\n' ' ')
+[ "$got" = '"x,y" 7 ' ] && pass "select= with %2C inside a name" || fail "spaced/select=x%2Cy: $got"
+[ "$(errno_of stat "$MNT/spaced/select=\"x,y/data.csv")" = EINVAL ] && pass "select= with an unclosed quote: EINVAL" ||
+    fail "select= with an unclosed quote: $(errno_of stat "$MNT/spaced/select=\"x,y/data.csv")"
 
 stop_pqfs "$MNT" "$MAIN_PID"
 left=$(find "$WORK/cache" -mindepth 1 | head -3)
