@@ -1679,6 +1679,32 @@ static void test_keys(void)
     pq_buf_free(&b);
 }
 
+/* A message past pq_error's buffer keeps its start (where) and its end (why),
+ * cut at character boundaries; short ones are prefixed whole. */
+static void test_error_prefix(void)
+{
+    pq_error err;
+    pq_fail(&err, PQ_E_USAGE, "bad thing");
+    pq_error_prefix(&err, "%s: ", "events/where=x");
+    CHECK_EQ_STR(err.msg, "events/where=x: bad thing");
+    char path[1200];
+    size_t at = 0;
+    while (at + 3 < sizeof path - 1) {
+        memcpy(path + at, "\xc3\xa9(", 3); /* é( : two-byte characters around every cut */
+        at += 3;
+    }
+    path[at] = '\0';
+    pq_fail(&err, PQ_E_USAGE, "where=%.500s: expression nested too deeply at position 257", path);
+    pq_error_prefix(&err, "%s: ", path);
+    size_t len = strlen(err.msg);
+    CHECK(len < sizeof err.msg);
+    CHECK(strncmp(err.msg, "\xc3\xa9(", 3) == 0);
+    static const char why[] = "expression nested too deeply at position 257";
+    CHECK(len > sizeof why && strcmp(err.msg + len - (sizeof why - 1), why) == 0);
+    CHECK(strstr(err.msg, " ... ") != NULL);
+    CHECK(pq_utf8_valid_prefix((const unsigned char *)err.msg, len) == len);
+}
+
 int main(void)
 {
     pq_arena_init(&arena, 0);
@@ -1688,6 +1714,7 @@ int main(void)
     test_eval_table(), test_eval_errors(), test_values(), test_api(), test_prune();
     test_random(9000), test_garbage(8000), test_like(400), test_only_kept_wide(), test_dec_to_double(), test_datetime_literals();
     test_keys();
+    test_error_prefix();
     pq_arena_free(&arena);
     return check_report();
 }
