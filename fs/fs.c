@@ -50,7 +50,6 @@ struct pqfs_fs {
     pthread_mutex_t mu;
     inode *by_path[INODE_BUCKETS];
     inode *by_ino[INODE_BUCKETS];
-    fuse_ino_t next_ino;
     time_t mount_time;
     open_handle *open;           /* under mu */
     int n_uploads;               /* handles in `open` with an upload, under mu */
@@ -199,6 +198,25 @@ static char *path_of(pqfs_fs *fs, fuse_ino_t ino)
     return p;
 }
 
+/* The number a path's inode gets: a hash of the path, so that readdir's
+ * d_ino, stat's st_ino and the next mount agree (find -inum, tar and
+ * rsync compare them).  remember() takes the next free number on the rare
+ * collision with a live inode. */
+static fuse_ino_t ino_of_path(const char *path)
+{
+    if (!path[0]) return FUSE_ROOT_ID;
+    uint64_t h = pq_hash_str(path);
+    return h <= FUSE_ROOT_ID ? h + 2 : h;
+}
+
+/* Under mu: whether a live inode has number ino. */
+static bool ino_in_use(const pqfs_fs *fs, fuse_ino_t ino)
+{
+    for (const inode *n = fs->by_ino[ino % INODE_BUCKETS]; n; n = n->next_by_ino)
+        if (n->ino == ino) return true;
+    return false;
+}
+
 /* The inode of a path, created or referenced (lookup count + 1). */
 static fuse_ino_t remember(pqfs_fs *fs, const char *path)
 {
@@ -220,7 +238,9 @@ static fuse_ino_t remember(pqfs_fs *fs, const char *path)
         return 0;
     }
     n->path = p;
-    n->ino = fs->next_ino++;
+    fuse_ino_t ino_want = ino_of_path(path);
+    while (ino_want <= FUSE_ROOT_ID || ino_in_use(fs, ino_want)) ino_want++;
+    n->ino = ino_want;
     n->nlookup = 1;
     n->next_by_path = fs->by_path[h];
     fs->by_path[h] = n;
@@ -485,6 +505,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 /* A directory listing taken at opendir, served by offset. */
 typedef struct dir_listing {
+    char *path;                  /* the directory's */
     char **names;
     bool *is_dir;
     size_t n, cap;
@@ -512,6 +533,7 @@ static void listing_free(dir_listing *d)
 {
     if (!d) return;
     for (size_t i = 0; i < d->n; i++) free(d->names[i]);
+    free(d->path);
     free(d->names);
     free(d->is_dir);
     free(d);
@@ -531,7 +553,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     pq_error err;
     pq_error_clear(&err);
     int rc = pq_lake_readdir(fs->lake, path, collect_entry, d, &err);
-    free(path);
+    d->path = path;
     if (rc != PQ_OK) {
         listing_free(d);
         reply_error(req, &err);
@@ -566,18 +588,25 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
         struct stat st;
         memset(&st, 0, sizeof st);
         const char *name;
+        char *of = NULL; /* the path whose inode number d_ino is */
         if (i == 0) {
             name = ".";
             st.st_mode = S_IFDIR;
+            of = strdup(d->path);
         } else if (i == 1) {
             name = "..";
             st.st_mode = S_IFDIR;
+            const char *slash = strrchr(d->path, '/');
+            of = strndup(d->path, slash ? (size_t)(slash - d->path) : 0);
         } else {
             name = d->names[i - 2];
             st.st_mode = d->is_dir[i - 2] ? S_IFDIR : S_IFREG;
+            of = pq_path_join(d->path, name);
         }
-        /* readdir(3) skips entries with inode 0; the kernel ignores the number. */
-        st.st_ino = (ino_t)(i + 1);
+        /* As lookup will number it (but for a collision); never 0, which
+         * readdir(3) skips. */
+        st.st_ino = of ? (ino_t)ino_of_path(of) : (ino_t)(i + 1);
+        free(of);
         size_t need = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
         if (need > size - used) break;
         used += need;
@@ -915,7 +944,6 @@ pqfs_fs *pqfs_fs_new(pq_lake *lake, const pqfs_fs_opts *o)
     if (!fs) return NULL;
     fs->lake = lake;
     fs->o = *o;
-    fs->next_ino = FUSE_ROOT_ID + 1;
     fs->mount_time = time(NULL);
     pthread_mutex_init(&fs->mu, NULL);
     return fs;

@@ -330,6 +330,17 @@ if [ "$got" = "$nrows" ]; then pass "DuckDB read_csv on a fresh view"; else
     conflict "DuckDB read_csv on a view not read before (size 0 in stat) gives: $(echo $got | head -c 150), expected $nrows rows"; fi
 
 # ---------------------------------------------------------------- readdir
+# d_ino from readdir is the st_ino stat gives (find -inum, tar and rsync
+# use them); numbers were the listing position.
+python3 - "$MNT" "$MNT/$E" "$MNT/$E/year=2024" <<'PY' && pass "readdir's d_ino equals stat's st_ino" || fail "d_ino and st_ino differ (above)"
+import os, sys
+bad = []
+for d in sys.argv[1:]:
+    for e in os.scandir(d):
+        st = os.stat(os.path.join(d, e.name))
+        if e.inode() != st.st_ino: bad.append('%s/%s: d_ino %d, st_ino %d' % (d, e.name, e.inode(), st.st_ino))
+if bad: sys.exit('\n'.join(bad[:5]))
+PY
 listing() { (cd "$1" && ls -1A) | grep -vx 'data.parquet' | tr '\n' ' ' | sed 's/ $//'; }
 expect_ls() {
     local got
