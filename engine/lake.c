@@ -1247,10 +1247,16 @@ void pq_lake_close(pq_lake *l)
     free(l);
 }
 
+/* A result's version for the file system (pq_lake_attr.version). */
+static uint64_t version_of_key(const char *key)
+{
+    return pq_hash_str(key) | 1;
+}
+
 int lake_fail_logged(pq_lake *l, pq_error *err, const char *path)
 {
     pq_error_prefix(err, "%s: ", path[0] ? path : "/");
-    if (err->cls != PQ_E_NOTFOUND) pq_lake_report(l, err);
+    if (err->cls != PQ_E_NOTFOUND && err->cls != PQ_E_STALE) pq_lake_report(l, err);
     return PQ_ERR;
 }
 
@@ -1301,6 +1307,7 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
                 pq_result_state_of(res, &st);
                 out->size = st.size;
                 out->size_final = true;
+                out->version = version_of_key(key);
                 release_result(l, res, key);
                 free(key);
             }
@@ -1456,8 +1463,8 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
     return PQ_OK;
 }
 
-int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, bool (*stop)(void *), void *stop_ctx,
-                      pq_error *err)
+int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_handle **out, bool (*stop)(void *),
+                      void *stop_ctx, pq_error *err)
 {
     view v;
     if (lake_resolve(l, path, &v, err) != PQ_OK) {
@@ -1485,6 +1492,13 @@ int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, bool (
         else if (v.file == F_PLAN) rc = plan_text(l, &v, &h->text, err);
         else if (v.file == F_DATA_CSV) rc = get_result(l, &v, &h->res, &h->key, err);
         else rc = materialize(l, &v, &h->res, &h->key, stop, stop_ctx, err);
+        if (rc == PQ_OK && version && h->res && version_of_key(h->key) != version) {
+            release_result(l, h->res, h->key);
+            free(h->key);
+            h->res = NULL;
+            h->key = NULL;
+            rc = pq_fail(err, PQ_E_STALE, "the view's result changed since it was looked up");
+        }
         break;
     default:
         rc = pq_fail(err, PQ_E_USAGE, "is a directory");

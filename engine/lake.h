@@ -57,6 +57,10 @@ typedef struct pq_lake_attr {
     uint64_t size;               /* files: exact when final */
     bool size_final;             /* false: data.csv still unknown (reads 0) */
     int64_t mtime_ns;
+    /* data.parquet: which result the size is of (a hash of the result's
+     * key, never 0): its bytes never change, so the file system may cache
+     * them per version (and map them); 0 for every other entry. */
+    uint64_t version;
 } pq_lake_attr;
 
 /* PQ_E_NOTFOUND: no such entry; PQ_E_USAGE: an invalid component (bad
@@ -70,8 +74,11 @@ typedef int (*pq_lake_dir_cb)(void *ctx, const char *name, const pq_lake_attr *a
 int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, pq_error *err);
 
 typedef struct pq_lake_handle pq_lake_handle;
-int pq_lake_open_file(pq_lake *l, const char *path, pq_lake_handle **out, bool (*stop)(void *), void *stop_ctx,
-                      pq_error *err);
+/* version: a data.parquet's pq_lake_attr.version from its lookup, or 0 for
+ * whatever the path is now.  PQ_E_STALE when the lake has moved on (that
+ * version's bytes are no longer what the path means). */
+int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_handle **out, bool (*stop)(void *),
+                      void *stop_ctx, pq_error *err);
 /* Blocks until bytes at off exist, the file ends (*n = 0), it fails, or
  * stop(stop_ctx) says the caller gave up. */
 int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t *n, bool (*stop)(void *),

@@ -22,6 +22,11 @@ typedef struct inode {
     fuse_ino_t ino;
     char *path;                  /* relative to the mount root, "" for the root */
     uint64_t nlookup;
+    /* A data.parquet: the version of its bytes (pq_lake_attr.version) and
+     * their size.  One inode per version, so the page cache of an inode
+     * only ever holds one version's bytes: it is opened without direct I/O
+     * (mmap, sendfile work) and a new version is a new inode. */
+    uint64_t version, size;
 } inode;
 
 /* A handle the kernel holds: an open file or directory.  At unmount the
@@ -77,6 +82,7 @@ int pqfs_errno(const pq_error *err)
     case PQ_E_CANCELLED: return EINTR;
     case PQ_E_READONLY: return EROFS;
     case PQ_E_DENIED: return EPERM;
+    case PQ_E_STALE: return ESTALE;
     case PQ_E_UNSUPPORTED: return EIO;
     case PQ_E_CORRUPT: case PQ_E_IO: default: return EIO;
     }
@@ -217,13 +223,15 @@ static bool ino_in_use(const pqfs_fs *fs, fuse_ino_t ino)
     return false;
 }
 
-/* The inode of a path, created or referenced (lookup count + 1). */
-static fuse_ino_t remember(pqfs_fs *fs, const char *path)
+/* The inode of a path (and version), created or referenced (lookup count
+ * + 1). */
+static fuse_ino_t remember(pqfs_fs *fs, const char *path, const pq_lake_attr *a)
 {
+    uint64_t version = a ? a->version : 0;
     uint64_t h = pq_hash_str(path) % INODE_BUCKETS;
     pthread_mutex_lock(&fs->mu);
     for (inode *n = fs->by_path[h]; n; n = n->next_by_path)
-        if (!strcmp(n->path, path)) {
+        if (n->version == version && !strcmp(n->path, path)) {
             n->nlookup++;
             fuse_ino_t ino = n->ino;
             pthread_mutex_unlock(&fs->mu);
@@ -238,6 +246,8 @@ static fuse_ino_t remember(pqfs_fs *fs, const char *path)
         return 0;
     }
     n->path = p;
+    n->version = version;
+    n->size = version ? a->size : 0;
     fuse_ino_t ino_want = ino_of_path(path);
     while (ino_want <= FUSE_ROOT_ID || ino_in_use(fs, ino_want)) ino_want++;
     n->ino = ino_want;
@@ -370,6 +380,22 @@ static bool ino_just_written(pqfs_fs *fs, fuse_ino_t ino, uint64_t *size)
     return found;
 }
 
+/* A data.parquet inode's version and size; false for other inodes. */
+static bool version_of(pqfs_fs *fs, fuse_ino_t ino, uint64_t *version, uint64_t *size)
+{
+    bool found = false;
+    pthread_mutex_lock(&fs->mu);
+    for (inode *n = fs->by_ino[ino % INODE_BUCKETS]; n; n = n->next_by_ino)
+        if (n->ino == ino) {
+            found = n->version != 0;
+            *version = n->version;
+            *size = n->size;
+            break;
+        }
+    pthread_mutex_unlock(&fs->mu);
+    return found;
+}
+
 /* The path of `name` in directory `parent`, or NULL with the error replied. */
 static char *path_in(fuse_req_t req, pqfs_fs *fs, fuse_ino_t parent, const char *name)
 {
@@ -386,7 +412,7 @@ static void reply_entry_of(fuse_req_t req, pqfs_fs *fs, char *path, const pq_lak
 {
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
-    e.ino = remember(fs, path);
+    e.ino = remember(fs, path, written ? NULL : a);
     free(path);
     if (!e.ino) {
         fuse_reply_err(req, ENOMEM);
@@ -486,6 +512,16 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         return;
     }
     pq_error_clear(&err);
+    uint64_t version, vsize;
+    if (version_of(fs, ino, &version, &vsize)) {
+        /* Its version's size, for good: a newer version of the path is
+         * another inode, which the next lookup of the name finds. */
+        struct stat st;
+        pq_lake_attr va = {.size = vsize, .size_final = true, .version = version};
+        fill_stat(fs, ino, &va, &st);
+        fuse_reply_attr(req, &st, attr_timeout(fs, &va));
+        return;
+    }
     char *path = path_of(fs, ino);
     if (!path) {
         fuse_reply_err(req, ESTALE);
@@ -640,7 +676,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     pq_error_clear(&err);
     pq_lake_handle *h;
     stop_ctx sc = {req, fs};
-    int rc = pq_lake_open_file(fs->lake, path, &h, read_should_stop, &sc, &err);
+    uint64_t version = 0, vsize;
+    bool versioned = version_of(fs, ino, &version, &vsize);
+    /* ESTALE when that version is gone: the kernel looks the name up again. */
+    int rc = pq_lake_open_file(fs->lake, path, version, &h, read_should_stop, &sc, &err);
     free(path);
     if (rc != PQ_OK) {
         reply_error(req, &err);
@@ -653,9 +692,11 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         return;
     }
     fi->fh = (uint64_t)(uintptr_t)oh;
-    /* The size is unknown until the result is complete: every read must
-     * come to us, and the page cache must not keep old bytes. */
-    fi->direct_io = 1;
+    /* data.csv's size is unknown until its result is complete: every read
+     * must come to us.  A data.parquet inode holds one version's bytes: the
+     * page cache may keep them (mmap, sendfile), dropped at each open all
+     * the same, since an evicted result is materialized again. */
+    fi->direct_io = !versioned;
     fi->keep_cache = 0;
     fi->nonseekable = 0;
     if (fuse_reply_open(req, fi) != 0) {
@@ -792,7 +833,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     }
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
-    e.ino = remember(fs, path);
+    e.ino = remember(fs, path, NULL);
     free(path);
     open_handle *oh = e.ino ? track(fs, NULL, NULL, u, e.ino) : NULL;
     if (!oh) {

@@ -688,8 +688,25 @@ run_views
 cp "$LAKE/users/part-0.parquet" "$WORK/p0.parquet"
 node "$here/duck.mjs" sql "COPY (SELECT (user_id + 20000)::INTEGER AS user_id, name, signup, plan, score, balance, address, nums
     FROM read_parquet('$WORK/p0.parquet') WHERE user_id <= 50) TO '$LAKE/users/.add.tmp' (FORMAT parquet)" >/dev/null
-mv "$LAKE/users/.add.tmp" "$LAKE/users/part-2.parquet"
-sleep 1.6
+python3 - "$MNT/users/select=user_id,name/data.parquet" "$LAKE/users/.add.tmp" "$LAKE/users/part-2.parquet" <<'PY' &&
+import mmap, os, sys, time
+# data.parquet maps (MAP_SHARED, as Polars and pyarrow's memory_map do); a
+# mapping keeps its version's bytes while the lake changes, and the name
+# then opens as the new version (another inode).
+view, tmp, final = sys.argv[1:]
+old = open(view, 'rb').read()
+fd = os.open(view, os.O_RDONLY)
+m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+ino = os.fstat(fd).st_ino
+if m[:] != old: sys.exit('mapped bytes differ from read bytes')
+os.rename(tmp, final)
+time.sleep(1.6)
+new = open(view, 'rb').read()
+if m[:] != old: sys.exit('the mapping changed under the reader')
+if len(new) <= len(old) or os.stat(view).st_ino == ino: sys.exit('no new version after the change: %d -> %d bytes' % (len(old), len(new)))
+PY
+    pass "data.parquet: mmap, a mapping keeps its version, a new version after the change" || fail "data.parquet mmap/version (above)"
+[ -f "$LAKE/users/part-2.parquet" ] || { mv "$LAKE/users/.add.tmp" "$LAKE/users/part-2.parquet"; sleep 1.6; }
 view ch_users_added "users/data.csv" users "" "" "" nonempty
 run_views
 rm "$LAKE/users/part-0.parquet"
