@@ -882,30 +882,17 @@ static int errors_text(pq_lake *l, pq_buf *out)
  * components (as written) and its file. */
 static void describe_view(const view *v, char *out, size_t cap)
 {
-    size_t at = 0;
-    int n = snprintf(out, cap, "%s", v->real_dir && v->real_dir[0] ? v->real_dir : "/");
-    at = n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
-    for (int i = 0; i < v->n_eq && at + 1 < cap; i++) {
-        n = snprintf(out + at, cap - at, "/%s=%s", v->eq_cols[i], v->eq_vals[i] ? v->eq_vals[i] : "NULL");
-        at = n < 0 ? at : at + (size_t)n < cap ? at + (size_t)n : cap - 1;
-    }
-    for (int i = 0; i < v->n_wheres && at + 1 < cap; i++) {
-        n = snprintf(out + at, cap - at, "/where=%s", v->wheres[i]);
-        at = n < 0 ? at : at + (size_t)n < cap ? at + (size_t)n : cap - 1;
-    }
-    if (v->n_select && at + 1 < cap) {
-        n = snprintf(out + at, cap - at, "/select=");
-        at = n < 0 ? at : at + (size_t)n < cap ? at + (size_t)n : cap - 1;
-        for (int i = 0; i < v->n_select && at + 1 < cap; i++) {
-            n = snprintf(out + at, cap - at, "%s%s", i ? "," : "", v->select[i]);
-            at = n < 0 ? at : at + (size_t)n < cap ? at + (size_t)n : cap - 1;
-        }
-    }
-    if (v->limit >= 0 && at + 1 < cap) {
-        n = snprintf(out + at, cap - at, "/limit=%lld", (long long)v->limit);
-        at = n < 0 ? at : at + (size_t)n < cap ? at + (size_t)n : cap - 1;
-    }
-    if (at + 1 < cap) snprintf(out + at, cap - at, "/%s", v->file == F_DATA_PARQUET ? "data.parquet" : "data.csv");
+    pq_buf b;
+    pq_buf_init(&b);
+    pq_buf_puts(&b, v->real_dir && v->real_dir[0] ? v->real_dir : "/");
+    for (int i = 0; i < v->n_eq; i++)
+        pq_buf_printf(&b, "/%s=%s", v->eq_cols[i], v->eq_vals[i] ? v->eq_vals[i] : "NULL");
+    for (int i = 0; i < v->n_wheres; i++) pq_buf_printf(&b, "/where=%s", v->wheres[i]);
+    for (int i = 0; i < v->n_select; i++) pq_buf_printf(&b, "%s%s", i ? "," : "/select=", v->select[i]);
+    if (v->limit >= 0) pq_buf_printf(&b, "/limit=%lld", (long long)v->limit);
+    pq_buf_printf(&b, "/%s", v->file == F_DATA_PARQUET ? "data.parquet" : "data.csv");
+    snprintf(out, cap, "%s", b.data ? b.data : "(out of memory)");
+    pq_buf_free(&b);
 }
 
 static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_error *err)
