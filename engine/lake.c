@@ -314,16 +314,6 @@ int lake_view_file_of(const char *name, view_file *f)
 
 static int compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **ref, pq_error *err);
 
-static int add_str(pq_arena *a, const char ***arr, int *n, const char *s)
-{
-    const char **grown = pq_arena_alloc(a, sizeof *grown * (size_t)(*n + 1));
-    if (!grown) return -1;
-    if (*n) memcpy(grown, *arr, sizeof *grown * (size_t)*n);
-    grown[(*n)++] = s;
-    *arr = grown;
-    return 0;
-}
-
 /* Enters the real partition directory `comp` (KEY=VALUE, decoded as key
  * and value) when it is the next partition level of the view's table and
  * exists; *entered says whether it did. */
@@ -421,7 +411,7 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         if (kl == 5 && !strncmp(c, "where", 5)) {
             char *w = decode_expression(&v->arena, c, val, err);
             if (!w) return PQ_ERR;
-            if (add_str(&v->arena, &v->wheres, &v->n_wheres, w)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (pq_arena_push_str(&v->arena, &v->wheres, &v->n_wheres, w)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
         } else if (kl == 6 && !strncmp(c, "select", 6)) {
             if (has_select) return pq_fail(err, PQ_E_USAGE, "%s: at most one select= per path", c);
             has_select = true;
@@ -450,9 +440,9 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
             if (entered) continue;
             int ne = v->n_eq;
-            if (add_str(&v->arena, &v->eq_cols, &ne, key)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (pq_arena_push_str(&v->arena, &v->eq_cols, &ne, key)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
             ne = v->n_eq;
-            if (add_str(&v->arena, &v->eq_vals, &ne, is_null ? NULL : value))
+            if (pq_arena_push_str(&v->arena, &v->eq_vals, &ne, is_null ? NULL : value))
                 return pq_fail(err, PQ_E_NOMEM, "out of memory");
             v->n_eq = ne;
         }

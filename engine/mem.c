@@ -60,6 +60,16 @@ char *pq_arena_strndup(pq_arena *a, const char *s, size_t n)
     return q;
 }
 
+int pq_arena_push_str(pq_arena *a, const char ***arr, int *n, const char *s)
+{
+    const char **grown = pq_arena_alloc(a, sizeof *grown * (size_t)(*n + 1));
+    if (!grown) return -1;
+    if (*n) memcpy(grown, *arr, sizeof *grown * (size_t)*n);
+    grown[(*n)++] = s;
+    *arr = grown;
+    return 0;
+}
+
 void pq_arena_reset(pq_arena *a)
 {
     pq_arena_block *b = a->head;

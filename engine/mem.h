@@ -28,6 +28,9 @@ void pq_arena_init(pq_arena *a, size_t block_size);
 void *pq_arena_alloc(pq_arena *a, size_t n);
 void *pq_arena_dup(pq_arena *a, const void *p, size_t n);
 char *pq_arena_strndup(pq_arena *a, const char *s, size_t n);
+/* Appends s to the arena-allocated array *arr of *n strings (grown in the
+ * arena, copied each time: for short lists).  -1 when out of memory. */
+int pq_arena_push_str(pq_arena *a, const char ***arr, int *n, const char *s);
 /* Frees every block but the first, which is kept for reuse. */
 void pq_arena_reset(pq_arena *a);
 void pq_arena_free(pq_arena *a);

@@ -216,16 +216,6 @@ static char *select_name(pq_arena *a, const char *p, size_t len, bool percent)
     return name;
 }
 
-static int add_name(pq_arena *a, const char ***arr, int *n, const char *s)
-{
-    const char **grown = pq_arena_alloc(a, sizeof *grown * (size_t)(*n + 1));
-    if (!grown) return -1;
-    if (*n) memcpy(grown, *arr, sizeof *grown * (size_t)*n);
-    grown[(*n)++] = s;
-    *arr = grown;
-    return 0;
-}
-
 int pq_select_parse(const char *s, bool percent, pq_arena *a, const char ***out, int *n, pq_error *err)
 {
     const char *p = s;
@@ -266,7 +256,7 @@ int pq_select_parse(const char *s, bool percent, pq_arena *a, const char ***out,
                 return pq_fail(err, PQ_E_NOMEM, "out of memory");
             p = end;
         }
-        if (name && add_name(a, out, n, name)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (name && pq_arena_push_str(a, out, n, name)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
         if (!*p) return PQ_OK;
         p++; /* the comma */
     }
