@@ -6,6 +6,7 @@
  * input that must never crash. */
 #define PQ_EXPR_INTERNAL
 #include "expr.h"
+#include "query.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1705,6 +1706,46 @@ static void test_error_prefix(void)
     CHECK(pq_utf8_valid_prefix((const unsigned char *)err.msg, len) == len);
 }
 
+/* select= lists: split at commas outside quotes, trimmed, quoted names as in
+ * expressions, percent-decoded after the split when asked. */
+static void expect_select(const char *text, bool percent, const char *want)
+{
+    pq_arena a;
+    pq_arena_init(&a, 0);
+    const char **names = NULL;
+    int n = 0;
+    pq_error err;
+    char got[1024] = "";
+    if (pq_select_parse(text, percent, &a, &names, &n, &err) != PQ_OK) {
+        snprintf(got, sizeof got, "error: %s", err.msg);
+    } else {
+        for (int i = 0; i < n; i++) {
+            size_t at = strlen(got);
+            snprintf(got + at, sizeof got - at, "%s[%s]", i ? " " : "", names[i]);
+        }
+    }
+    if (strcmp(got, want)) fprintf(stderr, "  select: %s\n", text);
+    CHECK_EQ_STR(got, want);
+    pq_arena_free(&a);
+}
+
+static void test_select_lists(void)
+{
+    expect_select("id,amount", true, "[id] [amount]");
+    expect_select(" id , amount ,", true, "[id] [amount]");
+    expect_select("a b,,c", true, "[a b] [c]");
+    expect_select("\"x,y\", a", true, "[x,y] [a]");
+    expect_select("\"say \"\"hi\"\"\",z", true, "[say \"hi\"] [z]");
+    expect_select("\" pad \"", true, "[ pad ]");
+    expect_select("x%2Cy,%41", true, "[x,y] [A]");
+    expect_select("x%2Cy", false, "[x%2Cy]");
+    expect_select("\"x%2Cy\"", true, "[x,y]");
+    expect_select("", true, "");
+    expect_select("\"x,y", true, "error: a quoted name without its closing '\"'");
+    expect_select("\"x\"y", true, "error: unexpected text after a quoted name");
+    expect_select("\"\"", true, "error: an empty quoted name");
+}
+
 int main(void)
 {
     pq_arena_init(&arena, 0);
@@ -1715,6 +1756,7 @@ int main(void)
     test_random(9000), test_garbage(8000), test_like(400), test_only_kept_wide(), test_dec_to_double(), test_datetime_literals();
     test_keys();
     test_error_prefix();
+    test_select_lists();
     pq_arena_free(&arena);
     return check_report();
 }
