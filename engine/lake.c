@@ -111,6 +111,18 @@ int lake_table_made(pq_lake *l, const char *name, pq_error *err)
     return PQ_OK;
 }
 
+void lake_table_unmade(pq_lake *l, const char *name)
+{
+    pthread_mutex_lock(&l->mu);
+    for (int i = 0; i < l->n_made; i++)
+        if (!strcmp(l->made_tables[i], name)) {
+            free(l->made_tables[i]);
+            l->made_tables[i] = l->made_tables[--l->n_made];
+            break;
+        }
+    pthread_mutex_unlock(&l->mu);
+}
+
 void lake_table_forget(pq_lake *l, const char *root)
 {
     pthread_mutex_lock(&l->mu);

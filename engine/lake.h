@@ -114,6 +114,10 @@ void pq_lake_upload_free(pq_lake_upload *u);
  * Partition directories need none: a write into COL=VALUE/ (a path that
  * resolves as a filter until the directory exists) makes them. */
 int pq_lake_mkdir(pq_lake *l, const char *path, pq_error *err);
+/* rmdir: only a table without files (one mkdir made, say by mistake), whose
+ * directory is empty; anything else is PQ_E_DENIED (data is not deleted
+ * through the mount). */
+int pq_lake_rmdir(pq_lake *l, const char *path, pq_error *err);
 
 /* Records an error for .pqfs/errors and the log. */
 void pq_lake_report(pq_lake *l, const pq_error *err);

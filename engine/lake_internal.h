@@ -112,6 +112,8 @@ void lake_table_forget(pq_lake *l, const char *root);
 /* Whether `name` is a table without files: declared in the ini or made by mkdir. */
 bool lake_table_known(pq_lake *l, const char *name);
 int lake_table_made(pq_lake *l, const char *name, pq_error *err);
+/* Undoes lake_table_made (rmdir of the table). */
+void lake_table_unmade(pq_lake *l, const char *name);
 /* Resolves a path (SPEC section 3) into *v; lake_view_free after. */
 int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err);
 void lake_view_free(pq_lake *l, view *v);

@@ -572,3 +572,40 @@ int pq_lake_mkdir(pq_lake *l, const char *path, pq_error *err)
     lake_logf(l, PQ_LOG_INFO, "made directory %s", path);
     return PQ_OK;
 }
+
+int pq_lake_rmdir(pq_lake *l, const char *path, pq_error *err)
+{
+    char *dir;
+    const char *name;
+    PQ_TRY(split_path(path, &dir, &name, err));
+    int rc = PQ_OK;
+    if (dir[0] || l->single_table || !name[0] || lake_is_hidden(name))
+        rc = pq_fail(err, PQ_E_DENIED, "%s: only an empty table is removed (data is not deleted through the mount)", path);
+    free(dir);
+    /* Its files as the lake has them now, not as a cached discovery did. */
+    table_info *t = NULL;
+    if (rc == PQ_OK) {
+        lake_table_forget(l, name);
+        pq_store_cached_invalidate(l->store, name);
+        rc = lake_table_get(l, name, name, &t, err);
+    }
+    if (rc == PQ_OK && t->n_files > 0)
+        rc = pq_fail(err, PQ_E_DENIED, "%s: the table has %d file%s (data is not deleted through the mount)", name,
+                     t->n_files, t->n_files == 1 ? "" : "s");
+    if (t) lake_table_info_put(l, t);
+    /* The directory itself: the store refuses one that is not empty (a
+     * partition directory, a file that is not a part file); object stores
+     * have no directories to remove. */
+    if (rc == PQ_OK && l->store->ops->rmdir && l->store->ops->rmdir(l->store, name, err) != PQ_OK) {
+        pq_error why = *err;
+        rc = pq_fail(err, PQ_E_DENIED, "%s: not empty: %s", name, why.msg);
+    }
+    /* A refusal is the answer (EPERM), not an error of the lake: not logged,
+     * as with every other EPERM of a path. */
+    if (rc != PQ_OK) return err->cls == PQ_E_DENIED ? PQ_ERR : lake_fail_logged(l, err, path);
+    lake_table_unmade(l, name);
+    lake_table_forget(l, name);
+    pq_store_cached_invalidate(l->store, "");
+    lake_logf(l, PQ_LOG_INFO, "removed the empty table %s", name);
+    return PQ_OK;
+}

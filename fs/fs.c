@@ -907,6 +907,21 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
 }
 
+/* Only an empty table (made by mkdir) goes: pq_lake_rmdir. */
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    pqfs_fs *fs = fs_of(req);
+    if (refuse_if_read_only(req, fs)) return;
+    char *path = path_in(req, fs, parent, name);
+    if (!path) return;
+    pq_error err;
+    pq_error_clear(&err);
+    int rc = pq_lake_rmdir(fs->lake, path, &err);
+    free(path);
+    if (rc != PQ_OK) reply_error(req, &err);
+    else fuse_reply_err(req, 0);
+}
+
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
                       unsigned int flags)
 {
@@ -957,7 +972,7 @@ static const struct fuse_lowlevel_ops ops = {
     .setattr = op_setattr,
     .mkdir = op_mkdir,
     .unlink = op_unlink,
-    .rmdir = op_unlink,
+    .rmdir = op_rmdir,
     .rename = op_rename,
     .symlink = op_symlink,
     .link = op_link,

@@ -198,6 +198,17 @@ check "mkdir of a declared partitioned table, then a write into month=2024-01/" 
     'mkdir "$MNT/sales" && printf "sku,qty\na,1\nb,2\n" >"$IN/sales.csv" && cp "$IN/sales.csv" "$MNT/sales/month=2024-01/" &&
      [ -n "$(find "$LAKE/sales/month=2024-01" -name "sales-*.parquet")" ] &&
      [ "$(cat "$MNT/sales/data.csv")" = "$(printf "sku,qty,month\na,1,2024-01\nb,2,2024-01")" ]'
+# rmdir undoes a mkdir (a table without files, its directory empty); a
+# table with data, a partition directory or a non-empty directory: EPERM.
+check "rmdir of an empty table made by mkdir" \
+    'mkdir "$MNT/oops" && [ -d "$LAKE/oops" ] && rmdir "$MNT/oops" && [ ! -e "$LAKE/oops" ] && ! ls -1 "$MNT" | grep -qx oops'
+check "rmdir of a table with data, of a partition directory: EPERM, nothing removed" \
+    '! rmdir "$MNT/events" 2>"$WORK/err" && grep -q "Operation not permitted" "$WORK/err" &&
+     ! rmdir "$MNT/events/dt=2024-01-01" 2>"$WORK/err" && grep -q "Operation not permitted" "$WORK/err" &&
+     [ -d "$LAKE/events/dt=2024-01-01" ]'
+check "rmdir of a made table whose directory is not empty: EPERM" \
+    'mkdir "$MNT/oops2" && mkdir "$LAKE/oops2/sub" && ! rmdir "$MNT/oops2" 2>/dev/null && [ -d "$LAKE/oops2/sub" ] &&
+     rmdir "$LAKE/oops2/sub" && rmdir "$MNT/oops2" && [ ! -e "$LAKE/oops2" ]'
 # A table made by mkdir and not declared: its first write's COL=VALUE
 # directories become its partition layout (a CSV column of that name must
 # agree, and is not written into the file); later writes follow the layout.
