@@ -380,6 +380,10 @@ void pq_csv_infer_value(infer_state *s, const char *p, size_t n, bool quoted)
     int64_t i64;
     double d;
     uint8_t bv;
+    /* A leading zero before another digit (00123, 01.5) is an identifier
+     * (a zip code, an account number), not a number: DuckDB's sniffer makes
+     * such a column VARCHAR, and a number would lose the zeros. */
+    if (n >= 2 && p[0] == '0' && p[1] >= '0' && p[1] <= '9') s->can_int = s->can_double = false;
     if (s->can_int && pq_parse_i64(p, n, &i64) != 0) s->can_int = false;
     if (s->can_double && !decimal_syntax(p, n) && pq_parse_double(p, n, &d) != 0) s->can_double = false;
     if (s->can_bool && (parse_bool(p, n, &bv) != 0 || (n == 1))) s->can_bool = false;

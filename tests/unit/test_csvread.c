@@ -614,6 +614,16 @@ static void test_infer(void)
     CHECK(is_type(find_el(&s, "b"), T_DOUBLE));
     pq_csv_schema_free(&s);
 
+    /* A leading zero before a digit keeps a column STRING (zip codes keep
+     * their zeros, as DuckDB's sniffer does); 0, 0.5 and -01 are numbers. */
+    CHECK(infer_text("zip,dec,zero,half,neg\n00123,01.5,0,0.5,-01\n02134,2,10,1,5\n", &s, &e) == PQ_OK);
+    CHECK(is_type(find_el(&s, "zip"), T_STRING));
+    CHECK(is_type(find_el(&s, "dec"), T_STRING));
+    CHECK(is_type(find_el(&s, "zero"), T_INT64));
+    CHECK(is_type(find_el(&s, "half"), T_DOUBLE));
+    CHECK(is_type(find_el(&s, "neg"), T_INT64));
+    pq_csv_schema_free(&s);
+
     /* A header alone: every column STRING.  One column: a blank line is a
      * NULL row, not skipped, and does not change the type. */
     CHECK(infer_text("x,y\r\n", &s, &e) == PQ_OK);
