@@ -1,6 +1,7 @@
 #include "fs.h"
 #include "mem.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -868,13 +869,45 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
     else fuse_reply_write(req, size);
 }
 
+/* Whether process `pid` still has a descriptor on inode `ino` open.  A
+ * FLUSH comes at every close() of a descriptor, dup'd ones too (a shell's
+ * `echo >&3` dups 3 onto 1 and back, closing the copy); the file is
+ * written at the close of the last one.  The closing descriptor has left
+ * the table by then; /proc/PID/fdinfo gives each other one's inode. */
+static bool holds_another_descriptor(pid_t pid, fuse_ino_t ino)
+{
+    char dir_path[64];
+    snprintf(dir_path, sizeof dir_path, "/proc/%d/fdinfo", (int)pid);
+    DIR *d = opendir(dir_path);
+    if (!d) return false;
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char path[64 + sizeof e->d_name], line[128];
+        snprintf(path, sizeof path, "%s/%s", dir_path, e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f) continue;
+        unsigned long long file_ino;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "ino: %llu", &file_ino) == 1) {
+                found = file_ino == (unsigned long long)ino;
+                break;
+            }
+        fclose(f);
+    }
+    closedir(d);
+    return found;
+}
+
 /* close(): a file being written goes into the lake now, and close() gets
  * the outcome.  Not while nothing is written: a shell's `> FILE` closes its
  * first descriptor (dup2) before the command writes a byte.  Not when
  * another process closes its copy of the descriptor: a child started while
  * the file is open (subprocess, system(), a shell's command) closes it at
  * exec or exit, and the writer goes on writing; the writer's own close, or
- * the last one (RELEASE), writes the file. */
+ * the last one (RELEASE), writes the file.  Nor when the closer still has
+ * another descriptor on the file (a dup'd one closed). */
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
@@ -882,10 +915,9 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     pq_error err;
     pq_error_clear(&err);
     bool commit = oh->upload && !oh->writer_killed && pq_lake_upload_size(oh->upload) > 0;
-    if (commit && oh->writer) {
-        pid_t closer = process_of(req);
-        if (closer && closer != oh->writer) commit = false;
-    }
+    pid_t closer = commit ? process_of(req) : 0;
+    if (commit && oh->writer && closer && closer != oh->writer) commit = false;
+    if (commit && closer && holds_another_descriptor(closer, oh->upload_ino)) commit = false;
     if (commit && killed_by_signal(req)) {
         /* The writer was killed mid-file: what arrived is not the file. */
         oh->writer_killed = true;

@@ -295,6 +295,24 @@ os.close(fd)
 sys.exit(child.wait())
 " "$D/passed.csv" && sleep 0.3 && [ "$(tail -n +2 "$MNT/events/dt=2024-04-01/select=id/data.csv" | sort -n | tr "\n" " ")" = "31 32 41 42 51 " ]'
 
+# A dup'd descriptor closed while the file is still open (a shell's
+# `echo >&3` dups 3 onto 1 and closes the copy; os.close(os.dup(fd))): the
+# file is written at the last close, with every row (it was written at the
+# first, and the rest refused with EPERM).
+mkdir -p "$IN/dup"
+check "exec 3>FILE; echo >&3 ...; exec 3>&-: one file with every row" \
+    'bash -c "exec 3>\"$D/dup3.csv\"; echo id,name,amount,ts >&3; echo 71,d,1, >&3; echo 72,d,2, >&3; exec 3>&-" &&
+     [ "$(tail -n +2 "$MNT/events/dt=2024-04-01/where=id > 70 AND id < 80/select=id/data.csv" | sort -n | tr "\n" " ")" = "71 72 " ]'
+check "os.close(os.dup(fd)) mid-file: the rows after it land too" \
+    'python3 -c "
+import os, sys
+f = open(sys.argv[1], \"w\")
+f.write(\"id,name,amount,ts\\n81,p,1,\\n\"); f.flush()
+os.close(os.dup(f.fileno()))
+f.write(\"82,p,2,\\n\"); f.close()
+" "$D/dup.csv" &&
+     [ "$(tail -n +2 "$MNT/events/dt=2024-04-01/where=id > 80 AND id < 90/select=id/data.csv" | sort -n | tr "\n" " ")" = "81 82 " ]'
+
 # ------------------------------------------------------------ writers that die, read-write opens
 # A writer killed mid-file (kill -9, SIGTERM of cp): the kernel closes its
 # files as close() would, but what arrived is not the file; nothing lands.
@@ -340,7 +358,7 @@ try:
 except OSError as e:
     print(errno.errorcode.get(e.errno, str(e.errno)))
 os.close(fd)
-" "$D/rw.csv")" = EINVAL ] && [ "$(tail -n +2 "$MNT/events/dt=2024-04-01/select=id/data.csv" | sort -n | tr "\n" " ")" = "31 32 41 42 51 61 " ]'
+" "$D/rw.csv")" = EINVAL ] && [ "$(tail -n +2 "$MNT/events/dt=2024-04-01/select=id/data.csv" | sort -n | tr "\n" " ")" = "31 32 41 42 51 61 71 72 81 82 " ]'
 
 stop_pqfs "$MNT" "$PID"
 
