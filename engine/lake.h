@@ -106,8 +106,11 @@ int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error 
 int pq_lake_upload_write(pq_lake_upload *u, const void *buf, size_t len, uint64_t off, pq_error *err);
 int pq_lake_upload_truncate(pq_lake_upload *u, uint64_t size, pq_error *err);
 uint64_t pq_lake_upload_size(pq_lake_upload *u);
-/* Writes the part file.  Once only: later calls return the first outcome. */
-int pq_lake_upload_commit(pq_lake_upload *u, pq_error *err);
+/* Writes the part file.  Once only: later calls return the first outcome.
+ * abandon (may be NULL) is asked as the file is written and just before it
+ * goes into the lake: true (the writer was killed meanwhile) writes nothing,
+ * PQ_E_CANCELLED. */
+int pq_lake_upload_commit(pq_lake_upload *u, bool (*abandon)(void *), void *abandon_ctx, pq_error *err);
 /* Frees the upload, discarding what was staged. */
 void pq_lake_upload_free(pq_lake_upload *u);
 /* mkdir: at the root a new table (its schema from the first file written).

@@ -35,6 +35,10 @@ struct pq_lake_upload {
     pthread_mutex_t failed_mu;
     bool failed;
     pq_error failed_err;
+    /* During a commit: whether the writer went away meanwhile (killed
+     * while close() waited): then nothing is written. */
+    bool (*abandon)(void *);
+    void *abandon_ctx;
 };
 
 /* Splits "a/b/name" into a copy of the directory ("a/b", "" at the root)
@@ -307,7 +311,16 @@ typedef struct upload_sink {
     pq_upload *up;
     pq_store *store;           /* for a restart: the upload begun again */
     const char *path;
+    const pq_lake_upload *u;   /* its abandon check, at each write */
 } upload_sink;
+
+/* Whether the commit must stop and write nothing (pq_lake_upload_commit). */
+static int check_abandoned(const pq_lake_upload *u, pq_error *err)
+{
+    if (u && u->abandon && u->abandon(u->abandon_ctx))
+        return pq_fail(err, PQ_E_CANCELLED, "the writer was killed while its file was being written: nothing written");
+    return PQ_OK;
+}
 
 /* Empties the upload for a second pass (pq_csv_import_inferred). */
 static int upload_restart(void *ctx, pq_error *err)
@@ -321,6 +334,7 @@ static int upload_restart(void *ctx, pq_error *err)
 static int upload_sink_write(void *ctx, const char *data, size_t len, pq_error *err)
 {
     upload_sink *s = ctx;
+    PQ_TRY(check_abandoned(s->u, err));
     return s->up->ops->write(s->up, data, len, err);
 }
 
@@ -400,7 +414,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
     pq_footer_ref *ref = NULL;
     pq_footer *in_ft = NULL;
     pq_csv_schema inferred = {0};
-    upload_sink us = {NULL, l->store, NULL};
+    upload_sink us = {NULL, l->store, NULL, u};
     pq_import_fixed *fixed = NULL;
     int rc = pq_file_open_local(u->stage_path, NULL, &in, err);
     if (rc == PQ_OK && t->ref_path) {
@@ -465,6 +479,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
                 rc = pq_csv_import_inferred(in, u->path, &io, &sink, upload_restart, &us, &inferred, &rows, err);
         }
     }
+    if (us.up && rc == PQ_OK) rc = check_abandoned(u, err); /* the last moment before it is in the lake */
     if (us.up && rc == PQ_OK) rc = us.up->ops->commit(us.up, err);
     else if (us.up) us.up->ops->abort(us.up);
     if (rc != PQ_OK && n_made && l->store->ops->rmdir) {
@@ -511,11 +526,13 @@ static int commit_in_turn(pq_lake_upload *u, pq_error *err)
     return rc;
 }
 
-int pq_lake_upload_commit(pq_lake_upload *u, pq_error *err)
+int pq_lake_upload_commit(pq_lake_upload *u, bool (*abandon)(void *), void *abandon_ctx, pq_error *err)
 {
     pthread_mutex_lock(&u->mu);
     if (!u->committed) {
         u->committed = true;
+        u->abandon = abandon;
+        u->abandon_ctx = abandon_ctx;
         pq_error_clear(&u->commit_err);
         pthread_mutex_lock(&u->failed_mu);
         bool failed = u->failed;
@@ -524,7 +541,8 @@ int pq_lake_upload_commit(pq_lake_upload *u, pq_error *err)
         /* Already reported when the write failed. */
         if (failed) u->commit_rc = PQ_ERR;
         else u->commit_rc = commit_in_turn(u, &u->commit_err);
-        if (u->commit_rc != PQ_OK && !failed) {
+        u->abandon = NULL;
+        if (u->commit_rc != PQ_OK && !failed && u->commit_err.cls != PQ_E_CANCELLED) {
             /* Messages about the input already name it. */
             if (strncmp(u->commit_err.msg, u->path, strlen(u->path)))
                 pq_error_prefix(&u->commit_err, "%s: ", u->path);

@@ -166,6 +166,48 @@ static bool killed_by_signal(fuse_req_t req)
     return k > 49 && (field[6] & pf_exiting) && (field[49] & 0x7f) != 0;
 }
 
+/* Whether the thread a request came from has a signal pending that will
+ * kill it (SIGKILL, or one it neither catches nor ignores whose default
+ * ends the process): the kill of a writer waiting in close() while its
+ * file is written (kill -9, SIGTERM of cp).  /proc/TID/status masks. */
+static bool fatal_signal_pending(pid_t tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f) return false;
+    unsigned long long pending = 0, ignored = 0, caught = 0, mask;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "SigPnd: %llx", &mask) == 1 || sscanf(line, "ShdPnd: %llx", &mask) == 1) pending |= mask;
+        else if (sscanf(line, "SigIgn: %llx", &mask) == 1) ignored = mask;
+        else if (sscanf(line, "SigCgt: %llx", &mask) == 1) caught = mask;
+    }
+    fclose(f);
+#define SIGBIT(n) (1ull << ((n) - 1))
+    /* Signals whose default is not to end the process. */
+    const unsigned long long harmless = SIGBIT(17) | SIGBIT(18) | SIGBIT(19) | SIGBIT(20) | SIGBIT(21) |
+                                        SIGBIT(22) | SIGBIT(23) | SIGBIT(28);
+    bool killed = (pending & SIGBIT(9)) || (pending & ~ignored & ~caught & ~harmless & 0xffffffffull);
+#undef SIGBIT
+    return killed;
+}
+
+/* pq_lake_upload_commit's abandon check for a FLUSH: the writer is dying,
+ * or gone (a killed thread does not wait for close() to finish: once it is
+ * reaped, /proc has no entry for it, and only a kill ends a thread inside
+ * close()). */
+static bool writer_dying(void *ctx)
+{
+    fuse_req_t req = ctx;
+    pid_t tid = fuse_req_ctx(req)->pid;
+    if (tid <= 0) return false;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d", (int)tid);
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT) return true;
+    return fatal_signal_pending(tid) || killed_by_signal(req);
+}
+
 static void untrack(pqfs_fs *fs, open_handle *oh)
 {
     pthread_mutex_lock(&fs->mu);
@@ -767,7 +809,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         pq_error err;
         pq_error_clear(&err);
         uint64_t size = pq_lake_upload_size(oh->upload);
-        if (!oh->writer_killed && size > 0 && pq_lake_upload_commit(oh->upload, &err) == PQ_OK)
+        if (!oh->writer_killed && size > 0 && pq_lake_upload_commit(oh->upload, NULL, NULL, &err) == PQ_OK)
             note_written(fs, oh->upload_ino, size);
         pq_lake_upload_free(oh->upload);
         untrack(fs, oh);
@@ -924,7 +966,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         commit = false;
     }
     uint64_t size = commit ? pq_lake_upload_size(oh->upload) : 0;
-    if (commit && pq_lake_upload_commit(oh->upload, &err) != PQ_OK) {
+    if (commit && pq_lake_upload_commit(oh->upload, writer_dying, req, &err) != PQ_OK) {
         reply_error(req, &err);
         return;
     }

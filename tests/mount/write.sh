@@ -340,6 +340,27 @@ check "cp killed with SIGTERM midway: nothing lands" \
     'mkfifo "$WORK/fifo" && { (cat "$WORK/slow.csv"; sleep 5) >"$WORK/fifo" & fp=$!; } &&
      { cp "$WORK/fifo" "$K/cpkilled.csv" & cp_pid=$!; } && sleep 0.5 && kill -TERM $cp_pid; wait $cp_pid 2>/dev/null; kill $fp 2>/dev/null; wait $fp 2>/dev/null
      sleep 0.3; [ -z "$(find "$LAKE/sales" -name "cpkilled-*")" ]'
+# Killed while close() writes the file (the rows are all there; the commit
+# takes a while): nothing lands either (it landed whole, and a retry then
+# wrote the rows twice).
+python3 -c 'print("sku,qty"); [print(f"s{i},{i}") for i in range(2000000)]' >"$WORK/big.csv"
+cat >"$WORK/killclose.py" <<'KILLEOF'
+import os, sys, time
+fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT)
+os.write(fd, open(sys.argv[1], "rb").read())
+parent = os.getpid()
+if os.fork() == 0:
+    # Kills the writer 50 ms into its close(), which takes longer (2M rows);
+    # the child's own copy of the descriptor goes first.
+    os.close(fd)
+    time.sleep(0.05)
+    os.kill(parent, 9)
+    os._exit(0)
+os.close(fd)
+KILLEOF
+check "a writer killed while close() writes its file: nothing lands" \
+    '! python3 "$WORK/killclose.py" "$WORK/big.csv" "$K/inclose.csv" 2>/dev/null; sleep 0.5;
+     [ -z "$(find "$LAKE/sales" -name "inclose-*" -o -name ".inclose-*")" ] && [ ! -e "$LAKE/sales/month=2024-05" ]'
 check "a writer that exits without close(): its file lands whole" \
     'python3 -c "
 import os, sys
