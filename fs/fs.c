@@ -703,11 +703,45 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
     fuse_reply_err(req, 0);
 }
 
+/* An open for writing of a name just written (it still stats for a while,
+ * so the kernel opens it instead of creating it): a new file, as a create
+ * would make (cp to the same name twice, a loop reusing a name). */
+static bool open_new_write(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    uint64_t size;
+    if (fs->o.read_only || !ino_just_written(fs, ino, &size)) return false;
+    char *path = path_of(fs, ino);
+    if (!path) return false;
+    pq_error err;
+    pq_error_clear(&err);
+    pq_lake_upload *u;
+    int rc = pq_lake_create(fs->lake, path, &u, &err);
+    free(path);
+    if (rc != PQ_OK) {
+        reply_error(req, &err);
+        return true;
+    }
+    open_handle *oh = track(fs, NULL, NULL, u, ino);
+    if (!oh) {
+        pq_lake_upload_free(u);
+        fuse_reply_err(req, ENOMEM);
+        return true;
+    }
+    oh->writer = process_of(req);
+    fi->fh = (uint64_t)(uintptr_t)oh;
+    fi->direct_io = 1;
+    if (fuse_reply_open(req, fi) != 0) {
+        pq_lake_upload_free(u);
+        untrack(fs, oh);
+    }
+    return true;
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     pqfs_fs *fs = fs_of(req);
     if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-        fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
+        if (!open_new_write(req, fs, ino, fi)) fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
         return;
     }
     char *path = path_of(fs, ino);
