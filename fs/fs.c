@@ -1058,6 +1058,25 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 /* Only a file being written can change: its size (O_TRUNC, ftruncate);
  * its mode and times are taken as given (cp -p) and not kept. */
+/* Times or mode set on a directory (cp -a, rsync -a, tar x after they
+ * copy files in): taken without effect, as a directory's attributes are the
+ * lake's.  False when ino is not a directory (nothing replied). */
+static bool reply_dir_attr(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino)
+{
+    char *path = path_of(fs, ino);
+    if (!path) return false;
+    pq_error err;
+    pq_error_clear(&err);
+    pq_lake_attr a;
+    bool is_dir = pq_lake_stat(fs->lake, path, &a, NULL, NULL, &err) == PQ_OK && a.is_dir;
+    free(path);
+    if (!is_dir) return false;
+    struct stat st;
+    fill_stat(fs, ino, &a, &st);
+    fuse_reply_attr(req, &st, attr_timeout(fs, &a));
+    return true;
+}
+
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
     (void)fi;
@@ -1067,6 +1086,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     int64_t to = (to_set & FUSE_SET_ATTR_SIZE) ? (int64_t)attr->st_size : -1;
     if (to < 0 && ino_just_written(fs, ino, &size)) reply_upload_attr(req, fs, ino, size);
     else if (upload_attr(fs, ino, to, &size, &err) == PQ_OK) reply_upload_attr(req, fs, ino, size);
+    else if (err.cls == PQ_E_NOTFOUND && to < 0 && !fs->o.read_only && reply_dir_attr(req, fs, ino)) return;
     else if (err.cls == PQ_E_NOTFOUND) fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
     else reply_error(req, &err);
 }

@@ -250,6 +250,17 @@ check "the same name written twice in a row: both land" \
      printf "id,name,amount,ts\n73,u,1,\n" >"$S/again.csv" &&
      [ "$(tail -n +2 "$MNT/events/dt=2024-06-01/select=id/data.csv" | sort -n | tr "\n" " ")" = "71 71 71 71 72 73 " ]'
 
+# Copy tools that set a directory's times and mode after filling it (cp -a,
+# rsync -a --inplace) succeed: directories take them without effect.
+mkdir -p "$IN/tree/k=1" "$IN/tree/k=2" "$MNT/treecopy" "$MNT/rsynced"
+printf 'a,b\n1,x\n' >"$IN/tree/k=1/r.csv"; printf 'a,b\n2,y\n' >"$IN/tree/k=2/r.csv"
+check "cp -a of a tree of partitions: succeeds, every file lands" \
+    'cp -a "$IN/tree/." "$MNT/treecopy/" && [ "$(tail -n +2 "$MNT/treecopy/data.csv" | tr "\n" " ")" = "1,x,1 2,y,2 " ]'
+if command -v rsync >/dev/null; then
+    check "rsync -a --inplace of a tree of partitions: succeeds, every file lands" \
+        'rsync -a --inplace "$IN/tree/" "$MNT/rsynced/" && [ "$(tail -n +2 "$MNT/rsynced/data.csv" | tr "\n" " ")" = "1,x,1 2,y,2 " ]'
+fi
+
 # ------------------------------------------------------------ concurrent first writes
 # Three first writes into a new table at once, with conflicting columns: the
 # first to commit defines the table, the others meet it (or fail EINVAL);
