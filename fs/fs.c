@@ -1030,11 +1030,74 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
     else fuse_reply_err(req, 0);
 }
 
+/* Renames a name just written to another in the same directory (a tool
+ * that writes a temporary name and renames it when done: DuckDB's COPY over
+ * a name that exists, Python's tempfile + os.replace).  The rows are in the
+ * lake already, under their part name: only the mount's name moves (the
+ * just-written entry, and the inode's path).  False when `from` was not
+ * just written. */
+static bool rename_written(pqfs_fs *fs, const char *from, const char *to)
+{
+    bool moved = false;
+    time_t now = time(NULL);
+    pthread_mutex_lock(&fs->mu);
+    for (size_t i = 0; i < sizeof fs->written / sizeof fs->written[0]; i++) {
+        struct just_written *w = &fs->written[i];
+        if (w->path && now <= w->until && !strcmp(w->path, to)) w->until = 0; /* replaced */
+    }
+    for (size_t i = 0; !moved && i < sizeof fs->written / sizeof fs->written[0]; i++) {
+        struct just_written *w = &fs->written[i];
+        if (!w->path || now > w->until || strcmp(w->path, from)) continue;
+        char *p = strdup(to);
+        if (!p) break;
+        free(w->path);
+        w->path = p;
+        w->until = now + JUST_WRITTEN_SECONDS;
+        moved = true;
+    }
+    /* The kernel now holds the inode under `to`. */
+    for (inode *n = moved ? fs->by_path[pq_hash_str(from) % INODE_BUCKETS] : NULL; n; n = n->next_by_path) {
+        if (n->version || strcmp(n->path, from)) continue;
+        char *p = strdup(to);
+        if (!p) break;
+        inode **pp = &fs->by_path[pq_hash_str(from) % INODE_BUCKETS];
+        while (*pp != n) pp = &(*pp)->next_by_path;
+        *pp = n->next_by_path;
+        free(n->path);
+        n->path = p;
+        n->next_by_path = fs->by_path[pq_hash_str(to) % INODE_BUCKETS];
+        fs->by_path[pq_hash_str(to) % INODE_BUCKETS] = n;
+        break;
+    }
+    pthread_mutex_unlock(&fs->mu);
+    return moved;
+}
+
+/* Data is never renamed through the mount; a name just written may be
+ * (rename_written), within its directory. */
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
                       unsigned int flags)
 {
-    (void)parent, (void)name, (void)newparent, (void)newname, (void)flags;
-    fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
+    pqfs_fs *fs = fs_of(req);
+    if (refuse_if_read_only(req, fs)) return;
+    if (parent != newparent || (flags & RENAME_EXCHANGE)) {
+        fuse_reply_err(req, EPERM);
+        return;
+    }
+    char *from = path_in(req, fs, parent, name);
+    if (!from) return;
+    char *to = path_in(req, fs, newparent, newname);
+    if (!to) {
+        free(from);
+        return;
+    }
+    uint64_t size;
+    int rc = EPERM;
+    if ((flags & RENAME_NOREPLACE) && just_written(fs, to, &size)) rc = EEXIST;
+    else if (rename_written(fs, from, to)) rc = 0;
+    free(from);
+    free(to);
+    fuse_reply_err(req, rc);
 }
 
 /* No links and no special files in the lake (they were ENOSYS). */

@@ -250,6 +250,23 @@ check "the same name written twice in a row: both land" \
      printf "id,name,amount,ts\n73,u,1,\n" >"$S/again.csv" &&
      [ "$(tail -n +2 "$MNT/events/dt=2024-06-01/select=id/data.csv" | sort -n | tr "\n" " ")" = "71 71 71 71 72 73 " ]'
 
+# A name just written renamed in its directory (tempfile + os.replace;
+# DuckDB's COPY over a name that exists writes tmp_NAME and renames it):
+# the rows are in the lake already, only the name moves. Across
+# directories, or a name not just written: EPERM.
+check "tempfile + os.replace in a partition directory: the rows land once, the final name stats" \
+    'python3 -c "
+import os, sys, tempfile
+fd, tmp = tempfile.mkstemp(dir=sys.argv[1], prefix=\"tmp\", suffix=\".csv\")
+os.write(fd, b\"id,name,amount,ts\\n74,r,1,\\n\"); os.close(fd)
+os.replace(tmp, sys.argv[1] + \"/final.csv\")
+assert os.stat(sys.argv[1] + \"/final.csv\").st_size > 0
+" "$S" && [ "$(tail -n +2 "$MNT/events/dt=2024-06-01/where=id = 74/select=id/data.csv")" = 74 ]'
+check "rename across directories, or of a name not just written: EPERM" \
+    'printf "id,name,amount,ts\n75,r,1,\n" >"$S/across.csv" &&
+     ! mv "$S/across.csv" "$MNT/events/dt=2024-06-02/region=eu/across.csv" 2>/dev/null &&
+     ! mv "$S/never.csv" "$S/never2.csv" 2>/dev/null'
+
 # Copy tools that set a directory's times and mode after filling it (cp -a,
 # rsync -a --inplace) succeed: directories take them without effect.
 mkdir -p "$IN/tree/k=1" "$IN/tree/k=2" "$MNT/treecopy" "$MNT/rsynced"
