@@ -136,7 +136,7 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
     pthread_mutex_lock(&cs->mu);
     for (list_entry *e = cs->buckets[pq_hash_str(dir) % LIST_BUCKETS]; e; e = e->next) {
         if (strcmp(e->dir, dir)) continue;
-        if (now - e->fetched_ms <= cs->ttl_ms) {
+        if (e->fetched_ms >= now || now - e->fetched_ms <= cs->ttl_ms) {
             /* Copy out under the lock: the callback may list again. */
             list_entry copy = {0};
             collect_ctx cc = {.e = &copy};
@@ -166,7 +166,7 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         free_list_entry(e);
         return oom ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_ERR;
     }
-    e->fetched_ms = now;
+    e->fetched_ms = pq_now_ms(); /* from the answer: a listing slower than the TTL is still used */
     replay(e, cb, ctx);
     pthread_mutex_lock(&cs->mu);
     drop_dir_locked(cs, dir);

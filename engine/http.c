@@ -85,6 +85,7 @@ void pq_http_opts_init(pq_http_opts *o)
     o->stall_timeout_s = 30;
     o->backoff_ms = 50;
     o->userpwd = NULL;
+    o->follow_redirects = false;
 }
 
 int pq_http_new(const pq_http_opts *o, pq_http **out, pq_error *err)
@@ -263,9 +264,36 @@ static size_t on_upload(char *buf, size_t size, size_t nitems, void *ctx)
     return want;
 }
 
+/* curl rewinds a body to send it again on a new connection (the kept-alive
+ * one was closed by the server): the body is in memory, any offset will do. */
+static int on_seek(void *ctx, curl_off_t offset, int origin)
+{
+    transfer *t = ctx;
+    if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > t->rq->upload_len) return CURL_SEEKFUNC_FAIL;
+    t->upload_at = (uint64_t)offset;
+    return CURL_SEEKFUNC_OK;
+}
+
+/* Set at shutdown: transfers in flight stop (a stalled one held the daemon
+ * for its whole stall timeout, minutes) and no new attempt starts. */
+static _Atomic bool cancel_all;
+
+void pq_http_cancel_all(void)
+{
+    cancel_all = true;
+}
+
+/* Called about once a second even while nothing arrives. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void)ctx, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    return cancel_all ? 1 : 0;
+}
+
 static bool retryable_code(CURLcode rc)
 {
     switch (rc) {
+    case CURLE_SEND_FAIL_REWIND:
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_OPERATION_TIMEDOUT:
@@ -337,6 +365,15 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
     cu.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
     cu.easy_setopt(c, CURLOPT_LOW_SPEED_TIME, h->o.stall_timeout_s);
     cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    cu.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    cu.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    if (h->o.follow_redirects) {
+        /* Basic auth goes to the first host only (curl's default), and
+         * only to http(s). */
+        cu.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+        cu.easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+        cu.easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    }
     if (h->userpwd) {
         cu.easy_setopt(c, CURLOPT_USERPWD, h->userpwd);
         cu.easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
@@ -352,6 +389,8 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
         cu.easy_setopt(c, CURLOPT_UPLOAD, 1L);
         cu.easy_setopt(c, CURLOPT_READFUNCTION, on_upload);
         cu.easy_setopt(c, CURLOPT_READDATA, &t);
+        cu.easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
+        cu.easy_setopt(c, CURLOPT_SEEKDATA, &t);
         cu.easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->upload_len);
         if (strcmp(rq->method, "PUT")) cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
     } else if (strcmp(rq->method, "GET")) {
@@ -373,7 +412,10 @@ int pq_http_do(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, pq_error *e
     for (int i = 0;; i++) {
         CURLcode crc = CURLE_OK;
         char cerr[CURL_ERROR_SIZE];
+        if (cancel_all) return pq_fail(err, PQ_E_CANCELLED, "%s %s: cancelled (shutting down)", rq->method, rq->url);
         PQ_TRY(attempt(h, rq, rp, &crc, cerr, err));
+        if (crc == CURLE_ABORTED_BY_CALLBACK)
+            return pq_fail(err, PQ_E_CANCELLED, "%s %s: cancelled (shutting down)", rq->method, rq->url);
         bool last = i + 1 >= h->o.max_attempts;
         if (crc == CURLE_OK && rq->has_range && rp->status == 200) {
             /* The server ignored the range; the body delivered is the

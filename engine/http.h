@@ -22,6 +22,7 @@ typedef struct pq_http_opts {
     long stall_timeout_s;        /* a transfer slower than 1 byte/s this long fails (default 30 s) */
     unsigned backoff_ms;         /* first retry's pause, x4 per retry (default 50) */
     const char *userpwd;         /* "user:password" for HTTP basic auth, or NULL (copied) */
+    bool follow_redirects;       /* 3xx to http(s), up to 5 (not for signed requests: S3) */
 } pq_http_opts;
 
 void pq_http_opts_init(pq_http_opts *o);
@@ -60,6 +61,9 @@ typedef struct pq_http_reply {
 } pq_http_reply;
 
 int pq_http_new(const pq_http_opts *o, pq_http **out, pq_error *err);
+/* Stops every transfer in flight, in every client, and fails new ones
+ * (PQ_E_CANCELLED): the daemon is going away. */
+void pq_http_cancel_all(void);
 void pq_http_free(pq_http *h);
 
 /* Performs the request (with retries).  PQ_OK once a reply came, whatever

@@ -146,7 +146,7 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
     while (*pp) {
         table_info *t = *pp;
         if (!strcmp(t->root, root)) {
-            if (now - t->fetched_ms <= l->ttl_ms) {
+            if (t->fetched_ms >= now || now - t->fetched_ms <= l->ttl_ms) {
                 t->refs++;
                 pthread_mutex_unlock(&l->mu);
                 *out = t;
@@ -214,7 +214,10 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
     }
     free(was_left_out);
     pq_table_free(pt);
-    t->fetched_ms = now;
+    /* Trusted from when the discovery ended: a discovery that takes longer
+     * than metadata_ttl (hundreds of directories over a slow link) was
+     * stored already expired, and every lookup started another. */
+    t->fetched_ms = pq_now_ms();
     t->refs = 2;
     pthread_mutex_lock(&l->mu);
     t->next = l->tables;

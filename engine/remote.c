@@ -188,7 +188,13 @@ static int file_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_erro
                       .sign = rf->r->sign, .sign_ctx = rf->r->sign_ctx};
     pq_http_reply rp;
     PQ_TRY(pq_http_do(rf->r->http, &rq, &rp, err));
-    if (rp.status != 206 && rp.status != 200) return pq_http_status_fail(&rq, &rp, NULL, err);
+    if (rp.status != 206 && rp.status != 200) {
+        pq_http_status_fail(&rq, &rp, NULL, err);
+        /* A file the listing had: gone now is a storage error (EIO), not
+         * "no such file" for a name that is still listed. */
+        if (err->cls == PQ_E_NOTFOUND) err->cls = PQ_E_IO;
+        return PQ_ERR;
+    }
     if (rp.has_total && rp.total != size)
         return pq_fail(err, PQ_E_IO, "GET %s: the object is %llu bytes now, %llu when listed (changed)", rf->url,
                        (unsigned long long)rp.total, (unsigned long long)size);

@@ -170,6 +170,7 @@ int pq_store_http_new(const char *url, const pq_http_opts *ho, pq_store **out, p
     if (ho) o = *ho;
     else pq_http_opts_init(&o);
     o.userpwd = userpwd;
+    o.follow_redirects = true; /* an HTTP lake may sit behind a redirect; S3's signed requests may not */
     int rc = pq_remote_init(&hs->r, &o, &hs->base.counters, err);
     if (userpwd) {
         memset(userpwd, 0, strlen(userpwd));

@@ -255,7 +255,13 @@ static int s3_request(s3_upload *su, const char *method, const char *url, const 
     pq_http_req rq = {.method = method, .url = url, .body = body, .upload_data = data,
                       .upload_len = len, .sign = su->ss->r.sign, .sign_ctx = su->ss->r.sign_ctx};
     PQ_TRY(pq_http_do(su->ss->r.http, &rq, rp, err));
-    if (rp->status / 100 != 2) return pq_http_status_fail(&rq, rp, body, err);
+    if (rp->status / 100 != 2) {
+        pq_http_status_fail(&rq, rp, body, err);
+        /* An upload's 404 (NoSuchUpload: the server forgot it) is a storage
+         * error, not "no such file" for the name being written. */
+        if (err->cls == PQ_E_NOTFOUND) err->cls = PQ_E_IO;
+        return PQ_ERR;
+    }
     if (!strcmp(method, "PUT") && su->base.counters)
         atomic_fetch_add_explicit(&su->base.counters->write_bytes, len, memory_order_relaxed);
     return PQ_OK;

@@ -2,18 +2,23 @@
  * Configuration (config/), the lake (engine/lake.h), the FUSE adapter (fs.c). */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 
 #include "config.h"
 #include "filewrite.h"
 #include "fs.h"
+#include "http.h"
 #include "remote.h"
 
 typedef struct logger {
@@ -29,6 +34,27 @@ static void log_line(void *ctx, pq_log_level lv, const char *msg)
     static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
     if (lg->foreground) fprintf(stderr, "pqfs: %s: %s\n", names[lv], msg);
     else syslog(prio[lv], "%s", msg);
+}
+
+/* Cancels remote transfers as soon as the session is told to exit (a
+ * signal, the unmount): a request blocked in a stalled transfer (a lookup
+ * reading a footer) would otherwise hold the loop, whose end waits for its
+ * workers, for the whole stall timeout. */
+typedef struct exit_watch {
+    struct fuse_session *se;
+    pthread_t thread;
+    _Atomic bool loop_done;
+} exit_watch;
+
+static void *exit_watch_main(void *arg)
+{
+    exit_watch *ew = arg;
+    while (!atomic_load(&ew->loop_done) && !fuse_session_exited(ew->se)) {
+        struct timespec ts = {0, 100 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    pq_http_cancel_all();
+    return NULL;
 }
 
 /* Creates the cache directory (mode 0700) and removes what a previous mount left. */
@@ -285,8 +311,13 @@ int main(int argc, char **argv, char **envp)
         fuse_loop_cfg_set_max_threads(lc, 64);
         fuse_loop_cfg_set_idle_threads(lc, 8);
     }
+    exit_watch ew = {.se = se};
+    bool watching = pthread_create(&ew.thread, NULL, exit_watch_main, &ew) == 0;
     int rc = fuse_session_loop_mt(se, lc);
     if (lc) fuse_loop_cfg_destroy(lc);
+    atomic_store(&ew.loop_done, true);
+    if (watching) pthread_join(ew.thread, NULL);
+    pq_http_cancel_all(); /* a stalled remote read would hold the exit for its stall timeout */
     pq_lake_shutdown(lake);
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);

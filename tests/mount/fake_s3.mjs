@@ -5,11 +5,16 @@
 //
 // node fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S]
 //                  [--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N]
-//                  [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--log FILE]
+//                  [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--reset-every N] [--stall-range-gets] [--log FILE]
 // --session-token T: signed requests must carry x-amz-security-token T (and,
 // like every x-amz-* header sent, sign it).
 // --fail-every N: every Nth request is answered 503 SlowDown.
 // --drop-every N: every Nth GET with a body sends half of it and cuts the connection.
+// --reset-every N: every Nth request with a body (PUT, POST) has its connection
+// cut as soon as its headers arrive (a server closing a kept-alive connection
+// under a client that reuses it: the client must send the body again).
+// --stall-range-gets: a GET with a Range header (a footer, a column chunk) is
+// never answered: a stalled transfer (listings still answer).
 // --delay-ms N: every request waits N ms before it is handled (a slow network),
 // so the log's inflight= (requests open when it arrived, itself included) shows
 // how many requests a client keeps going at once.
@@ -47,18 +52,19 @@ const TMP_PREFIX = '.fake-s3-tmp-';
 
 // ---- command line ----
 const USAGE = 'usage: fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S] ' +
-  '[--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--log FILE]';
+  '[--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--reset-every N] [--stall-range-gets] [--log FILE]';
 function die(msg) { process.stderr.write(`fake_s3: ${msg}\n${USAGE}\n`); process.exit(2); }
 
 function parseArgs(argv) {
   const names = { '--root': 'root', '--bucket': 'bucket', '--port': 'port', '--access-key': 'accessKey',
     '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--delay-ms': 'delayMs', '--part-delay-ms': 'partDelayMs', '--mbps': 'mbps', '--log': 'log',
-    '--complete-error-every': 'completeErrorEvery', '--session-token': 'sessionToken' };
-  const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0', partDelayMs: '0', mbps: '0', completeErrorEvery: '0' };
+    '--complete-error-every': 'completeErrorEvery', '--session-token': 'sessionToken', '--reset-every': 'resetEvery' };
+  const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0', partDelayMs: '0', mbps: '0', completeErrorEvery: '0', resetEvery: '0' };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
     const eq = a.indexOf('=');
     if (a.startsWith('--') && eq > 0) { v = a.slice(eq + 1); a = a.slice(0, eq); }
+    if (a === '--stall-range-gets') { o.stallRangeGets = true; continue; }
     if (!names[a]) die(`unknown argument ${a}`);
     if (v === undefined) { if (i + 1 >= argv.length) die(`${a} needs a value`); v = argv[++i]; }
     o[names[a]] = v;
@@ -71,6 +77,7 @@ function parseArgs(argv) {
   o.port = Number(o.port);
   o.failEvery = Number(o.failEvery);
   o.dropEvery = Number(o.dropEvery);
+  o.resetEvery = Number(o.resetEvery);
   o.delayMs = Number(o.delayMs);
   o.partDelayMs = Number(o.partDelayMs);
   o.mbps = Number(o.mbps);
@@ -78,6 +85,7 @@ function parseArgs(argv) {
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) die('bad --port');
   if (!Number.isInteger(o.failEvery) || o.failEvery < 0) die('bad --fail-every');
   if (!Number.isInteger(o.dropEvery) || o.dropEvery < 0) die('bad --drop-every');
+  if (!Number.isInteger(o.resetEvery) || o.resetEvery < 0) die('bad --reset-every');
   if (!Number.isInteger(o.delayMs) || o.delayMs < 0) die('bad --delay-ms');
   if (!Number.isInteger(o.partDelayMs) || o.partDelayMs < 0) die('bad --part-delay-ms');
   if (!(o.mbps >= 0)) die('bad --mbps');
@@ -588,8 +596,14 @@ async function handle(ctx) {
   }
 }
 
-let inflight = 0, partsInflight = 0;
+let inflight = 0, partsInflight = 0, bodyRequests = 0;
 const server = http.createServer((req, res) => {
+  if (opts.stallRangeGets && req.method === 'GET' && req.headers.range) return; /* never answered */
+  if (opts.resetEvery > 0 && Number(req.headers['content-length'] ?? 0) > 0 && ++bodyRequests % opts.resetEvery === 0 &&
+      faultOnce('reset', req)) {
+    req.socket.destroy();
+    return;
+  }
   const ctx = { req, res, n: ++requestCount, id: crypto.randomBytes(8).toString('hex').toUpperCase(), done: false,
     resource: req.url, inflight: ++inflight };
   const isPart = req.method === 'PUT' && /[?&]partNumber=/.test(req.url);

@@ -242,7 +242,7 @@ start_fake_s3() {
     for _ in $(seq 50); do grep -q '^listening' "$WORK/$name.out" 2>/dev/null && break; sleep 0.1; done
     FAKE_S3_PORT=$(awk '/^listening/ { print $2 }' "$WORK/$name.out")
 }
-start_fake_s3 s3 --fail-every 7 --drop-every 5 --complete-error-every 1
+start_fake_s3 s3 --fail-every 7 --drop-every 5 --complete-error-every 1 --reset-every 2
 S3_PORT=$FAKE_S3_PORT
 # s3_ini FILE SECRET [TOKEN]: a mount of the first server, path style; with
 # a session token, of the virtual-hosted one (started below).
@@ -392,6 +392,27 @@ check "S3 virtual-hosted: keys without the bucket in the path, every request sig
 s3_ini "$WORK/s3-vhost-bad.ini" SKTEST EXPIRED
 check "S3: a wrong session token fails the mount with the server's reason" \
     '! "$PQFS" "$WORK/s3-vhost-bad.ini" "$WORK/mnt-bad" -f 2>"$WORK/err" && grep -q "HTTP 403 access denied, InvalidToken" "$WORK/err"'
+
+# A transfer that stalls (the server never answers a range GET) holds no
+# shutdown: SIGTERM cancels it, and the daemon is gone in seconds, not after
+# the stall timeout (30 s a try, 4 tries).
+start_fake_s3 s3-stall --stall-range-gets
+S3_PORT_SAVED=$S3_PORT S3_PORT=$FAKE_S3_PORT
+s3_ini "$WORK/s3-stall.ini" SKTEST
+S3_PORT=$S3_PORT_SAVED
+start_pqfs "$WORK/s3-stall-mount.log" "$WORK/s3-stall.ini" "$WORK/mnt-stall"
+timeout 60 cat "$WORK/mnt-stall/events/where=id < 5/data.csv" >/dev/null 2>&1 &
+stall_reader=$!
+sleep 1.5
+t0=$(date +%s.%N)
+kill -TERM "$PQFS_PID"
+for _ in $(seq 200); do kill -0 "$PQFS_PID" 2>/dev/null || break; sleep 0.05; done
+t1=$(date +%s.%N)
+check "SIGTERM while a remote read stalls: the daemon exits within 5 s, no mount left" \
+    '! kill -0 "$PQFS_PID" 2>/dev/null && [ "$(echo "$t1 - $t0 < 5" | bc)" = 1 ] && ! is_mounted "$WORK/mnt-stall"'
+kill "$stall_reader" 2>/dev/null || true; wait "$stall_reader" 2>/dev/null || true
+! is_mounted "$WORK/mnt-stall" || fusermount3 -uz "$WORK/mnt-stall"
+kill -9 "$PQFS_PID" 2>/dev/null || true
 
 s3_ini "$WORK/s3-bad.ini" WRONG
 check "S3: a wrong secret fails the mount with the server's reason" \
