@@ -137,6 +137,7 @@ http {
     listen 127.0.0.1:$HTTP_PORT;
     location /json/ { alias $LAKE/; autoindex on; autoindex_format json; }
     location /html/ { alias $LAKE/; autoindex on; }
+    location /moved/ { rewrite ^/moved/(.*)\$ /json/\$1 redirect; }
     location /auth/ { alias $LAKE/; autoindex on; autoindex_format json;
                       auth_basic "lake"; auth_basic_user_file $WORK/nginx/users; }
   }
@@ -211,6 +212,8 @@ stop_pqfs "$WORK/mnt-py" "$PQFS_PID"
 "$PQTOOL" cat "$LAKE/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-local.csv"
 check "pqtool cat of an http:// table equals the local one" \
     '"$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-http.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-http.csv"'
+check "HTTP: a lake behind a redirect (302 on every URL) reads the same" \
+    '"$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/moved/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-moved.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-moved.csv"'
 # Basic auth from the URL's user:password; the password is never shown (logs,
 # the mount table, messages).
 start_pqfs "$WORK/http-auth.log" "http://alice:s3cr%40t@127.0.0.1:$HTTP_PORT/auth" "$WORK/mnt-auth" \
