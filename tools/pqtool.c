@@ -46,11 +46,29 @@ static void die_usage(void)
 }
 
 /* One line, whatever the message holds. */
+/* Prints an error on one line, with the credentials of any URL in it
+ * (scheme://user:password@host) shown as ***: a message may echo an
+ * argument (an http URL given where a local file was expected). */
 static int report(const pq_error *err)
 {
     char line[sizeof err->msg];
     size_t n = 0;
-    for (const char *p = err->msg; *p && n + 1 < sizeof line; p++) line[n++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
+    for (const char *p = err->msg; *p && n + 1 < sizeof line;) {
+        if (p[0] == ':' && p[1] == '/' && p[2] == '/') {
+            const char *host = p + 3, *end = host + strcspn(host, "/ ");
+            const char *at = NULL;
+            for (const char *q = host; q < end; q++)
+                if (*q == '@') at = q;
+            if (at && n + 7 < sizeof line) {
+                memcpy(line + n, "://***", 6);
+                n += 6;
+                p = at;
+                continue;
+            }
+        }
+        line[n++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
+        p++;
+    }
     line[n] = '\0';
     fprintf(stderr, "pqtool: %s\n", line);
     return 1;

@@ -225,6 +225,9 @@ check "HTTP: the password is not in the log or the mount table" \
 check "HTTP: nor on the daemon's command line (ps), masked as alice:********@" \
     'tr "\0" " " </proc/$PQFS_PID/cmdline | grep -q "alice:\*\*\*\*\*\*\*\*@127" && ! grep -q "s3cr" /proc/$PQFS_PID/cmdline'
 stop_pqfs "$WORK/mnt-auth" "$PQFS_PID"
+check "pqtool: a message that echoes a URL with credentials shows them as ***" \
+    '! "$PQTOOL" meta "http://alice:s3cr%40t@127.0.0.1:$HTTP_PORT/auth/users/users.parquet" 2>"$WORK/err" &&
+     ! grep -q "s3cr" "$WORK/err" && grep -q "http://\*\*\*@127.0.0.1" "$WORK/err"'
 check "HTTP: without the credentials the mount fails with 401" \
     '! "$PQFS" "http://127.0.0.1:$HTTP_PORT/auth" "$WORK/mnt-bad" -f 2>"$WORK/err" && grep -q "HTTP 401 not authorized" "$WORK/err"'
 check "HTTP: a prefix the server does not have fails the mount, naming the status" \
