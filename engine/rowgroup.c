@@ -44,8 +44,17 @@ static void read_one_range(void *ctx, size_t i)
     pthread_mutex_unlock(&rr->mu);
 }
 
+/* Whether one of `have` overlaps the gap [from, to). */
+static bool gap_has_fetched(const pq_byte_range *have, int32_t n_have, uint64_t from, uint64_t to)
+{
+    for (int32_t i = 0; i < n_have; i++)
+        if (have[i].off < to && have[i].off + have[i].len > from) return true;
+    return false;
+}
+
 int pq_fetch_ranges(pq_file *f, const pq_byte_range *want, int32_t n_want, uint64_t merge_gap,
-                    pq_byte_range **out, int32_t *n_out, uint64_t *bytes, pq_error *err)
+                    const pq_byte_range *have, int32_t n_have, pq_byte_range **out, int32_t *n_out,
+                    uint64_t *bytes, pq_error *err)
 {
     *out = NULL;
     *n_out = 0;
@@ -66,7 +75,8 @@ int pq_fetch_ranges(pq_file *f, const pq_byte_range *want, int32_t n_want, uint6
         if (m > 0) {
             pq_byte_range *last = &merged[m - 1];
             uint64_t last_end = last->off + last->len;
-            if (sorted[i].off <= last_end + merge_gap) {
+            if (sorted[i].off <= last_end ||
+                (sorted[i].off <= last_end + merge_gap && !gap_has_fetched(have, n_have, last_end, sorted[i].off))) {
                 if (end > last_end) last->len = end - last->off;
                 continue;
             }
@@ -143,7 +153,7 @@ int pq_rg_open(pq_file *f, const pq_footer *ft, int32_t rg, const int32_t *leave
         want[i].off = ext[i].start;
         want[i].len = ext[i].len;
     }
-    if (pq_fetch_ranges(f, want, n_leaves, f->merge_gap, &r->ranges, &r->n_ranges, &r->bytes_fetched,
+    if (pq_fetch_ranges(f, want, n_leaves, f->merge_gap, NULL, 0, &r->ranges, &r->n_ranges, &r->bytes_fetched,
                         err) != PQ_OK)
         goto fail;
     for (int32_t i = 0; i < n_leaves; i++) {

@@ -29,9 +29,11 @@ pq_col_reader *pq_rg_column(const pq_rg_reader *r, int32_t leaf);
 
 /* Sorts and merges [off, off+len) requests (gap below `merge_gap` joined),
  * reads them, and returns the fetched ranges.  Shared by the page-selective
- * reads of the scan. */
+ * reads of the scan.  `have` (n_have, may be 0): ranges fetched already; a
+ * merge never spans one (it would download those bytes again). */
 int pq_fetch_ranges(pq_file *f, const pq_byte_range *want, int32_t n_want, uint64_t merge_gap,
-                    pq_byte_range **out, int32_t *n_out, uint64_t *bytes, pq_error *err);
+                    const pq_byte_range *have, int32_t n_have, pq_byte_range **out, int32_t *n_out,
+                    uint64_t *bytes, pq_error *err);
 void pq_free_ranges(pq_byte_range *ranges, int32_t n);
 
 #endif

@@ -441,8 +441,11 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
             }
         }
     }
-    if (pq_fetch_ranges(sf->file, want, nw, sf->file->merge_gap, &c->fetched[fi], &c->n_fetched[fi],
-                        &c->rg.bytes_fetched, err) != PQ_OK)
+    /* The second fetch (the projection after the filter columns) does not
+     * merge across the first one's bytes. */
+    if (pq_fetch_ranges(sf->file, want, nw, sf->file->merge_gap, fi > 0 ? c->fetched[0] : NULL,
+                        fi > 0 ? c->n_fetched[0] : 0, &c->fetched[fi], &c->n_fetched[fi], &c->rg.bytes_fetched,
+                        err) != PQ_OK)
         goto out;
     c->n_fetches++;
     for (int32_t i = 0; i < n; i++) {

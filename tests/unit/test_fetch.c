@@ -102,7 +102,7 @@ static void test_fetch(const uint8_t *data, int parallel_reads)
     uint64_t bytes = 0;
     pq_error err;
     pq_error_clear(&err);
-    CHECK_EQ_INT(pq_fetch_ranges(&cf->base, want, N_WANT, cf->base.merge_gap, &got, &n, &bytes, &err), PQ_OK);
+    CHECK_EQ_INT(pq_fetch_ranges(&cf->base, want, N_WANT, cf->base.merge_gap, NULL, 0, &got, &n, &bytes, &err), PQ_OK);
     CHECK_EQ_INT(n, 5);
     CHECK_EQ_INT(atomic_load(&cf->reads), 5);
     CHECK_EQ_INT(bytes, 240 + 4096 + 1 + 4010 + 77);
@@ -131,12 +131,37 @@ static void test_fetch_fails(const uint8_t *data, int parallel_reads)
     faulty->parallel_reads = parallel_reads;
     pq_byte_range *got = (pq_byte_range *)1;
     int32_t n = -1;
-    CHECK_EQ_INT(pq_fetch_ranges(faulty, want, N_WANT, 4096, &got, &n, NULL, &err), PQ_ERR);
+    CHECK_EQ_INT(pq_fetch_ranges(faulty, want, N_WANT, 4096, NULL, 0, &got, &n, NULL, &err), PQ_ERR);
     CHECK_EQ_INT(err.cls, PQ_E_IO);
     CHECK(strstr(err.msg, "injected I/O error") != NULL);
     CHECK(got == NULL);
     CHECK_EQ_INT(n, 0);
     pq_file_close(faulty);
+}
+
+/* Two ranges close enough to merge, with bytes fetched already between
+ * them (the filter column's chunk, when the projection is fetched): two
+ * reads, not one that downloads those bytes again; without them, one. */
+static void test_fetch_around_fetched(const uint8_t *data)
+{
+    static const pq_byte_range around[] = {{1000, 100, NULL}, {3000, 100, NULL}};
+    static const pq_byte_range fetched[] = {{1500, 1000, NULL}};
+    for (int with = 0; with < 2; with++) {
+        counting_file *cf = counting_open(data, 0);
+        CHECK(cf != NULL);
+        if (!cf) return;
+        pq_byte_range *got = NULL;
+        int32_t n = 0;
+        uint64_t bytes = 0;
+        pq_error err;
+        CHECK_EQ_INT(pq_fetch_ranges(&cf->base, around, 2, 4096, with ? fetched : NULL, with ? 1 : 0, &got, &n, &bytes,
+                                     &err),
+                     PQ_OK);
+        CHECK_EQ_INT(n, with ? 2 : 1);
+        CHECK_EQ_INT(bytes, with ? 200 : 2100);
+        pq_free_ranges(got, n);
+        pq_file_close(&cf->base);
+    }
 }
 
 int main(void)
@@ -148,6 +173,7 @@ int main(void)
     test_fetch(data, 4);
     test_fetch_fails(data, 0);
     test_fetch_fails(data, 4);
+    test_fetch_around_fetched(data);
     free(data);
     return check_report();
 }
