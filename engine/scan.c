@@ -124,7 +124,7 @@ static int scan_threads(const pq_scan_opts *opts)
 
 static const char *file_name(const pq_scan_file *f)
 {
-    return f->name ? f->name : f->file->name;
+    return f->name ? f->name : f->file ? f->file->name : "(a file not opened)";
 }
 
 /* ------------------------------------------------------------------ per-file state */
@@ -137,12 +137,39 @@ static int add_leaf(int32_t *set, int32_t *n, int32_t leaf)
     return 1;
 }
 
+/* Whether the file's partition values alone make the predicate FALSE: then
+ * its footer is never needed (a remote table's footers are a request each).
+ * An invalid value is not decided here: prepare_file reports it. */
+static bool ruled_out_by_partition(const pq_query *q, const pq_scan_file *sf)
+{
+    if (!q->pred || q->n_parts == 0) return false;
+    pq_arena a;
+    pq_arena_init(&a, 4096);
+    const pq_expr *pred = q->pred;
+    for (int p = 0; p < q->n_parts && pred; p++) {
+        pq_value v;
+        if (pq_query_part_value(q, p, sf->part_values ? sf->part_values[p] : NULL, &v) != 0) {
+            pred = NULL;
+            break;
+        }
+        pred = pq_expr_substitute(&a, pred, q->n_data + p, &v);
+    }
+    bool out = pred && pq_expr_constant(pred) == PQ_TRI_FALSE;
+    pq_arena_free(&a);
+    return out;
+}
+
 static int prepare_file(scan_state *s, int f, pq_error *err)
 {
     const pq_query *q = s->q;
     const pq_scan_file *sf = &s->files[f];
     file_state *fs = &s->fs[f];
     pq_arena *a = &s->arena;
+    if (!sf->footer) {
+        /* Left unopened: its partition values rule it out. */
+        fs->pruned = true;
+        return PQ_OK;
+    }
     int32_t n_leaves = sf->footer->schema.n_leaves;
     fs->col_leaf = pq_arena_alloc(a, sizeof *fs->col_leaf * (size_t)(q->n_cols + 1));
     fs->col_node = pq_arena_alloc(a, sizeof *fs->col_node * (size_t)(q->n_cols + 1));
@@ -1246,7 +1273,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     /* Units in table order.  Without a filter, a limit caps the units:
      * row groups past it are never touched. */
     int32_t total = 0;
-    for (int f = 0; f < n_files; f++) total += files[f].footer->meta.n_row_groups + 1;
+    for (int f = 0; f < n_files; f++) total += (files[f].footer ? files[f].footer->meta.n_row_groups : 0) + 1;
     s.units = calloc((size_t)(total ? total : 1), sizeof *s.units);
     if (!s.units) {
         free_state(&s);
@@ -1260,13 +1287,13 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
             s.units[s.n_units++] = (unit){.file = f, .rg = -1, .row_cap = -1};
             continue;
         }
-        const pq_file_meta *m = &files[f].footer->meta;
         if (fs->pruned) {
+            /* Its row groups are not counted: its footer is not read (the
+             * listing's pruning counts no row groups either). */
             s.stats.plan.files_pruned++;
-            s.stats.plan.row_groups += (uint64_t)m->n_row_groups;
-            s.stats.plan.row_groups_pruned[PQ_RUNG_PARTITION] += (uint64_t)m->n_row_groups;
             continue;
         }
+        const pq_file_meta *m = &files[f].footer->meta;
         for (int32_t g = 0; g < m->n_row_groups; g++) {
             if (s.limit >= 0 && !fs->pred && planned >= s.limit) break;
             unit *u = &s.units[s.n_units++];
@@ -1373,6 +1400,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
  * distinct indexes. */
 typedef struct open_batch {
     const pq_scan_opts *opts;
+    const pq_query *q;         /* files it rules out by partition stay unopened */
     pq_scan_file *files;       /* the batch's first file, index `at` */
     int at;
     int *rc;                   /* per index */
@@ -1386,13 +1414,15 @@ static void open_batch_one(void *arg, size_t i)
     /* Indexes are handed out in order: one skipped comes after the failure
      * that is reported. */
     if (b->files[i].footer || atomic_load(&b->failed)) return;
+    if (b->q && ruled_out_by_partition(b->q, &b->files[i])) return;
     b->rc[i] = b->opts->open_file(b->opts->open_ctx, b->at + (int)i, &b->files[i], &b->errs[i]);
     if (b->rc[i] != PQ_OK) atomic_store(&b->failed, true);
 }
 
 /* Opens files [at, at + m) that have no footer yet; on failure, the error
  * of the first failing file (as if they were opened in order). */
-static int open_files_parallel(const pq_scan_opts *opts, pq_scan_file *files, int at, int m, pq_error *err)
+static int open_files_parallel(const pq_scan_opts *opts, const pq_query *q, pq_scan_file *files, int at, int m,
+                               pq_error *err)
 {
     int threads = scan_threads(opts);
     if (opts->open_parallel > threads) threads = opts->open_parallel;
@@ -1404,7 +1434,7 @@ static int open_files_parallel(const pq_scan_opts *opts, pq_scan_file *files, in
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     /* Indexes relative to `at` so that rc and errs hold m entries. */
-    open_batch b = {.opts = opts, .files = files + at, .at = at, .rc = rc, .errs = errs};
+    open_batch b = {.opts = opts, .q = q, .files = files + at, .at = at, .rc = rc, .errs = errs};
     pq_parallel_for((size_t)m, threads, open_batch_one, &b);
     int out = PQ_OK;
     for (int f = 0; f < m && out == PQ_OK; f++)
@@ -1447,7 +1477,7 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
          * rows come first) one batch, since each batch ends in a barrier
          * that idles the workers. */
         if (left < 0 && at > 0) m = n_files - at;
-        rc = open_files_parallel(opts, own, at, m, err);
+        rc = open_files_parallel(opts, q, own, at, m, err);
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
         if (rc == PQ_OK) rc = scan_files(q, own + at, m, opts, po, sink, left, header, &st, err);
@@ -1507,7 +1537,7 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
         free(files);
         return pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
     }
-    if (lazy && open_files_parallel(opts, files, 0, n_files, err) != PQ_OK) {
+    if (lazy && open_files_parallel(opts, q, files, 0, n_files, err) != PQ_OK) {
         free(files);
         return PQ_ERR;
     }
@@ -1519,7 +1549,6 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
     int64_t planned = 0; /* rows before the row group, under a limit without a filter (as the scan caps units) */
     for (int f = 0; rc == PQ_OK && f < n_files; f++) {
         const file_state *fs = &s.fs[f];
-        const pq_file_meta *m = &files[f].footer->meta;
         t.files++;
         if (fs->bind_failed) {
             *err = fs->bind_err;
@@ -1527,13 +1556,12 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
             break;
         }
         if (fs->pruned) {
-            t.files_pruned++;
-            t.row_groups += (uint64_t)m->n_row_groups;
-            t.row_groups_pruned[PQ_RUNG_PARTITION] += (uint64_t)m->n_row_groups;
+            t.files_pruned++; /* its row groups uncounted: its footer is not read */
             if (pq_buf_printf(out, "file %s: pruned by partition values\n", file_name(&files[f])))
                 rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
             continue;
         }
+        const pq_file_meta *m = &files[f].footer->meta;
         if (pq_buf_printf(out, "file %s: %d row groups\n", file_name(&files[f]), m->n_row_groups)) {
             rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
             break;

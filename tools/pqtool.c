@@ -118,6 +118,7 @@ typedef struct inputs {
     pq_store *store;           /* table directory */
     pq_table *table;
     pq_scan_file *files;
+    char **names;              /* a table's files: store root + path, named before opened (or when never) */
     int n_files;
     pq_io_counters counters;   /* plain files */
     _Atomic uint32_t max_meta_len; /* largest footer of the table read so far */
@@ -134,7 +135,9 @@ static void inputs_free(inputs *in)
     for (int i = 0; i < in->n_files; i++) {
         if (in->files[i].footer) pq_footer_free((pq_footer *)in->files[i].footer);
         pq_file_close(in->files[i].file);
+        if (in->names) free(in->names[i]);
     }
+    free(in->names);
     free(in->files);
     pq_table_free(in->table);
     pq_store_destroy(in->store);
@@ -295,8 +298,16 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
         /* The first file now (its schema is the table's); the others when
          * the scan reaches them (open_table_file). */
         in->n_files = in->table->n_files;
-        for (int i = 0; i < in->n_files; i++)
+        in->names = calloc((size_t)in->n_files, sizeof *in->names);
+        if (!in->names) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        for (int i = 0; i < in->n_files; i++) {
             in->files[i].part_values = (const char *const *)in->table->files[i].values;
+            /* Named before it is opened, or when its partition values rule
+             * it out and it never is. */
+            in->names[i] = pq_path_join(in->store->root, in->table->files[i].path);
+            if (!in->names[i]) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            in->files[i].name = in->names[i];
+        }
         return open_table_file(in, 0, &in->files[0], err);
     }
     in->files = calloc((size_t)n_paths, sizeof *in->files);
