@@ -160,8 +160,17 @@ static void mask_url_passwords(int argc, char **argv)
                 if (*q == '@') at = q;
             if (!at) continue;
             char *colon = memchr(auth, ':', (size_t)(at - auth));
-            if (colon)
-                for (char *q = colon + 1; q < at; q++) *q = '*';
+            if (!colon || at - colon - 1 < 3) {
+                for (char *q = colon ? colon + 1 : at; q < at; q++) *q = '*';
+                continue;
+            }
+            /* "***" whatever its length (one star a character told the
+             * length); the rest moves up, NULs fill the end of the string. */
+            size_t tail = strlen(at);
+            memcpy(colon + 1, "***", 3);
+            memmove(colon + 4, at, tail + 1);
+            memset(colon + 4 + tail + 1, 0, (size_t)(at - (colon + 4)));
+            p = colon; /* the next URL starts after this one */
         }
     }
 }
