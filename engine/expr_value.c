@@ -775,8 +775,9 @@ int pq_x_value_text(const pq_value *v, pq_litform form, pq_buf *out)
              * not give the same double. */
             __int128 u;
             int32_t sc;
+            /* -0.0 too: a DECIMAL has no negative zero. */
             bool token = form == PQ_LF_FLOAT_TOKEN || pq_parse_decimal(tmp, n, &u, &sc) != 0 ||
-                         pq_x_dec_to_double(u, sc) != v->u.d;
+                         pq_x_dec_to_double(u, sc) != v->u.d || (v->u.d == 0 && signbit(v->u.d));
             if (token) {
                 memcpy(tmp + n, "e0", 2);
                 n += 2;

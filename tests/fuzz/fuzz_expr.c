@@ -444,6 +444,16 @@ static void check(const char *text, const pq_expr *e, pq_arena *arena)
      * Known, reported: infinite and NaN constants print as 'inf' / 'nan',
      * which read back as numbers only where a string may stand for one (in
      * comparisons, not in arithmetic). */
+    /* The cache key renders every tree, deterministically. */
+    pq_buf k1, k2;
+    pq_buf_init(&k1);
+    pq_buf_init(&k2);
+    FUZZ_CHECK(pq_expr_key(e, &k1) == 0 && pq_expr_key(e, &k2) == 0 && k1.len == k2.len && k1.len > 0 &&
+                   memcmp(k1.data, k2.data, k1.len) == 0,
+               "pq_expr_key is not deterministic: %s", text);
+    pq_buf_free(&k1);
+    pq_buf_free(&k2);
+
     char *printed = text_of(e);
     pq_expr *again = NULL;
     pq_error err;
@@ -471,6 +481,12 @@ static void check(const char *text, const pq_expr *e, pq_arena *arena)
         }
         FUZZ_CHECK(same, "text round trip: %s -> %s (from %s)", printed, reprinted, text);
         free(reprinted);
+        /* The same known issue when the text is stable: `f - 7.33e+25 = f`
+         * (a FLOAT column's arithmetic) prints and reprints alike, but the
+         * printed literal reads back as a DOUBLE, so the reprint computes
+         * in double precision.  (Why pq_expr_key, not this text, keys the
+         * mount's result cache.) */
+        if (ok && !strict_text && has_exponent_literal(printed)) ok = false;
         if (ok) {
             FUZZ_CHECK(filter(again, rows, keep_general, false, false), "the reprinted expression fails: %s", printed);
             FUZZ_CHECK(memcmp(keep, keep_general, (size_t)rows) == 0, "the reprinted expression keeps other rows: %s",
