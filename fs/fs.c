@@ -1008,7 +1008,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_reply_err(req, 0);
 }
 
-/* Data is never deleted or renamed through the mount. */
+/* Data is never deleted through the mount. */
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     (void)parent, (void)name;
