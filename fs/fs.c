@@ -358,6 +358,13 @@ static void fill_written_stat(pqfs_fs *fs, fuse_ino_t ino, uint64_t size, struct
 
 static void reply_error(fuse_req_t req, const pq_error *err)
 {
+    /* Stopped because the mount is going away, not because the caller was
+     * interrupted: the connection's errno, as the kernel gives after. */
+    const pqfs_fs *fs = fuse_req_userdata(req);
+    if (err->cls == PQ_E_CANCELLED && fs && fs->se && fuse_session_exited(fs->se)) {
+        fuse_reply_err(req, ENOTCONN);
+        return;
+    }
     fuse_reply_err(req, pqfs_errno(err));
 }
 

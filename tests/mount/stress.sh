@@ -251,7 +251,9 @@ PY
         fi
     done
     if [ ! -s "$dir/pq.rc" ]; then fail "$mode: the data.parquet lookup left no exit status"
-    elif [ "$(cat "$dir/pq.rc")" = 124 ]; then hung=1; fail "$mode: the data.parquet lookup hung (timeout)"; fi
+    elif [ "$(cat "$dir/pq.rc")" = 124 ]; then hung=1; fail "$mode: the data.parquet lookup hung (timeout)"
+    elif grep -q "Interrupted system call" "$dir/pq.out"; then
+        fail "$mode: the data.parquet lookup said EINTR: the mount going away is ENOTCONN, not an interrupted call"; fi
     echo "$mode during reads: readers done ${treaders}s after; $ok complete and right, $err with an error; slow reader: $(cat "$dir/slow.out"); data.parquet lookup: $(head -c 120 "$dir/pq.out")"
     [ "$hung" = 0 ] && pass "$mode: no reader hung"
     # The daemon ends within seconds of the last close.
