@@ -350,13 +350,14 @@ check "pqtool cat of an s3:// table (AWS_* environment) equals the local one" \
     'AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "amount < 100 AND id < 90000" --select id,amount,dt,region >"$WORK/pqtool-s3.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-s3.csv"'
 
 # Files the partition values rule out are never opened: no footer request
-# for them (but the first file's, which gives the schema).
+# for them (but the first file's, which gives the schema). Files, not
+# requests, are counted: this server drops and fails some, and retries repeat.
 : >"$WORK/s3.log"
 check "pqtool over S3 with a partition filter reads no footer of the files it rules out" \
     'AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "dt = '"'"'2024-01-02'"'"'" >"$WORK/pqtool-s3-dt.csv" &&
      "$PQTOOL" cat "$LAKE/events" --where "dt = '"'"'2024-01-02'"'"'" | cmp -s - "$WORK/pqtool-s3-dt.csv" &&
      [ "$(grep -E "^GET /bkt/lake/events/.*\.parquet .*bytes=" "$WORK/s3.log" | grep -c "dt%3D2024-01-02")" -ge 1 ] &&
-     [ "$(grep -E "^GET /bkt/lake/events/.*\.parquet .*bytes=" "$WORK/s3.log" | grep -vc "dt%3D2024-01-02")" -le 1 ]'
+     [ "$(grep -E "^GET /bkt/lake/events/.*\.parquet .*bytes=" "$WORK/s3.log" | grep -v "dt%3D2024-01-02" | cut -d" " -f2 | sort -u | wc -l)" -le 1 ]'
 
 # Footers over a slow network are fetched many at a time, not one per scan
 # thread: a second server adds 30 ms to every request and logs how many were

@@ -379,14 +379,15 @@ check "cp killed with SIGTERM midway: nothing lands" \
 # Killed while close() writes the file (the rows are all there; the commit
 # takes a while): nothing lands either (it landed whole, and a retry then
 # wrote the rows twice).
-python3 -c 'print("sku,qty"); [print(f"s{i},{i}") for i in range(2000000)]' >"$WORK/big.csv"
+python3 -c 'print("sku,qty"); [print(f"s{i},{i}") for i in range(4000000)]' >"$WORK/big.csv"
 cat >"$WORK/killclose.py" <<'KILLEOF'
 import os, sys, time
 fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT)
 os.write(fd, open(sys.argv[1], "rb").read())
 parent = os.getpid()
 if os.fork() == 0:
-    # Kills the writer 50 ms into its close(), which takes longer (2M rows);
+    # Kills the writer 50 ms into its close(), which takes longer (4M rows:
+    # about 0.3 s here);
     # the child's own copy of the descriptor goes first.
     os.close(fd)
     time.sleep(0.05)
