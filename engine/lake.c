@@ -535,18 +535,15 @@ static bool prune_dir(void *ctx, int depth, const char *const *names, const char
     prune_ctx *pc = ctx;
     const pq_query *q = pc->q;
     if (!q || !q->pred) return true;
+    /* The real directories' values, then the ones below them so far. */
+    const char *known[PQ_TABLE_MAX_DEPTH * 2];
+    int n = 0;
+    for (int i = 0; i < pc->v->n_real + depth && i < q->n_parts && n < (int)(sizeof known / sizeof *known); i++)
+        known[n++] = i < pc->v->n_real ? pc->v->real_vals[i] : values[i - pc->v->n_real];
     pq_arena a;
     pq_arena_init(&a, 4096);
-    const pq_expr *e = q->pred;
-    bool keep = true;
-    for (int i = 0; i < pc->v->n_real + depth && i < q->n_parts; i++) {
-        const char *text = i < pc->v->n_real ? pc->v->real_vals[i] : values[i - pc->v->n_real];
-        pq_value val;
-        if (pq_query_part_value(q, i, text, &val) != 0) continue;
-        e = pq_expr_substitute(&a, e, q->n_data + i, &val);
-        if (!e) break;
-    }
-    if (e && pq_expr_constant(e) == PQ_TRI_FALSE) keep = false;
+    pq_expr *e;
+    bool keep = pq_query_fold_parts(q, known, n, &a, &e, NULL) != 0 || !e || pq_expr_constant(e) != PQ_TRI_FALSE;
     pq_arena_free(&a);
     return keep;
 }

@@ -166,6 +166,25 @@ int pq_query_part_value(const pq_query *q, int part, const char *text, pq_value 
     return 0;
 }
 
+int pq_query_fold_parts(const pq_query *q, const char *const *values, int n, pq_arena *a, pq_expr **out, int *bad)
+{
+    pq_expr *pred = q->pred;
+    if (bad) *bad = -1;
+    for (int p = 0; p < n && p < q->n_parts && pred; p++) {
+        pq_value v;
+        if (pq_query_part_value(q, p, values ? values[p] : NULL, &v) != 0) {
+            if (!bad) continue;
+            *bad = p;
+            *out = NULL;
+            return 0;
+        }
+        pred = pq_expr_substitute(a, pred, q->n_data + p, &v);
+        if (!pred) return -1;
+    }
+    *out = pred;
+    return 0;
+}
+
 int pq_query_part_cell(const pq_query *q, int part, const char *text, pq_buf *out)
 {
     if (!text) return 0;

@@ -44,6 +44,13 @@ int pq_query_header(const pq_query *q, pq_buf *out);
  * typed value of partition column `part`. Returns -1 when it does not parse
  * as the column's type. */
 int pq_query_part_value(const pq_query *q, int part, const char *text, pq_value *out);
+/* The predicate with the values of partition columns [0, n) substituted
+ * and folded (rung 1 of the ladder), in `a`: *out is NULL when the query has
+ * no predicate.  values NULL: every one is the NULL partition.  A value not
+ * of its column's type: with `bad`, the fold stops, *bad is its column and
+ * *out NULL; without, that column is left in (pruning keeps what it cannot
+ * decide).  -1: out of memory. */
+int pq_query_fold_parts(const pq_query *q, const char *const *values, int n, pq_arena *a, pq_expr **out, int *bad);
 /* The same value as a CSV cell. */
 int pq_query_part_cell(const pq_query *q, int part, const char *text, pq_buf *out);
 

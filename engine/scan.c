@@ -145,16 +145,10 @@ static bool ruled_out_by_partition(const pq_query *q, const pq_scan_file *sf)
     if (!q->pred || q->n_parts == 0) return false;
     pq_arena a;
     pq_arena_init(&a, 4096);
-    const pq_expr *pred = q->pred;
-    for (int p = 0; p < q->n_parts && pred; p++) {
-        pq_value v;
-        if (pq_query_part_value(q, p, sf->part_values ? sf->part_values[p] : NULL, &v) != 0) {
-            pred = NULL;
-            break;
-        }
-        pred = pq_expr_substitute(&a, pred, q->n_data + p, &v);
-    }
-    bool out = pred && pq_expr_constant(pred) == PQ_TRI_FALSE;
+    pq_expr *pred;
+    int bad;
+    bool out = pq_query_fold_parts(q, sf->part_values, q->n_parts, &a, &pred, &bad) == 0 && pred &&
+               pq_expr_constant(pred) == PQ_TRI_FALSE;
     pq_arena_free(&a);
     return out;
 }
@@ -186,18 +180,15 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
         return PQ_OK;
     }
     /* Rung 1: substitute the partition values and fold. */
-    pq_expr *pred = q->pred;
-    for (int p = 0; p < q->n_parts && pred; p++) {
-        const char *text = sf->part_values ? sf->part_values[p] : NULL;
-        pq_value v;
-        if (pq_query_part_value(q, p, text, &v) != 0) {
-            pq_fail(&fs->bind_err, PQ_E_CORRUPT, "%s: partition value '%s' is not a valid %s", file_name(sf), text,
-                    q->cols[q->n_data + p].name);
-            fs->bind_failed = true;
-            return PQ_OK;
-        }
-        pred = pq_expr_substitute(a, pred, q->n_data + p, &v);
-        if (!pred) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    pq_expr *pred;
+    int bad;
+    if (pq_query_fold_parts(q, sf->part_values, q->n_parts, a, &pred, &bad) != 0)
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (bad >= 0) {
+        pq_fail(&fs->bind_err, PQ_E_CORRUPT, "%s: partition value '%s' is not a valid %s", file_name(sf),
+                sf->part_values[bad], q->cols[q->n_data + bad].name);
+        fs->bind_failed = true;
+        return PQ_OK;
     }
     for (int p = 0; p < q->n_parts; p++) {
         pq_buf_init(&fs->part_cells[p]);

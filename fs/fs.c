@@ -233,16 +233,29 @@ static open_handle *handle_of(const struct fuse_file_info *fi)
 }
 
 /* The path of an inode, copied (the inode may be forgotten meanwhile). */
+/* Under mu: the live inode numbered ino, or NULL. */
+static inode *inode_locked(const pqfs_fs *fs, fuse_ino_t ino)
+{
+    for (inode *n = fs->by_ino[ino % INODE_BUCKETS]; n; n = n->next_by_ino)
+        if (n->ino == ino) return n;
+    return NULL;
+}
+
+/* Under mu: takes n out of the by-path table (its path is about to change,
+ * or it is freed). */
+static void unlink_by_path_locked(pqfs_fs *fs, inode *n)
+{
+    inode **pp = &fs->by_path[pq_hash_str(n->path) % INODE_BUCKETS];
+    while (*pp && *pp != n) pp = &(*pp)->next_by_path;
+    if (*pp) *pp = n->next_by_path;
+}
+
 static char *path_of(pqfs_fs *fs, fuse_ino_t ino)
 {
     if (ino == FUSE_ROOT_ID) return strdup("");
     pthread_mutex_lock(&fs->mu);
-    char *p = NULL;
-    for (inode *n = fs->by_ino[ino % INODE_BUCKETS]; n; n = n->next_by_ino)
-        if (n->ino == ino) {
-            p = strdup(n->path);
-            break;
-        }
+    const inode *n = inode_locked(fs, ino);
+    char *p = n ? strdup(n->path) : NULL;
     pthread_mutex_unlock(&fs->mu);
     return p;
 }
@@ -256,14 +269,6 @@ static fuse_ino_t ino_of_path(const char *path)
     if (!path[0]) return FUSE_ROOT_ID;
     uint64_t h = pq_hash_str(path);
     return h <= FUSE_ROOT_ID ? h + 2 : h;
-}
-
-/* Under mu: whether a live inode has number ino. */
-static bool ino_in_use(const pqfs_fs *fs, fuse_ino_t ino)
-{
-    for (const inode *n = fs->by_ino[ino % INODE_BUCKETS]; n; n = n->next_by_ino)
-        if (n->ino == ino) return true;
-    return false;
 }
 
 /* The inode of a path (and version), created or referenced (lookup count
@@ -292,7 +297,7 @@ static fuse_ino_t remember(pqfs_fs *fs, const char *path, const pq_lake_attr *a)
     n->version = version;
     n->size = version ? a->size : 0;
     fuse_ino_t ino_want = ino_of_path(path);
-    while (ino_want <= FUSE_ROOT_ID || ino_in_use(fs, ino_want)) ino_want++;
+    while (ino_want <= FUSE_ROOT_ID || inode_locked(fs, ino_want)) ino_want++;
     n->ino = ino_want;
     n->nlookup = 1;
     n->next_by_path = fs->by_path[h];
@@ -315,9 +320,7 @@ static void forget_one(pqfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
         n->nlookup = nlookup >= n->nlookup ? 0 : n->nlookup - nlookup;
         if (n->nlookup == 0) {
             *pi = n->next_by_ino;
-            inode **pp = &fs->by_path[pq_hash_str(n->path) % INODE_BUCKETS];
-            while (*pp && *pp != n) pp = &(*pp)->next_by_path;
-            if (*pp) *pp = n->next_by_path;
+            unlink_by_path_locked(fs, n);
             free(n->path);
             free(n);
         }
@@ -433,15 +436,13 @@ static bool ino_just_written(pqfs_fs *fs, fuse_ino_t ino, uint64_t *size)
 /* A data.parquet inode's version and size; false for other inodes. */
 static bool version_of(pqfs_fs *fs, fuse_ino_t ino, uint64_t *version, uint64_t *size)
 {
-    bool found = false;
     pthread_mutex_lock(&fs->mu);
-    for (inode *n = fs->by_ino[ino % INODE_BUCKETS]; n; n = n->next_by_ino)
-        if (n->ino == ino) {
-            found = n->version != 0;
-            *version = n->version;
-            *size = n->size;
-            break;
-        }
+    const inode *n = inode_locked(fs, ino);
+    bool found = n && n->version != 0;
+    if (found) {
+        *version = n->version;
+        *size = n->size;
+    }
     pthread_mutex_unlock(&fs->mu);
     return found;
 }
@@ -716,9 +717,11 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 static bool open_new_write(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     uint64_t size;
-    if (fs->o.read_only || !ino_just_written(fs, ino, &size)) return false;
-    char *path = path_of(fs, ino);
-    if (!path) return false;
+    char *path = fs->o.read_only ? NULL : path_of(fs, ino);
+    if (!path || !just_written(fs, path, &size)) {
+        free(path);
+        return false;
+    }
     pq_error err;
     pq_error_clear(&err);
     pq_lake_upload *u;
@@ -1067,9 +1070,7 @@ static bool rename_written(pqfs_fs *fs, const char *from, const char *to)
         if (n->version || strcmp(n->path, from)) continue;
         char *p = strdup(to);
         if (!p) break;
-        inode **pp = &fs->by_path[pq_hash_str(from) % INODE_BUCKETS];
-        while (*pp != n) pp = &(*pp)->next_by_path;
-        *pp = n->next_by_path;
+        unlink_by_path_locked(fs, n);
         free(n->path);
         n->path = p;
         n->next_by_path = fs->by_path[pq_hash_str(to) % INODE_BUCKETS];
@@ -1126,8 +1127,6 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
     fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
 }
 
-/* Only a file being written can change: its size (O_TRUNC, ftruncate);
- * its mode and times are taken as given (cp -p) and not kept. */
 /* Times or mode set on a directory (cp -a, rsync -a, tar x after they
  * copy files in): taken without effect, as a directory's attributes are the
  * lake's.  False when ino is not a directory (nothing replied). */
@@ -1147,6 +1146,9 @@ static bool reply_dir_attr(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino)
     return true;
 }
 
+/* Only a file being written can change: its size (O_TRUNC, ftruncate);
+ * its mode and times are taken as given (cp -p) and not kept, as are a
+ * just-written name's and a directory's. */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
     (void)fi;
