@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cache.h"
 #include "table.h"
 
 /* ------------------------------------------------------------ helpers --- */
@@ -88,6 +89,7 @@ typedef struct counting_store {
     int n_lists;
     char listed[256][512];
     const char *fail_dir;      /* listing this directory fails */
+    int delay_ms;              /* each listing takes this long (a slow link) */
 } counting_store;
 
 static counting_store *as_counting(pq_store *s)
@@ -116,6 +118,7 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
     if (++g_inflight > g_max_inflight) g_max_inflight = g_inflight;
     pthread_mutex_unlock(&g_list_mu);
     if (g_parallel_requests > 1) usleep(2000);
+    if (cs->delay_ms) usleep((useconds_t)cs->delay_ms * 1000);
     int rc = cs->fail_dir && strcmp(cs->fail_dir, dir) == 0
                  ? pq_fail(err, PQ_E_IO, "injected listing failure")
                  : cs->inner->ops->list(cs->inner, dir, cb, ctx, err);
@@ -809,6 +812,41 @@ static void test_percent_coding(void)
     pq_table_free(t);
 }
 
+static int count_entry(void *ctx, const pq_dirent *e)
+{
+    (void)e;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* A listing slower than the TTL is trusted from when it came back: the
+ * next listing of the directory is a hit (it was stored already expired,
+ * and a slow link then re-listed everything at every lookup). */
+static void test_cache_slow_listing(void)
+{
+    put_dir("slowlist/a=1");
+    put_dir("slowlist/a=2");
+    counting_store *cs = open_store("slowlist");
+    CHECK(cs != NULL);
+    if (!cs) return;
+    cs->delay_ms = 150;
+    pq_cache_counters counters = {0};
+    pq_store *cached = NULL;
+    pq_error err = {0};
+    CHECK_EQ_INT(pq_store_cached_new(&cs->base, 100, &counters, &cached, &err), PQ_OK);
+    if (!cached) return;
+    int n1 = 0, n2 = 0;
+    CHECK_EQ_INT(cached->ops->list(cached, "", count_entry, &n1, &err), PQ_OK);
+    CHECK_EQ_INT(cached->ops->list(cached, "", count_entry, &n2, &err), PQ_OK);
+    CHECK(n1 == 2 && n2 == 2);
+    CHECK_EQ_INT(cs->n_lists, 1);
+    CHECK_EQ_INT((int)atomic_load(&counters.list_hits), 1);
+    usleep(130 * 1000); /* past the TTL: listed again */
+    CHECK_EQ_INT(cached->ops->list(cached, "", count_entry, &n2, &err), PQ_OK);
+    CHECK_EQ_INT(cs->n_lists, 2);
+    pq_store_destroy(cached);
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/pqfs-table-XXXXXX");
@@ -833,6 +871,7 @@ int main(void)
         test_depth_bound();
         test_odd_names();
         test_percent_coding();
+        test_cache_slow_listing();
         /* Sequential on a local store; siblings listed together otherwise. */
         if (pass) CHECK(g_max_inflight > 1);
         else CHECK_EQ_INT(g_max_inflight, 1);
