@@ -249,6 +249,36 @@ static int open_remote_store(const char *url, pq_store **out, pq_error *err)
     return pq_store_s3_new(url, &so, &ho, out, err);
 }
 
+/* TABLE/dt=X/region=Y (split_partition_dirs): the table at in->root, its
+ * store and discovery (done once) in `in`, when its partition columns begin
+ * with those keys; otherwise the split is undone and PATH is read as a
+ * table of its own. */
+static void open_partition_root(inputs *in)
+{
+    pq_store *st_root = NULL;
+    pq_table *t_root = NULL;
+    pq_table_opts ropts;
+    memset(&ropts, 0, sizeof ropts);
+    pq_error ignore;
+    bool fits = pq_store_local_new(in->root, &st_root, &ignore) == PQ_OK &&
+                pq_table_discover(st_root, "", &ropts, &t_root, &ignore) == PQ_OK && t_root->n_parts >= in->n_eq;
+    for (int i = 0; fits && i < in->n_eq; i++) fits = !strcmp(t_root->part_names[i], in->eq_cols[i]);
+    if (fits) {
+        in->store = st_root;
+        in->table = t_root;
+        return;
+    }
+    pq_table_free(t_root);
+    if (st_root) pq_store_destroy(st_root);
+    for (int i = 0; i < in->n_eq; i++) {
+        free(in->eq_cols[i]);
+        free(in->eq_vals[i]);
+    }
+    in->n_eq = 0;
+    free(in->root);
+    in->root = NULL;
+}
+
 static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *err)
 {
     memset(in, 0, sizeof *in);
@@ -257,36 +287,8 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
     if (remote || (n_paths == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode))) {
         if (remote) PQ_TRY(open_remote_store(paths[0], &in->store, err));
         else {
-            /* TABLE/dt=X/region=Y: the table, when its partitions begin so. */
             if (split_partition_dirs(paths[0], in) != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-            if (in->root) {
-                pq_store *st_root = NULL;
-                pq_table *t_root;
-                pq_table_opts ropts;
-                memset(&ropts, 0, sizeof ropts);
-                pq_error ignore;
-                bool fits = pq_store_local_new(in->root, &st_root, &ignore) == PQ_OK;
-                if (fits && pq_table_discover(st_root, "", &ropts, &t_root, &ignore) == PQ_OK) {
-                    fits = t_root->n_parts >= in->n_eq;
-                    for (int i = 0; fits && i < in->n_eq; i++) fits = !strcmp(t_root->part_names[i], in->eq_cols[i]);
-                    if (fits) in->table = t_root; /* discovered once */
-                    else pq_table_free(t_root);
-                } else {
-                    fits = false;
-                }
-                if (fits) {
-                    in->store = st_root;
-                } else {
-                    if (st_root) pq_store_destroy(st_root);
-                    for (int i = 0; i < in->n_eq; i++) {
-                        free(in->eq_cols[i]);
-                        free(in->eq_vals[i]);
-                    }
-                    in->n_eq = 0;
-                    free(in->root);
-                    in->root = NULL;
-                }
-            }
+            if (in->root) open_partition_root(in);
             if (!in->store) PQ_TRY(pq_store_local_new(paths[0], &in->store, err));
         }
         pq_table_opts topts;
