@@ -181,8 +181,8 @@ int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error 
     int rc = PQ_OK;
     if (lake_view_file_of(name, &vf))
         rc = pq_fail(err, PQ_E_DENIED, "%s is a view file: read-only", name);
-    else if (lake_is_hidden(name) || !name[0])
-        rc = pq_fail(err, PQ_E_DENIED, "%s: names starting with '.' or '_' are not data", name);
+    else if (name[0] == '_' || !name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
+        rc = pq_fail(err, PQ_E_DENIED, "%s: names starting with '_' are not data", name);
     view v;
     bool resolved = false;
     write_target wt;
@@ -344,12 +344,22 @@ static bool has_suffix(const char *s, const char *suffix)
     return n >= k && strcasecmp(s + n - k, suffix) == 0;
 }
 
-/* <stem>-<unique>.parquet: the stem is the name without its extension. */
+/* <stem>-<unique>.parquet: the stem is the name without its extension.  A
+ * name starting with '.' is a tool's temporary name (rsync writes
+ * `.NAME.XXXXXX` and renames it to NAME when done): the part, which is
+ * visible, is named after NAME, without the dot and the random suffix. */
 static char *part_name(pq_arena *a, const char *name)
 {
     static _Atomic uint64_t counter;
-    const char *dot = strrchr(name, '.');
-    size_t stem = dot && dot != name ? (size_t)(dot - name) : strlen(name);
+    size_t len = strlen(name);
+    if (name[0] == '.') {
+        while (name[0] == '.') name++, len--;
+        const char *suffix = memrchr(name, '.', len);
+        if (suffix && suffix != name) len = (size_t)(suffix - name);
+    }
+    const char *dot = memrchr(name, '.', len);
+    size_t stem = dot && dot != name ? (size_t)(dot - name) : len;
+    if (!stem) name = "part", stem = 4; /* "." or ".csv" */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t unique = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^

@@ -35,7 +35,7 @@ REQUIRED=(
     libfuse3-dev fuse3
     libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libbrotli-dev libxxhash-dev
     libcurl4-openssl-dev libinih-dev nginx
-    python3 git ca-certificates
+    python3 git ca-certificates rsync
 )
 # Benchmarks and profiling: nice to have; a failure here is only a warning.
 OPTIONAL=(hyperfine strace linux-perf)

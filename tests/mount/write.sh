@@ -273,10 +273,17 @@ mkdir -p "$IN/tree/k=1" "$IN/tree/k=2" "$MNT/treecopy" "$MNT/rsynced"
 printf 'a,b\n1,x\n' >"$IN/tree/k=1/r.csv"; printf 'a,b\n2,y\n' >"$IN/tree/k=2/r.csv"
 check "cp -a of a tree of partitions: succeeds, every file lands" \
     'cp -a "$IN/tree/." "$MNT/treecopy/" && [ "$(tail -n +2 "$MNT/treecopy/data.csv" | tr "\n" " ")" = "1,x,1 2,y,2 " ]'
-if command -v rsync >/dev/null; then
-    check "rsync -a --inplace of a tree of partitions: succeeds, every file lands" \
-        'rsync -a --inplace "$IN/tree/" "$MNT/rsynced/" && [ "$(tail -n +2 "$MNT/rsynced/data.csv" | tr "\n" " ")" = "1,x,1 2,y,2 " ]'
-fi
+check "rsync -a --inplace of a tree of partitions: succeeds, every file lands" \
+    'rsync -a --inplace "$IN/tree/" "$MNT/rsynced/" && [ "$(tail -n +2 "$MNT/rsynced/data.csv" | tr "\n" " ")" = "1,x,1 2,y,2 " ]'
+# Plain rsync writes .NAME.XXXXXX and renames it to NAME: the part is named
+# after NAME (a dot-named part would be hidden from every listing).
+mkdir "$MNT/rsyncplain"
+check "rsync -a (temporary .NAME.XXXXXX, then rename): succeeds, every file lands once, parts named r-*" \
+    'rsync -a "$IN/tree/" "$MNT/rsyncplain/" && [ "$(tail -n +2 "$MNT/rsyncplain/data.csv" | tr "\n" " ")" = "1,x,1 2,y,2 " ] &&
+     [ "$(cd "$LAKE/rsyncplain" && find . -name "*.parquet" | sed "s/-[0-9a-f]*\.parquet$//" | sort | tr "\n" " ")" = "./k=1/r ./k=2/r " ] &&
+     [ -f "$MNT/rsyncplain/k=1/r.csv" ]'
+check "a name starting with _ is still refused" \
+    '! (printf "a,b\n3,z\n" >"$MNT/rsyncplain/k=1/_x.csv") 2>/dev/null && [ "$(find "$LAKE/rsyncplain" -name "*.parquet" | wc -l)" = 2 ]'
 
 # ------------------------------------------------------------ concurrent first writes
 # Three first writes into a new table at once, with conflicting columns: the
