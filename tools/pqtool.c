@@ -2,7 +2,8 @@
  *
  *   pqtool cat PATH... [--where EXPR] [--select C1,C2] [--limit N] [--threads N] [-o OUT]
  *   pqtool plan PATH... [--where EXPR] [--select C1,C2]
- *   (PATH: Parquet files, or one table directory: local, http(s)://, s3://)
+ *   (PATH: Parquet files, or one table or partition directory: local, http(s)://, s3://;
+ *    one URL: a directory, or one .parquet object)
  *   pqtool meta FILE
  *
  * Errors are one line on stderr, "pqtool: FILE: what went wrong (where)",
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,7 +43,8 @@ static void die_usage(void)
             "                                  [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
             "                                  [--no-statistics] [--threads N] [--bloom-filter C1,C2]\n"
             "PATH is a Parquet file or a table directory (Hive partitions); a partition directory\n"
-            "(TABLE/dt=X) is the table filtered to its values, partition columns included.\n");
+            "(TABLE/dt=X) is the table filtered to its values, partition columns included.  Either\n"
+            "may be an http(s):// or s3:// URL (one per command), as may a FILE ending in .parquet.\n");
     exit(2);
 }
 
@@ -249,6 +252,41 @@ static int open_remote_store(const char *url, pq_store **out, pq_error *err)
     return pq_store_s3_new(url, &so, &ho, out, err);
 }
 
+static int open_store(const char *root, pq_store **out, pq_error *err)
+{
+    return is_url(root) ? open_remote_store(root, out, err) : pq_store_local_new(root, out, err);
+}
+
+/* A URL naming one object: no trailing '/', and a last component ending in
+ * .parquet that the store stats as a file (Spark's out.parquet/ is a
+ * directory).  Then *store is its parent's store and *f the file; else 0
+ * with nothing opened.  -1: an error other than "no such file". */
+static int open_remote_file(const char *url, pq_store **store, pq_file **f, pq_error *err)
+{
+    *store = NULL;
+    *f = NULL;
+    size_t n = strlen(url);
+    const char *slash = strrchr(url, '/');
+    if (!n || url[n - 1] == '/' || n < 8 || strcasecmp(url + n - 8, ".parquet") || !slash ||
+        slash < strstr(url, "://") + 3)
+        return 0;
+    char *parent = strndup(url, (size_t)(slash - url));
+    if (!parent) return pq_fail(err, PQ_E_NOMEM, "out of memory"), -1;
+    int rc = open_store(parent, store, err);
+    free(parent);
+    if (rc != PQ_OK) return -1;
+    pq_stat st;
+    if ((*store)->ops->stat(*store, slash + 1, &st, err) != PQ_OK || st.is_dir) {
+        bool missing = st.is_dir || err->cls == PQ_E_NOTFOUND;
+        pq_store_destroy(*store);
+        *store = NULL;
+        if (missing) pq_error_clear(err);
+        return missing ? 0 : -1;
+    }
+    if ((*store)->ops->open(*store, slash + 1, f, err) != PQ_OK) return -1;
+    return 1;
+}
+
 /* TABLE/dt=X/region=Y (split_partition_dirs): the table at in->root, its
  * store and discovery (done once) in `in`, when its partition columns begin
  * with those keys; otherwise the split is undone and PATH is read as a
@@ -260,7 +298,7 @@ static void open_partition_root(inputs *in)
     pq_table_opts ropts;
     memset(&ropts, 0, sizeof ropts);
     pq_error ignore;
-    bool fits = pq_store_local_new(in->root, &st_root, &ignore) == PQ_OK &&
+    bool fits = open_store(in->root, &st_root, &ignore) == PQ_OK &&
                 pq_table_discover(st_root, "", &ropts, &t_root, &ignore) == PQ_OK && t_root->n_parts >= in->n_eq;
     for (int i = 0; fits && i < in->n_eq; i++) fits = !strcmp(t_root->part_names[i], in->eq_cols[i]);
     if (fits) {
@@ -284,13 +322,20 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
     memset(in, 0, sizeof *in);
     struct stat st;
     bool remote = n_paths == 1 && is_url(paths[0]);
+    pq_file *remote_file = NULL;
+    if (remote) {
+        int is_file = open_remote_file(paths[0], &in->store, &remote_file, err);
+        if (is_file < 0) return PQ_ERR;
+        remote = !is_file;
+    }
+    for (int i = 0; !remote && !remote_file && i < n_paths; i++)
+        if (is_url(paths[i]))
+            return pq_fail(err, PQ_E_USAGE, "%s: URLs are read one at a time (one file or one table directory)",
+                           paths[i]);
     if (remote || (n_paths == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode))) {
-        if (remote) PQ_TRY(open_remote_store(paths[0], &in->store, err));
-        else {
-            if (split_partition_dirs(paths[0], in) != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-            if (in->root) open_partition_root(in);
-            if (!in->store) PQ_TRY(pq_store_local_new(paths[0], &in->store, err));
-        }
+        if (split_partition_dirs(paths[0], in) != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (in->root) open_partition_root(in);
+        if (!in->store) PQ_TRY(open_store(paths[0], &in->store, err));
         pq_table_opts topts;
         memset(&topts, 0, sizeof topts);
         if (!in->table && pq_table_discover(in->store, "", &topts, &in->table, err) != PQ_OK) return PQ_ERR;
@@ -312,11 +357,14 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
         }
         return open_table_file(in, 0, &in->files[0], err);
     }
-    in->files = calloc((size_t)n_paths, sizeof *in->files);
-    if (!in->files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    in->files = calloc(n_paths > 0 ? (size_t)n_paths : 1, sizeof *in->files);
+    if (!in->files) {
+        if (remote_file) pq_file_close(remote_file);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
     for (int i = 0; i < n_paths; i++) {
-        pq_file *f;
-        PQ_TRY(pq_file_open_local(paths[i], &in->counters, &f, err));
+        pq_file *f = remote_file;
+        if (!f) PQ_TRY(pq_file_open_local(paths[i], &in->counters, &f, err));
         pq_footer *ft;
         if (pq_footer_read(f, &ft, err) != PQ_OK) {
             pq_error_prefix(err, "%s: ", paths[i]);
@@ -590,12 +638,20 @@ static int cmd_meta(int argc, char **argv)
     if (argc != 1) die_usage();
     pq_error err;
     pq_error_clear(&err);
-    pq_file *f;
-    if (pq_file_open_local(argv[0], NULL, &f, &err) != PQ_OK) return report(&err);
+    pq_file *f = NULL;
+    pq_store *store = NULL;
+    int is_remote = is_url(argv[0]) ? open_remote_file(argv[0], &store, &f, &err) : 0;
+    if (is_remote == 0 && is_url(argv[0]))
+        (void)pq_fail(&err, PQ_E_USAGE, "%s: not a .parquet object (meta reads one file)", argv[0]);
+    if (is_remote <= 0 && (is_url(argv[0]) || pq_file_open_local(argv[0], NULL, &f, &err) != PQ_OK)) {
+        if (store) pq_store_destroy(store);
+        return report(&err);
+    }
     pq_footer *ft;
     if (pq_footer_read(f, &ft, &err) != PQ_OK) {
         pq_error_prefix(&err, "%s: ", argv[0]);
         pq_file_close(f);
+        if (store) pq_store_destroy(store);
         return report(&err);
     }
     const pq_file_meta *m = &ft->meta;
@@ -659,6 +715,7 @@ static int cmd_meta(int argc, char **argv)
     pq_buf_free(&out);
     pq_footer_free(ft);
     pq_file_close(f);
+    if (store) pq_store_destroy(store);
     return 0;
 }
 

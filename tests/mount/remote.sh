@@ -212,6 +212,18 @@ stop_pqfs "$WORK/mnt-py" "$PQFS_PID"
 "$PQTOOL" cat "$LAKE/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-local.csv"
 check "pqtool cat of an http:// table equals the local one" \
     '"$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-http.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-http.csv"'
+# A partition directory has its partition columns, as the local one does; a
+# URL naming one .parquet object reads that file (pqtool meta too).
+check "pqtool cat of an http:// partition directory equals the local one (partition columns included)" \
+    '"$PQTOOL" cat "$LAKE/events/dt=2024-01-01" >"$WORK/pqtool-part-local.csv" && head -1 "$WORK/pqtool-part-local.csv" | grep -q ",dt,region$" &&
+     "$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events/dt=2024-01-01" | cmp -s - "$WORK/pqtool-part-local.csv"'
+check "pqtool cat and meta of one http:// .parquet object equal the local file's" \
+    '"$PQTOOL" cat "$LAKE/events/dt=2024-01-01/region=eu/part-0.parquet" --where "amount < 500" >"$WORK/pqtool-file-local.csv" &&
+     "$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events/dt=2024-01-01/region=eu/part-0.parquet" --where "amount < 500" | cmp -s - "$WORK/pqtool-file-local.csv" &&
+     [ "$(wc -l <"$WORK/pqtool-file-local.csv")" -gt 10 ] &&
+     "$PQTOOL" meta "http://127.0.0.1:$HTTP_PORT/json/events/dt=2024-01-01/region=eu/part-0.parquet" | grep -q "^row_groups: "'
+check "pqtool cat of a missing http:// .parquet object fails with one line naming it" \
+    '! "$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events/nope.parquet" >/dev/null 2>"$WORK/nope.err" && [ "$(wc -l <"$WORK/nope.err")" = 1 ] && grep -q "nope.parquet" "$WORK/nope.err"'
 check "HTTP: a lake behind a redirect (302 on every URL) reads the same" \
     '"$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/moved/events" --where "amount < 100" --select id,amount,dt,region >"$WORK/pqtool-moved.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-moved.csv"'
 # Basic auth from the URL's user:password; the password is never shown (logs,
@@ -226,7 +238,7 @@ check "HTTP: nor on the daemon's command line (ps), masked as alice:***@ (not it
     'tr "\0" " " </proc/$PQFS_PID/cmdline | grep -q "alice:\*\*\*@127" && ! grep -q "s3cr" /proc/$PQFS_PID/cmdline'
 stop_pqfs "$WORK/mnt-auth" "$PQFS_PID"
 check "pqtool: a message that echoes a URL with credentials shows them as ***" \
-    '! "$PQTOOL" meta "http://alice:s3cr%40t@127.0.0.1:$HTTP_PORT/auth/users/users.parquet" 2>"$WORK/err" &&
+    '! "$PQTOOL" meta "http://alice:s3cr%40t@127.0.0.1:$HTTP_PORT/auth/users/nope.parquet" 2>"$WORK/err" &&
      ! grep -q "s3cr" "$WORK/err" && grep -q "http://\*\*\*@127.0.0.1" "$WORK/err"'
 check "HTTP: without the credentials the mount fails with 401" \
     '! "$PQFS" "http://127.0.0.1:$HTTP_PORT/auth" "$WORK/mnt-bad" -f 2>"$WORK/err" && grep -q "HTTP 401 not authorized" "$WORK/err"'
@@ -348,6 +360,11 @@ check "S3: the mount goes on serving other views" '[ "$(tail -n +2 "$WORK/mnt-s3
 stop_pqfs "$WORK/mnt-s3" "$PQFS_PID"
 check "pqtool cat of an s3:// table (AWS_* environment) equals the local one" \
     'AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events --where "amount < 100 AND id < 90000" --select id,amount,dt,region >"$WORK/pqtool-s3.csv" && cmp -s "$WORK/pqtool-local.csv" "$WORK/pqtool-s3.csv"'
+
+check "pqtool cat of an s3:// partition directory and of one s3:// object equal the local ones" \
+    '(export AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST &&
+      "$PQTOOL" cat s3://bkt/lake/events/dt=2024-01-01 | cmp -s - "$WORK/pqtool-part-local.csv" &&
+      "$PQTOOL" cat s3://bkt/lake/events/dt=2024-01-01/region=eu/part-0.parquet --where "amount < 500" | cmp -s - "$WORK/pqtool-file-local.csv")'
 
 # Files the partition values rule out are never opened: no footer request
 # for them (but the first file's, which gives the schema). Files, not
