@@ -48,63 +48,56 @@ static bool wants_bloom(const pq_write_opts *o, const pq_leaf *leaf)
 
 /* ------------------------------------------------------------------ sort orders */
 
-typedef enum ord_kind {
-    ORD_NONE,      /* no order this writer knows: null counts only */
-    ORD_BOOL, ORD_I32, ORD_U32, ORD_I64, ORD_U64, ORD_F32, ORD_F64,
-    ORD_BYTES,     /* unsigned lexicographic */
-    ORD_DEC_BE,    /* DECIMAL bytes: big-endian two's complement, signed */
-} ord_kind;
-
-static ord_kind order_of(const pq_node *n)
+pq_value_order pq_value_order_of(const pq_node *n)
 {
     const pq_logical *lt = &n->logical;
     if (n->converted == PQ_CT_DECIMAL || lt->kind == PQ_LT_DECIMAL) {
         /* Signed, by value, whatever the storage (as the format defines). */
         switch (n->phys) {
-        case PQ_INT32: return ORD_I32;
-        case PQ_INT64: return ORD_I64;
-        case PQ_BYTE_ARRAY: case PQ_FIXED_LEN_BYTE_ARRAY: return ORD_DEC_BE;
-        default: return ORD_NONE;
+        case PQ_INT32: return PQ_ORD_I32;
+        case PQ_INT64: return PQ_ORD_I64;
+        case PQ_BYTE_ARRAY: case PQ_FIXED_LEN_BYTE_ARRAY: return PQ_ORD_DEC_BE;
+        default: return PQ_ORD_NONE;
         }
     }
     if (n->converted == PQ_CT_INTERVAL ||
         (lt->kind != PQ_LT_NONE && lt->kind != PQ_LT_STRING && lt->kind != PQ_LT_ENUM && lt->kind != PQ_LT_DATE &&
          lt->kind != PQ_LT_TIME && lt->kind != PQ_LT_TIMESTAMP && lt->kind != PQ_LT_INTEGER &&
          lt->kind != PQ_LT_JSON && lt->kind != PQ_LT_BSON && lt->kind != PQ_LT_UUID))
-        return ORD_NONE;
+        return PQ_ORD_NONE;
     bool is_unsigned = (lt->kind == PQ_LT_INTEGER && !lt->is_signed) || n->converted == PQ_CT_UINT_8 ||
                        n->converted == PQ_CT_UINT_16 || n->converted == PQ_CT_UINT_32 ||
                        n->converted == PQ_CT_UINT_64;
     switch (n->phys) {
-    case PQ_BOOLEAN: return ORD_BOOL;
-    case PQ_INT32: return is_unsigned ? ORD_U32 : ORD_I32;
-    case PQ_INT64: return is_unsigned ? ORD_U64 : ORD_I64;
-    case PQ_FLOAT: return ORD_F32;
-    case PQ_DOUBLE: return ORD_F64;
-    case PQ_BYTE_ARRAY: case PQ_FIXED_LEN_BYTE_ARRAY: return ORD_BYTES;
-    default: return ORD_NONE;
+    case PQ_BOOLEAN: return PQ_ORD_BOOL;
+    case PQ_INT32: return is_unsigned ? PQ_ORD_U32 : PQ_ORD_I32;
+    case PQ_INT64: return is_unsigned ? PQ_ORD_U64 : PQ_ORD_I64;
+    case PQ_FLOAT: return PQ_ORD_F32;
+    case PQ_DOUBLE: return PQ_ORD_F64;
+    case PQ_BYTE_ARRAY: case PQ_FIXED_LEN_BYTE_ARRAY: return PQ_ORD_BYTES;
+    default: return PQ_ORD_NONE;
     }
 }
 
-/* Compares two PLAIN values (fixed types) or byte strings (ORD_BYTES). */
-static int ord_cmp(ord_kind k, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+/* Compares two PLAIN values (fixed types) or byte strings (PQ_ORD_BYTES). */
+int pq_value_order_cmp(pq_value_order k, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
     union { int32_t i32; uint32_t u32; int64_t i64; uint64_t u64; float f; double d; } x, y;
     switch (k) {
-    case ORD_BOOL: return (a[0] != 0) - (b[0] != 0);
-    case ORD_I32: memcpy(&x.i32, a, 4); memcpy(&y.i32, b, 4); return (x.i32 > y.i32) - (x.i32 < y.i32);
-    case ORD_U32: memcpy(&x.u32, a, 4); memcpy(&y.u32, b, 4); return (x.u32 > y.u32) - (x.u32 < y.u32);
-    case ORD_I64: memcpy(&x.i64, a, 8); memcpy(&y.i64, b, 8); return (x.i64 > y.i64) - (x.i64 < y.i64);
-    case ORD_U64: memcpy(&x.u64, a, 8); memcpy(&y.u64, b, 8); return (x.u64 > y.u64) - (x.u64 < y.u64);
-    case ORD_F32: memcpy(&x.f, a, 4); memcpy(&y.f, b, 4); return (x.f > y.f) - (x.f < y.f);
-    case ORD_F64: memcpy(&x.d, a, 8); memcpy(&y.d, b, 8); return (x.d > y.d) - (x.d < y.d);
-    case ORD_BYTES: {
+    case PQ_ORD_BOOL: return (a[0] != 0) - (b[0] != 0);
+    case PQ_ORD_I32: memcpy(&x.i32, a, 4); memcpy(&y.i32, b, 4); return (x.i32 > y.i32) - (x.i32 < y.i32);
+    case PQ_ORD_U32: memcpy(&x.u32, a, 4); memcpy(&y.u32, b, 4); return (x.u32 > y.u32) - (x.u32 < y.u32);
+    case PQ_ORD_I64: memcpy(&x.i64, a, 8); memcpy(&y.i64, b, 8); return (x.i64 > y.i64) - (x.i64 < y.i64);
+    case PQ_ORD_U64: memcpy(&x.u64, a, 8); memcpy(&y.u64, b, 8); return (x.u64 > y.u64) - (x.u64 < y.u64);
+    case PQ_ORD_F32: memcpy(&x.f, a, 4); memcpy(&y.f, b, 4); return (x.f > y.f) - (x.f < y.f);
+    case PQ_ORD_F64: memcpy(&x.d, a, 8); memcpy(&y.d, b, 8); return (x.d > y.d) - (x.d < y.d);
+    case PQ_ORD_BYTES: {
         size_t n = alen < blen ? alen : blen;
         int c = n ? memcmp(a, b, n) : 0;
         if (c) return c < 0 ? -1 : 1;
         return (alen > blen) - (alen < blen);
     }
-    case ORD_DEC_BE: {
+    case PQ_ORD_DEC_BE: {
         /* The shorter one sign-extended to the longer; the first byte
          * compared signed, the rest unsigned.  No bytes is 0. */
         bool an = alen && (a[0] & 0x80), bn = blen && (b[0] & 0x80);
@@ -127,13 +120,13 @@ typedef struct bounds {
     pq_buf lo, hi;
 } bounds;
 
-static int bounds_offer(bounds *b, ord_kind k, const uint8_t *lo, size_t lo_len, const uint8_t *hi, size_t hi_len)
+static int bounds_offer(bounds *b, pq_value_order k, const uint8_t *lo, size_t lo_len, const uint8_t *hi, size_t hi_len)
 {
-    if (!b->any || ord_cmp(k, lo, lo_len, (const uint8_t *)b->lo.data, b->lo.len) < 0) {
+    if (!b->any || pq_value_order_cmp(k, lo, lo_len, (const uint8_t *)b->lo.data, b->lo.len) < 0) {
         pq_buf_clear(&b->lo);
         if (pq_buf_append(&b->lo, lo, lo_len)) return -1;
     }
-    if (!b->any || ord_cmp(k, hi, hi_len, (const uint8_t *)b->hi.data, b->hi.len) > 0) {
+    if (!b->any || pq_value_order_cmp(k, hi, hi_len, (const uint8_t *)b->hi.data, b->hi.len) > 0) {
         pq_buf_clear(&b->hi);
         if (pq_buf_append(&b->hi, hi, hi_len)) return -1;
     }
@@ -158,24 +151,24 @@ static int bounds_offer(bounds *b, ord_kind k, const uint8_t *lo, size_t lo_len,
             return -1;                                                                            \
     } while (0)
 
-static int bounds_add(bounds *b, ord_kind k, const void *values, int32_t n)
+static int bounds_add(bounds *b, pq_value_order k, const void *values, int32_t n)
 {
     switch (k) {
-    case ORD_BOOL: TYPED_BOUNDS(uint8_t, false); break;
-    case ORD_I32: TYPED_BOUNDS(int32_t, false); break;
-    case ORD_U32: TYPED_BOUNDS(uint32_t, false); break;
-    case ORD_I64: TYPED_BOUNDS(int64_t, false); break;
-    case ORD_U64: TYPED_BOUNDS(uint64_t, false); break;
-    case ORD_F32: TYPED_BOUNDS(float, isnan(x)); break;
-    case ORD_F64: TYPED_BOUNDS(double, isnan(x)); break;
-    case ORD_BYTES:
-    case ORD_DEC_BE: {
+    case PQ_ORD_BOOL: TYPED_BOUNDS(uint8_t, false); break;
+    case PQ_ORD_I32: TYPED_BOUNDS(int32_t, false); break;
+    case PQ_ORD_U32: TYPED_BOUNDS(uint32_t, false); break;
+    case PQ_ORD_I64: TYPED_BOUNDS(int64_t, false); break;
+    case PQ_ORD_U64: TYPED_BOUNDS(uint64_t, false); break;
+    case PQ_ORD_F32: TYPED_BOUNDS(float, isnan(x)); break;
+    case PQ_ORD_F64: TYPED_BOUNDS(double, isnan(x)); break;
+    case PQ_ORD_BYTES:
+    case PQ_ORD_DEC_BE: {
         const pq_bytes *v = values;
         if (n <= 0) break;
         int32_t lo = 0, hi = 0;
         for (int32_t i = 1; i < n; i++) {
-            if (ord_cmp(k, v[i].ptr, v[i].len, v[lo].ptr, v[lo].len) < 0) lo = i;
-            else if (ord_cmp(k, v[i].ptr, v[i].len, v[hi].ptr, v[hi].len) > 0) hi = i;
+            if (pq_value_order_cmp(k, v[i].ptr, v[i].len, v[lo].ptr, v[lo].len) < 0) lo = i;
+            else if (pq_value_order_cmp(k, v[i].ptr, v[i].len, v[hi].ptr, v[hi].len) > 0) hi = i;
         }
         if (bounds_offer(b, k, v[lo].ptr, v[lo].len, v[hi].ptr, v[hi].len)) return -1;
         break;
@@ -188,7 +181,7 @@ static int bounds_add(bounds *b, ord_kind k, const void *values, int32_t n)
 /* The bounds as statistics bytes (into arena): floats' zeros widened (-0.0
  * as the min, +0.0 as the max, as the format asks), long byte strings
  * truncated.  Returns 0, 1 when no bound can be given, -1 out of memory. */
-static int bounds_export(const bounds *b, ord_kind k, bool truncate, pq_arena *arena, pq_bytes *lo, pq_bytes *hi,
+static int bounds_export(const bounds *b, pq_value_order k, bool truncate, pq_arena *arena, pq_bytes *lo, pq_bytes *hi,
                          bool *lo_exact, bool *hi_exact)
 {
     if (!b->any) return 1;
@@ -216,13 +209,13 @@ static int bounds_export(const bounds *b, ord_kind k, bool truncate, pq_arena *a
         if (hi_len == 0) return 1;
         h[hi_len - 1]++;
     }
-    if (k == ORD_F32) {
+    if (k == PQ_ORD_F32) {
         float f;
         memcpy(&f, l, 4);
         if (f == 0.0f) { f = -0.0f; memcpy(l, &f, 4); }
         memcpy(&f, h, 4);
         if (f == 0.0f) { f = 0.0f; memcpy(h, &f, 4); }
-    } else if (k == ORD_F64) {
+    } else if (k == PQ_ORD_F64) {
         double d;
         memcpy(&d, l, 8);
         if (d == 0.0) { d = -0.0; memcpy(l, &d, 8); }
@@ -339,7 +332,7 @@ static int64_t dict_index(dict *d, bool byte_array, const uint8_t *p, size_t n)
 struct pq_colwriter {
     const pq_leaf *leaf;
     pq_write_opts o;
-    ord_kind ord;
+    pq_value_order ord;
     bool truncate;             /* byte arrays: long bounds are cut */
     int def_bw, rep_bw;
     bool use_dict;             /* dictionary encoding still on */
@@ -384,8 +377,8 @@ int pq_colwriter_new(const pq_leaf *leaf, const pq_write_opts *opts, pq_colwrite
     w->o = *opts;
     if (!w->o.page_size) w->o.page_size = DEFAULT_PAGE_SIZE;
     if (!w->o.dict_limit) w->o.dict_limit = DEFAULT_DICT_LIMIT;
-    w->ord = w->o.no_statistics ? ORD_NONE : order_of(leaf->node);
-    w->truncate = leaf->node->phys == PQ_BYTE_ARRAY && w->ord == ORD_BYTES; /* never a decimal's bytes */
+    w->ord = w->o.no_statistics ? PQ_ORD_NONE : pq_value_order_of(leaf->node);
+    w->truncate = leaf->node->phys == PQ_BYTE_ARRAY && w->ord == PQ_ORD_BYTES; /* never a decimal's bytes */
     w->def_bw = pq_bit_width((uint32_t)leaf->max_def);
     w->rep_bw = pq_bit_width((uint32_t)leaf->max_rep);
     w->use_dict = !w->o.no_dictionary && leaf->node->phys != PQ_BOOLEAN;
@@ -548,7 +541,7 @@ static int flush_page(pq_colwriter *w, bool force, pq_error *err)
     h.data.rep_encoding = PQ_ENC_RLE;
     pq_bytes lo = {0}, hi = {0};
     bool lo_exact = true, hi_exact = true, has_bounds = false;
-    if (w->ord != ORD_NONE) {
+    if (w->ord != PQ_ORD_NONE) {
         int rc = bounds_export(&w->page_bounds, w->ord, w->truncate, &w->arena, &lo, &hi, &lo_exact, &hi_exact);
         if (rc < 0) return nomem(err);
         has_bounds = rc == 0;
@@ -630,7 +623,7 @@ static int add_slice(pq_colwriter *w, const pq_col_batch *b, int32_t l0, int32_t
     const bool byte_array = phys == PQ_BYTE_ARRAY;
     const size_t vsize = pq_value_size(phys);
     const uint8_t *vals = (const uint8_t *)b->values + (size_t)v0 * vsize;
-    if (w->ord != ORD_NONE && bounds_add(&w->page_bounds, w->ord, vals, nv)) return nomem(err);
+    if (w->ord != PQ_ORD_NONE && bounds_add(&w->page_bounds, w->ord, vals, nv)) return nomem(err);
     if (w->o.bloom_filter) {
         if (pq_buf_reserve(&w->hashes, (size_t)nv * 8)) return nomem(err);
         uint64_t *h = (uint64_t *)(w->hashes.data + w->hashes.len);
@@ -729,9 +722,9 @@ static int32_t boundary_order(const pq_colwriter *w)
     for (int32_t p = 0; p < w->n_pages; p++) {
         if (w->null_pages[p]) continue;
         if (prev >= 0) {
-            int lo = ord_cmp(w->ord, w->page_min[p].ptr, w->page_min[p].len, w->page_min[prev].ptr,
+            int lo = pq_value_order_cmp(w->ord, w->page_min[p].ptr, w->page_min[p].len, w->page_min[prev].ptr,
                              w->page_min[prev].len);
-            int hi = ord_cmp(w->ord, w->page_max[p].ptr, w->page_max[p].len, w->page_max[prev].ptr,
+            int hi = pq_value_order_cmp(w->ord, w->page_max[p].ptr, w->page_max[p].len, w->page_max[prev].ptr,
                              w->page_max[prev].len);
             if (lo < 0 || hi < 0) asc = false;
             if (lo > 0 || hi > 0) desc = false;
@@ -847,7 +840,7 @@ int pq_colwriter_finish(pq_colwriter *w, pq_chunk_out *out, pq_error *err)
     if (w->n_plain_pages > 0) m->encoding_stats[ne++] = (pq_page_enc_stats){PQ_PAGE_DATA, PQ_ENC_PLAIN, w->n_plain_pages};
     m->n_encoding_stats = ne;
 
-    if (w->ord != ORD_NONE) {
+    if (w->ord != PQ_ORD_NONE) {
         m->has_stats = true;
         m->stats.has_null_count = true;
         m->stats.null_count = w->nulls;
@@ -881,7 +874,7 @@ int pq_colwriter_finish(pq_colwriter *w, pq_chunk_out *out, pq_error *err)
         out->pages[p] = w->locs[p];
         out->pages[p].offset += (int64_t)data_at;
     }
-    if (w->ord != ORD_NONE && w->stats_ok) {
+    if (w->ord != PQ_ORD_NONE && w->stats_ok) {
         pq_column_index ci = {
             .n_pages = w->n_pages,
             .null_pages = w->null_pages,

@@ -27,6 +27,9 @@
 #include "meta.h"
 #include "schema.h"
 
+/* Rows per row group when a writer is not told (SPEC section 6). */
+#define PQ_DEFAULT_ROW_GROUP_ROWS 1048576
+
 typedef struct pq_write_opts {
     pq_codec codec;
     int level;                 /* codec level; 0: the codec's default */
@@ -72,6 +75,19 @@ void pq_chunk_out_free(pq_chunk_out *c);
 int pq_chunk_copy(const pq_column_meta *src, int64_t num_rows, bool type_ordered, const uint8_t *bytes,
                   uint64_t start, uint64_t len, const pq_offset_index *oi, const uint8_t *column_index,
                   size_t column_index_len, pq_chunk_out *out, pq_error *err);
+
+/* The order of a column's values, as statistics and sorting compare them. */
+typedef enum pq_value_order {
+    PQ_ORD_NONE,      /* no order this writer knows: null counts only */
+    PQ_ORD_BOOL, PQ_ORD_I32, PQ_ORD_U32, PQ_ORD_I64, PQ_ORD_U64, PQ_ORD_F32, PQ_ORD_F64,
+    PQ_ORD_BYTES,     /* unsigned lexicographic */
+    PQ_ORD_DEC_BE,    /* DECIMAL bytes: big-endian two's complement, signed */
+} pq_value_order;
+
+pq_value_order pq_value_order_of(const pq_node *n);
+/* Compares two PLAIN values (fixed types) or byte strings (BYTES, DEC_BE).
+ * Floats: NaN compares equal to everything (callers leave NaN out). */
+int pq_value_order_cmp(pq_value_order k, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
 
 typedef struct pq_colwriter pq_colwriter;
 

@@ -11,10 +11,10 @@
 #include "csvtype.h"
 #include "filewrite.h"
 #include "numfmt.h"
+#include "rowsort.h"
 #include "scan_parquet.h"
 #include "schema.h"
 
-#define DEFAULT_ROW_GROUP_ROWS 1048576
 #define ENCODE_SLICE_ROWS 65536
 #define SLICE_ROWS 65536       /* rows parsed before the column tasks get them */
 
@@ -552,8 +552,16 @@ static int cmp_double(double a, double b)
     return a < b ? -1 : a > b ? 1 : 0;
 }
 
-static int cmp_rows(const sort_key *keys, int n_keys, uint32_t a, uint32_t b)
+typedef struct sort_keys {
+    const sort_key *keys;
+    int n_keys;
+} sort_keys;
+
+/* pq_row_cmp over the rows' converted values. */
+static int cmp_rows(const void *ctx, uint32_t a, uint32_t b)
 {
+    const sort_key *keys = ((const sort_keys *)ctx)->keys;
+    int n_keys = ((const sort_keys *)ctx)->n_keys;
     for (int k = 0; k < n_keys; k++) {
         const sort_key *sk = &keys[k];
         bool pa = sk->cb->def[a], pb = sk->cb->def[b];
@@ -597,32 +605,6 @@ static int cmp_rows(const sort_key *keys, int n_keys, uint32_t a, uint32_t b)
         if (c) return c;
     }
     return 0;
-}
-
-/* Stable merge sort of row numbers. */
-static void merge_sort(const sort_key *keys, int n_keys, uint32_t *a, uint32_t *tmp, int64_t n)
-{
-    if (n < 2) return;
-    if (n <= 16) {
-        for (int64_t i = 1; i < n; i++) {
-            uint32_t x = a[i];
-            int64_t j = i;
-            while (j > 0 && cmp_rows(keys, n_keys, a[j - 1], x) > 0) {
-                a[j] = a[j - 1];
-                j--;
-            }
-            a[j] = x;
-        }
-        return;
-    }
-    int64_t h = n / 2;
-    merge_sort(keys, n_keys, a, tmp, h);
-    merge_sort(keys, n_keys, a + h, tmp, n - h);
-    if (cmp_rows(keys, n_keys, a[h - 1], a[h]) <= 0) return;
-    memcpy(tmp, a, sizeof *a * (size_t)h);
-    int64_t i = 0, j = h, k = 0;
-    while (i < h && j < n) a[k++] = cmp_rows(keys, n_keys, a[j], tmp[i]) < 0 ? a[j++] : tmp[i++];
-    while (i < h) a[k++] = tmp[i++];
 }
 
 /* ------------------------------------------------------------------ import */
@@ -741,7 +723,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
      * SLICE_ROWS rows go to its column tasks while the rest is parsed, and
      * at most `threads` + 1 row groups are held.  With a sort, all rows are
      * staged first. */
-    int64_t rg_rows = opts->row_group_rows > 0 ? opts->row_group_rows : DEFAULT_ROW_GROUP_ROWS;
+    int64_t rg_rows = opts->row_group_rows > 0 ? opts->row_group_rows : PQ_DEFAULT_ROW_GROUP_ROWS;
     bool sorted = n_sort > 0;
     int inflight = 0, max_inflight = threads < 2 ? 2 : threads;
     int32_t max_pending = 4 * threads + 4;
@@ -846,7 +828,8 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
                 keys[k] = (sort_key){&tc[c], &b->cols[c], im.vidx[c]};
             }
             for (int64_t r = 0; r < n; r++) perm[r] = (uint32_t)r;
-            merge_sort(keys, n_sort, perm, tmp, n);
+            sort_keys sk = {keys, n_sort};
+            pq_stable_sort_rows(perm, tmp, n, cmp_rows, &sk);
         }
         free(tmp);
         for (int64_t r0 = 0; rc == PQ_OK && r0 < n; r0 += rg_rows) {

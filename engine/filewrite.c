@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rowgroup.h"
+#include "rowsort.h"
 #include "scan.h"
 
 
@@ -231,6 +232,12 @@ typedef struct rewrite_job {
     pq_chunk_out *chunks;      /* per task */
     uint8_t *state;            /* per task: 0 to do, 1 sealed, 2 failed */
     pq_error *errs;            /* per task, when failed */
+    /* Reshaped (row_group_rows or sort_by): output row group g holds rows
+     * [g * out_rows, ...) of the input, or of the sorted rows. */
+    int64_t out_rows;          /* 0: the input's row groups */
+    int64_t total_rows;
+    int64_t *in_first;         /* per input row group: its first row */
+    const pq_sorted_rows *sorted;
 } rewrite_job;
 
 void pq_rewrite_opts_init(pq_rewrite_opts *o)
@@ -304,10 +311,58 @@ int pq_chunk_copy_from(pq_file *f, const pq_footer *ft, int32_t g, int32_t c, pq
     return rc;
 }
 
+/* Adds rows [first, first + n) of column c of the input to cw, read across
+ * its row groups (each one's reader skips to the first row needed). */
+static int add_input_rows(const rewrite_job *j, int32_t c, int64_t first, int64_t n, pq_colwriter *cw, pq_error *err)
+{
+    const pq_file_meta *m = &j->ft->meta;
+    for (int32_t g = 0; n > 0 && g < m->n_row_groups; g++) {
+        int64_t rows = m->row_groups[g].num_rows, off = first - j->in_first[g];
+        if (off >= rows) continue;
+        int64_t take = rows - off < n ? rows - off : n;
+        pq_rg_reader *rg = NULL;
+        int rc = pq_rg_open(j->f, j->ft, g, &c, 1, &rg, err);
+        pq_col_reader *cr = rc == PQ_OK ? pq_rg_column(rg, c) : NULL;
+        if (rc == PQ_OK && off > 0) rc = pq_col_skip(cr, off, err);
+        for (int64_t got = 0; rc == PQ_OK && got < take;) {
+            pq_col_batch b;
+            rc = pq_col_read(cr, take - got < j->batch_rows ? (int32_t)(take - got) : j->batch_rows, &b, err);
+            if (rc == PQ_OK && b.n_rows == 0)
+                rc = pq_fail(err, PQ_E_CORRUPT, "column %s ends before the row group's %lld rows",
+                             j->ft->schema.leaves[c].path, (long long)rows);
+            if (rc == PQ_OK) rc = pq_colwriter_add(cw, &b, err);
+            got += b.n_rows;
+        }
+        pq_rg_close(rg);
+        if (rc != PQ_OK) {
+            pq_error_prefix(err, "row group %d: ", g);
+            return PQ_ERR;
+        }
+        first += take;
+        n -= take;
+    }
+    return n == 0 ? PQ_OK : pq_fail(err, PQ_E_CORRUPT, "the row groups hold fewer rows than they claim");
+}
+
+/* Output row group g of a reshaped rewrite, column c, into *out. */
+static int reshape_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_out *out, pq_error *err)
+{
+    int64_t first = (int64_t)g * j->out_rows;
+    int64_t n = j->total_rows - first < j->out_rows ? j->total_rows - first : j->out_rows;
+    pq_colwriter *cw = NULL;
+    int rc = pq_colwriter_new(&j->ft->schema.leaves[c], j->opts, &cw, err);
+    if (rc == PQ_OK)
+        rc = j->sorted ? pq_sorted_rows_add(j->sorted, c, first, n, cw, err) : add_input_rows(j, c, first, n, cw, err);
+    if (rc == PQ_OK) rc = pq_colwriter_finish(cw, out, err);
+    pq_colwriter_free(cw);
+    return rc;
+}
+
 /* Reads column c of row group g and encodes it into *out (or copies it). */
 static int rewrite_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_out *out, pq_error *err)
 {
     const pq_footer *ft = j->ft;
+    if (j->out_rows > 0) return reshape_chunk(j, g, c, out, err);
     if (ft->meta.row_groups[g].num_rows == 0) return PQ_OK; /* not written */
     if (j->copy_chunks && pq_chunk_copyable(ft, g, c)) return pq_chunk_copy_from(j->f, ft, g, c, out, err);
     pq_rg_reader *rg = NULL;
@@ -360,20 +415,62 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
         .copy_chunks = opts->copy_chunks, .n_leaves = ft->schema.n_leaves,
     };
     int threads = opts->threads;
+    if (threads <= 0) threads = pq_default_threads();
+    int32_t n_out_rgs = m->n_row_groups;
+    pq_sorted_rows *sorted = NULL;
+    int rc = PQ_OK;
+    if (opts->row_group_rows > 0 || opts->n_sort_by > 0) {
+        j.out_rows = opts->row_group_rows > 0 ? opts->row_group_rows : PQ_DEFAULT_ROW_GROUP_ROWS;
+        j.in_first = calloc((size_t)(m->n_row_groups > 0 ? m->n_row_groups : 1), sizeof *j.in_first);
+        if (!j.in_first) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        for (int32_t g = 0; rc == PQ_OK && g < m->n_row_groups; g++) {
+            int64_t r = m->row_groups[g].num_rows;
+            if (r < 0 || r > INT64_MAX - j.total_rows)
+                rc = pq_fail(err, PQ_E_CORRUPT, "row group %d claims %lld rows", g, (long long)r);
+            j.in_first[g] = j.total_rows;
+            j.total_rows += r;
+        }
+        int64_t groups = rc == PQ_OK ? j.total_rows / j.out_rows + (j.total_rows % j.out_rows != 0) : 0;
+        if (rc == PQ_OK && groups > INT32_MAX / (j.n_leaves > 0 ? j.n_leaves : 1))
+            rc = pq_fail(err, PQ_E_USAGE, "%lld rows in row groups of %lld make too many row groups",
+                         (long long)j.total_rows, (long long)j.out_rows);
+        n_out_rgs = (int32_t)groups;
+    }
+    int32_t *sort_leaves = NULL;
+    if (rc == PQ_OK && opts->n_sort_by > 0) {
+        sort_leaves = calloc((size_t)opts->n_sort_by, sizeof *sort_leaves);
+        if (!sort_leaves) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (rc == PQ_OK) rc = pq_sort_leaves(ft, opts->sort_by, opts->n_sort_by, name, sort_leaves, err);
+        if (rc == PQ_OK)
+            rc = pq_sorted_rows_load(f, ft, name, sort_leaves, opts->n_sort_by, threads, &sorted, err);
+        j.sorted = sorted;
+    }
     pq_filewriter *w = NULL;
-    if (pq_filewriter_new(sink, m->schema, m->n_schema, j.n_leaves, &w, err) != PQ_OK) {
+    if (rc == PQ_OK && pq_filewriter_new(sink, m->schema, m->n_schema, j.n_leaves, &w, err) != PQ_OK) {
         pq_error_prefix(err, "%s: ", name);
+        rc = PQ_ERR;
+    }
+    if (rc == PQ_OK && sorted) {
+        pq_sorting_column sc[64];
+        int n_sc = opts->n_sort_by < 64 ? opts->n_sort_by : 64;
+        for (int k = 0; k < n_sc; k++) sc[k] = (pq_sorting_column){sort_leaves[k], false, false};
+        rc = pq_filewriter_set_sorting(w, sc, n_sc, err);
+    }
+    free(sort_leaves);
+    if (rc != PQ_OK) {
+        pq_sorted_rows_free(sorted);
+        free(j.in_first);
+        pq_filewriter_free(w);
         return PQ_ERR;
     }
-    if (threads <= 0) threads = pq_default_threads();
     j.window = threads + 1;
-    j.n_tasks = m->n_row_groups * j.n_leaves; /* n_leaves * n_row_groups fit: footers are bounded */
+    j.n_tasks = n_out_rgs * j.n_leaves; /* bounded: footers are, and reshaped counts are checked */
     size_t n = (size_t)(uint32_t)(j.n_tasks ? j.n_tasks : 1);
     j.chunks = calloc(n, sizeof *j.chunks);
     j.state = calloc(n, 1);
     j.errs = calloc(n, sizeof *j.errs);
     pthread_t *tids = calloc((size_t)threads, sizeof *tids);
-    int rc = j.chunks && j.state && j.errs && tids ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    rc = j.chunks && j.state && j.errs && tids ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
     pthread_mutex_init(&j.mu, NULL);
     pthread_cond_init(&j.cv, NULL);
     int started = 0;
@@ -382,7 +479,7 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
         started++;
     }
     if (rc == PQ_OK && started == 0) rc = pq_fail(err, PQ_E_NOMEM, "cannot start writer threads");
-    for (int32_t g = 0; rc == PQ_OK && g < m->n_row_groups; g++) {
+    for (int32_t g = 0; rc == PQ_OK && g < n_out_rgs; g++) {
         pq_chunk_out *chunks = &j.chunks[(size_t)g * (size_t)j.n_leaves];
         pthread_mutex_lock(&j.mu);
         for (int32_t c = 0; rc == PQ_OK && c < j.n_leaves; c++) {
@@ -394,8 +491,9 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
             }
         }
         pthread_mutex_unlock(&j.mu);
-        /* A row group without rows has nothing to write. */
-        if (rc == PQ_OK && m->row_groups[g].num_rows > 0) rc = pq_filewriter_add_row_group(w, chunks, err);
+        /* A row group without rows has nothing to write (reshaped, none has). */
+        if (rc == PQ_OK && (j.out_rows > 0 || m->row_groups[g].num_rows > 0))
+            rc = pq_filewriter_add_row_group(w, chunks, err);
         for (int32_t c = 0; c < j.n_leaves; c++) pq_chunk_out_free(&chunks[c]);
         if (rc != PQ_OK) pq_error_prefix(err, "row group %d: ", g);
         pthread_mutex_lock(&j.mu);
@@ -418,6 +516,8 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
     free(j.chunks);
     free(j.state);
     free(j.errs);
+    free(j.in_first);
+    pq_sorted_rows_free(sorted);
     pq_filewriter_free(w);
     return rc;
 }

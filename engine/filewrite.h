@@ -42,12 +42,21 @@ typedef struct pq_rewrite_opts {
     int32_t batch_rows;        /* rows decoded at a time; 0: 8192 */
     int threads;               /* 0: one per core */
     bool copy_chunks;          /* copy chunks byte for byte where that is safe */
+    /* > 0: row groups of this many rows (the last one fewer), cut across the
+     * input's own; 0: the input's row groups. */
+    int64_t row_group_rows;
+    /* Top-level columns the rows are sorted by (stable, NULLs last, NaN
+     * after numbers; rowsort.h), recorded as sorting_columns.  The input's
+     * rows are then all held in memory, and its schema must be flat. */
+    const char *const *sort_by;
+    int n_sort_by;
 } pq_rewrite_opts;
 
 void pq_rewrite_opts_init(pq_rewrite_opts *o);
 
 /* Writes every row group of `f` (footer `ft`) into a new file on `sink`: the
- * same schema, rows and row groups.  Each column chunk is a task on one of
+ * same schema and rows, in the same row groups unless opts->row_group_rows
+ * or sort_by reshape them.  Each output column chunk is a task on one of
  * `threads` threads: decoded with the reader and re-encoded by this writer,
  * or with copy_chunks copied byte for byte (pq_chunk_copy) unless it lives in
  * another file or comes from a writer whose chunk sizes are unreliable.  The

@@ -454,6 +454,12 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             pq_rewrite_opts ro;
             pq_rewrite_opts_init(&ro);
             if (d && d->has_write) ro.write = d->write;
+            /* The table's row groups and order, as a CSV write gets them. */
+            ro.row_group_rows = d && d->row_group_rows > 0 ? d->row_group_rows : PQ_DEFAULT_ROW_GROUP_ROWS;
+            if (d) {
+                ro.sort_by = (const char *const *)d->sort_by;
+                ro.n_sort_by = d->n_sort_by;
+            }
             ro.threads = l->threads;
             rc = pq_file_rewrite(in, in_ft, u->path, &ro, &sink, err);
             rows = in_ft->meta.num_rows;

@@ -38,7 +38,7 @@ static void die_usage(void)
             "       pqtool meta FILE\n"
             "       pqtool rewrite FILE -o OUT [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
             "                                  [--no-statistics] [--batch-rows N] [--threads N] [--copy]\n"
-            "                                  [--bloom-filter C1,C2]\n"
+            "                                  [--bloom-filter C1,C2] [--row-group-rows N] [--sort-by C1,C2]\n"
             "       pqtool write IN.csv OUT.parquet [--schema LIKE.parquet] [--row-group-rows N] [--sort-by C1,C2]\n"
             "                                  [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
             "                                  [--no-statistics] [--threads N] [--bloom-filter C1,C2]\n"
@@ -746,6 +746,30 @@ static int parse_codec(const char *s, pq_write_opts *o)
 
 /* The writer options rewrite and write share; returns whether argv[*i] was
  * one (and steps over its value). */
+/* The row groups and order of a written file (write and rewrite). */
+typedef struct shape_opts {
+    int64_t row_group_rows;
+    const char **sort_by;
+    int n_sort_by;
+} shape_opts;
+
+static bool parse_shape_opt(int argc, char **argv, int *i, shape_opts *s)
+{
+    const char *a = argv[*i];
+    bool has_val = *i + 1 < argc;
+    if (!strcmp(a, "--row-group-rows") && has_val) {
+        char *end;
+        long long v = strtoll(argv[++*i], &end, 10);
+        if (*end || v <= 0) die_usage();
+        s->row_group_rows = v;
+    } else if (!strcmp(a, "--sort-by") && has_val) {
+        free(s->sort_by);
+        s->n_sort_by = split_list(argv[++*i], &s->sort_by);
+        if (s->n_sort_by <= 0) die_usage();
+    } else return false;
+    return true;
+}
+
 static bool parse_write_opt(int argc, char **argv, int *i, pq_write_opts *o, int *threads)
 {
     const char *a = argv[*i];
@@ -782,10 +806,11 @@ static int cmd_rewrite(int argc, char **argv)
     pq_write_opts o = ro.write;
     long batch_rows = 0;
     int threads = 0;
+    shape_opts shape = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
-        if (parse_write_opt(argc, argv, &i, &o, &threads)) continue;
+        if (parse_write_opt(argc, argv, &i, &o, &threads) || parse_shape_opt(argc, argv, &i, &shape)) continue;
         if (!strcmp(a, "-o") && has_val) out = argv[++i];
         else if (!strcmp(a, "--batch-rows") && has_val) {
             char *end;
@@ -816,6 +841,9 @@ static int cmd_rewrite(int argc, char **argv)
         ro.write = o;
         ro.batch_rows = (int32_t)batch_rows;
         ro.threads = threads;
+        ro.row_group_rows = shape.row_group_rows;
+        ro.sort_by = shape.sort_by;
+        ro.n_sort_by = shape.n_sort_by;
         rc = pq_file_rewrite(f, ft, in, &ro, &sink, &err);
         if (close(fd) != 0 && rc == PQ_OK) rc = pq_fail(&err, PQ_E_IO, "%s: %s", out, strerror(errno));
         if (rc != PQ_OK) unlink(out);
@@ -823,6 +851,7 @@ static int cmd_rewrite(int argc, char **argv)
     pq_footer_free(ft);
     pq_file_close(f);
     free((void *)o.bloom_columns);
+    free(shape.sort_by);
     return rc == PQ_OK ? 0 : report(&err);
 }
 
@@ -844,21 +873,12 @@ static int cmd_write(int argc, char **argv)
     pq_import_opts_init(&io);
     pq_write_opts o = io.write;
     int threads = 0;
-    const char **sort_by = NULL;
-    int n_sort_by = 0;
+    shape_opts shape = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
-        if (parse_write_opt(argc, argv, &i, &o, &threads)) continue;
-        if (!strcmp(a, "--row-group-rows") && has_val) {
-            char *end;
-            long long v = strtoll(argv[++i], &end, 10);
-            if (*end || v <= 0) die_usage();
-            io.row_group_rows = v;
-        } else if (!strcmp(a, "--sort-by") && has_val) {
-            n_sort_by = split_list(argv[++i], &sort_by);
-            if (n_sort_by <= 0) die_usage();
-        } else if (!strcmp(a, "--schema") && has_val) like = argv[++i];
+        if (parse_write_opt(argc, argv, &i, &o, &threads) || parse_shape_opt(argc, argv, &i, &shape)) continue;
+        if (!strcmp(a, "--schema") && has_val) like = argv[++i];
         else if (a[0] == '-' && a[1]) die_usage();
         else if (!in) in = a;
         else if (!out) out = a;
@@ -896,8 +916,9 @@ static int cmd_write(int argc, char **argv)
         pq_sink sink = {fd_write, &fs};
         io.write = o;
         io.threads = threads;
-        io.sort_by = sort_by;
-        io.n_sort_by = n_sort_by;
+        io.row_group_rows = shape.row_group_rows;
+        io.sort_by = shape.sort_by;
+        io.n_sort_by = shape.n_sort_by;
         int64_t rows;
         if (like) rc = pq_csv_import(f, in, elements, n_elements, &io, &sink, &rows, &err);
         else rc = pq_csv_import_inferred(f, in, &io, &sink, restart_fd, &fd, &inferred, &rows, &err);
@@ -911,7 +932,7 @@ static int cmd_write(int argc, char **argv)
     if (lf) pq_file_close(lf);
     pq_file_close(f);
     free((void *)o.bloom_columns);
-    free(sort_by);
+    free(shape.sort_by);
     return rc == PQ_OK ? 0 : report(&err);
 }
 

@@ -143,6 +143,14 @@ check "the reasons are in /.pqfs/errors with line and column" \
 "$PQTOOL" write "$IN/a.csv" "$IN/same.parquet" --schema "$LAKE/events/dt=2024-01-01/region=eu/part-0.parquet"
 check "a Parquet file with the table's schema is taken in" \
     'cp "$IN/same.parquet" "$MNT/events/dt=2024-01-02/region=eu/" && [ "$(tail -n +2 "$MNT/events/dt=2024-01-02/data.csv" | wc -l)" = 3 ]'
+# The table's row_group_rows (3) and sort_by (id) apply to Parquet input too.
+printf 'id,name,amount,ts\n8,a,1,\n2,b,2,\n7,c,3,\n1,d,4,\n,e,5,\n6,f,6,\n3,g,7,\n5,h,8,\n' >"$IN/unsorted.csv"
+"$PQTOOL" write "$IN/unsorted.csv" "$IN/unsorted.parquet" --row-group-rows 5 --schema "$LAKE/events/dt=2024-01-01/region=eu/part-0.parquet"
+check "a Parquet file is written in the table's row groups (3), sorted by id (NULLs last), sorting_columns recorded" \
+    'cp "$IN/unsorted.parquet" "$MNT/events/dt=2024-01-03/region=eu/" &&
+     part=$(find "$LAKE/events/dt=2024-01-03/region=eu" -name "unsorted-*.parquet") &&
+     [ "$("$PQTOOL" meta "$part" | grep "^row group" | sed -E "s/.* rows=([0-9]+) .*sorted_by=(.*)$/\1:\2/" | tr "\n" " ")" = "3:0 3:0 2:0 " ] &&
+     [ "$(tail -n +2 "$MNT/events/dt=2024-01-03/region=eu/select=id,name/data.csv" | tr "\n" " ")" = "1,d 2,b 3,g 5,h 6,f 7,c 8,a ,e " ]'
 check "a Parquet file with another schema: EINVAL" \
     '[ "$(copy_errno "$SHARED/testdata/parquet-testing/data/alltypes_plain.parquet" "$MNT/events/dt=2024-01-02/region=eu/other.parquet")" = EINVAL ]'
 

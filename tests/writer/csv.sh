@@ -108,7 +108,8 @@ check "write --sort-by" '"$pqtool" write "$g" "$work/s.parquet" --sort-by k,ts -
 "$pqtool" meta "$work/s.parquet" >"$work/s.meta" 2>&1
 check "every row group records sorting_columns 1,6" '[ "$(grep -c "^row group .* sorted_by=1,6$" "$work/s.meta")" -eq 3 ]'
 "$pqtool" cat "$work/s.parquet" -o "$work/s.csv" 2>/dev/null
-check "rows sorted by k, ts (NULLs last), ties in input order, none lost" 'python3 - "$g" "$work/s.csv" <<"EOF"
+sorted_by_k_ts() { # SRC.csv GOT.csv: GOT is SRC sorted by k, ts (NULLs last), ties in input order
+    python3 - "$1" "$2" <<"EOF"
 import csv, sys
 src = list(csv.DictReader(open(sys.argv[1], newline="")))
 got = list(csv.DictReader(open(sys.argv[2], newline="")))
@@ -116,9 +117,32 @@ def key(r):
     k = r["k"]
     return (k == "", int(k) if k else 0, r["ts"] == "", r["ts"], int(r["id"]))
 want = sorted(src, key=key)
-ok = [r["id"] for r in got] == [r["id"] for r in want]
+ok = len(got) == len(src) and [r["id"] for r in got] == [r["id"] for r in want]
 sys.exit(0 if ok else 1)
-EOF'
+EOF
+}
+check "rows sorted by k, ts (NULLs last), ties in input order, none lost" 'sorted_by_k_ts "$g" "$work/s.csv"'
+
+# A Parquet file reshaped, as a Parquet write into a table with sort_by and
+# row_group_rows is: its rows cut into other row groups, and sorted.
+row_groups() { "$pqtool" meta "$1" | grep "^row group" | sed -E "s/.* rows=([0-9]+) .*sorted_by=(.*)$/\1:\2/; s/.* rows=([0-9]+) .*/\1/" | tr "\n" " "; }
+check "rewrite --row-group-rows 9000 of row groups of 4000: 9000 9000 9000 3000, the same rows in order" \
+    '"$pqtool" rewrite "$work/t1.parquet" -o "$work/rg.parquet" --row-group-rows 9000 2>"$work/err" &&
+     [ "$(row_groups "$work/rg.parquet")" = "9000 9000 9000 3000 " ] &&
+     "$pqtool" cat "$work/rg.parquet" | cmp -s - "$work/g.back.csv"'
+check "rewrite --sort-by k,ts --row-group-rows 9000: row groups 9000 9000 9000 3000 with sorting_columns 1,6" \
+    '"$pqtool" rewrite "$work/t1.parquet" -o "$work/rs.parquet" --sort-by k,ts --row-group-rows 9000 2>"$work/err" &&
+     [ "$(row_groups "$work/rs.parquet")" = "9000:1,6 9000:1,6 9000:1,6 3000:1,6 " ]'
+"$pqtool" cat "$work/rs.parquet" -o "$work/rs.csv" 2>/dev/null
+check "the rewritten rows: sorted by k, ts (NULLs last), ties in input order, none lost" 'sorted_by_k_ts "$g" "$work/rs.csv"'
+check "rewrite --sort-by of a column that is not there: one line naming it" \
+    '! "$pqtool" rewrite "$work/t1.parquet" -o "$work/bad.parquet" --sort-by nope 2>"$work/err" &&
+     [ "$(wc -l <"$work/err")" = 1 ] && grep -q "sort_by: no column .nope." "$work/err" && [ ! -e "$work/bad.parquet" ]'
+if [ -f "$data/list_columns.parquet" ]; then
+    check "rewrite --sort-by of a file with a repeated column: refused, naming it" \
+        '! "$pqtool" rewrite "$data/list_columns.parquet" -o "$work/bad.parquet" --sort-by int64_list 2>"$work/err" &&
+         grep -q "sort_by: column .* is repeated" "$work/err"'
+fi
 
 # Writer options reach the file.
 "$pqtool" write "$g" "$work/o.parquet" --codec snappy --no-dictionary --bloom-filter name 2>/dev/null

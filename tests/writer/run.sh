@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The writer against the parquet-testing corpus: `pqtool rewrite` re-encodes
 # every file that pqtool reads (the same schema, rows and row groups), with
-# several writer settings, or copies its chunks byte for byte (--copy), and then
+# several writer settings, or copies its chunks byte for byte (--copy), or
+# cuts its rows into row groups of 7 across the original's (--row-group-rows:
+# nested rows cut whole, readers skipping into a row group), and then
 #   - pqtool reads the rewrite to exactly the CSV it reads from the original;
 #   - DuckDB reads the same rows from the rewrite as from the original
 #     (tests/writer/duck_same.mjs; with the default settings and with small
@@ -33,6 +35,7 @@ variants=(
     "plain|--codec none --no-dictionary --page-size 700|0"
     "gzip-nostats|--codec gzip:9 --no-statistics|0"
     "copy|--copy|1"
+    "reshaped|--row-group-rows 7 --batch-rows 3|1"
 )
 
 pass=0 fail=0 refused=0
