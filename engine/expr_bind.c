@@ -568,6 +568,18 @@ static int unify_operands(binder *b, pq_expr **ops, const bool *strlit, int n, t
 
 static pq_expr *bind(binder *b, const pq_ast *a);
 
+/* An integer literal (digits only) up to 2^127 - 1, DuckDB's HUGEINT range. */
+static bool parse_hugeint(const char *s, size_t n, __int128 *out)
+{
+    __int128 v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9' || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v))
+            return false;
+    }
+    *out = v;
+    return n > 0;
+}
+
 static pq_expr *bind_literal(binder *b, const pq_ast *a)
 {
     pq_value v = {.type = PQ_V_NULL};
@@ -580,7 +592,8 @@ static pq_expr *bind_literal(binder *b, const pq_ast *a)
         }
         /* A DECIMAL, or an integer too large for int64 (as DuckDB's HUGEINT). */
         int rc = pq_parse_decimal(a->text, a->len, &v.u.dec.unscaled, &v.u.dec.scale);
-        if (rc == 0) {
+        if (rc == 0 || (rc == -2 && a->kind == PQ_A_INT && parse_hugeint(a->text, a->len, &v.u.dec.unscaled))) {
+            if (rc != 0) v.u.dec.scale = 0; /* 39 digits: still a HUGEINT in DuckDB, exact */
             v.type = PQ_V_DECIMAL;
             break;
         }

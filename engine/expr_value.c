@@ -787,7 +787,12 @@ int pq_x_value_text(const pq_value *v, pq_litform form, pq_buf *out)
     case PQ_V_DECIMAL:
         if (put_decimal(out, v->u.dec.unscaled, v->u.dec.scale))
             return -1;
-        return form == PQ_LF_DECIMAL_TOKEN && v->u.dec.scale == 0 ? pq_buf_puts(out, ".") : 0;
+        /* "12." reads back as a DECIMAL; past int64 the digits alone do
+         * (and past 38 digits only they do: "1...9." would be a DOUBLE). */
+        return form == PQ_LF_DECIMAL_TOKEN && v->u.dec.scale == 0 && v->u.dec.unscaled >= INT64_MIN &&
+                       v->u.dec.unscaled <= INT64_MAX
+                   ? pq_buf_puts(out, ".")
+                   : 0;
     case PQ_V_STRING:
         if (form == PQ_LF_UUID && v->u.s.len == 16) {
             static const char hex[] = "0123456789abcdef";
