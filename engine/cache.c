@@ -26,14 +26,31 @@ typedef struct list_entry {
     int32_t n;
 } list_entry;
 
+/* A listing in progress: lookups of the same directory that miss meanwhile
+ * wait for it instead of listing again (after a TTL expires, every reader of
+ * a remote lake would otherwise list every directory at once). */
+typedef struct list_flight {
+    struct list_flight *next;
+    char *dir;
+    bool done;
+    int rc;
+    pq_error err;              /* rc != PQ_OK: handed to every waiter */
+    int waiters;
+} list_flight;
+
 typedef struct cached_store {
     pq_store base;
     pq_store *inner;
     uint64_t ttl_ms;
     pq_cache_counters *counters;
     pthread_mutex_t mu;
+    pthread_cond_t flight_done;
     list_entry *buckets[LIST_BUCKETS];
     int32_t n_dirs;
+    list_flight *flights;
+    /* Bumped by every invalidation: a listing that began before one is
+     * handed to its caller but not kept (it may miss what was written). */
+    uint64_t generation;
 } cached_store;
 
 static void free_list_entry(list_entry *e)
@@ -129,54 +146,124 @@ static int replay(const list_entry *e, pq_list_cb cb, void *ctx)
     return PQ_OK;
 }
 
+/* The fresh listing of dir copied out (the callback may list again, so it
+ * is replayed after the lock is let go); 1 when there is one, 0 when not. */
+static int fresh_copy_locked(cached_store *cs, const char *dir, uint64_t now, list_entry *copy, bool *oom)
+{
+    for (list_entry *e = cs->buckets[pq_hash_str(dir) % LIST_BUCKETS]; e; e = e->next) {
+        if (strcmp(e->dir, dir)) continue;
+        if (e->fetched_ms < now && now - e->fetched_ms > cs->ttl_ms) return 0;
+        collect_ctx cc = {.e = copy};
+        for (int32_t i = 0; i < e->n && !cc.oom; i++) {
+            pq_dirent d = e->ents[i];
+            d.name = e->names[i];
+            collect(&cc, &d);
+        }
+        *oom = cc.oom;
+        return 1;
+    }
+    return 0;
+}
+
+static list_flight *flight_of_locked(cached_store *cs, const char *dir)
+{
+    for (list_flight *f = cs->flights; f; f = f->next)
+        if (!strcmp(f->dir, dir)) return f;
+    return NULL;
+}
+
 static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)
 {
     cached_store *cs = (cached_store *)s;
     uint64_t now = pq_now_ms();
     pthread_mutex_lock(&cs->mu);
-    for (list_entry *e = cs->buckets[pq_hash_str(dir) % LIST_BUCKETS]; e; e = e->next) {
-        if (strcmp(e->dir, dir)) continue;
-        if (e->fetched_ms >= now || now - e->fetched_ms <= cs->ttl_ms) {
-            /* Copy out under the lock: the callback may list again. */
-            list_entry copy = {0};
-            collect_ctx cc = {.e = &copy};
-            for (int32_t i = 0; i < e->n && !cc.oom; i++) {
-                pq_dirent d = e->ents[i];
-                d.name = e->names[i];
-                collect(&cc, &d);
-            }
+    for (;;) {
+        list_entry copy = {0};
+        bool oom = false;
+        if (fresh_copy_locked(cs, dir, now, &copy, &oom)) {
             pthread_mutex_unlock(&cs->mu);
             if (cs->counters) atomic_fetch_add(&cs->counters->list_hits, 1);
-            if (!cc.oom) replay(&copy, cb, ctx);
+            if (!oom) replay(&copy, cb, ctx);
             for (int32_t i = 0; i < copy.n; i++) free(copy.names[i]);
             free(copy.names);
             free(copy.ents);
-            return cc.oom ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
+            return oom ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
         }
-        break;
+        list_flight *f = flight_of_locked(cs, dir);
+        if (!f) break;
+        /* Listed by another thread right now: its answer, or its error. */
+        f->waiters++;
+        while (!f->done) pthread_cond_wait(&cs->flight_done, &cs->mu);
+        int rc = f->rc;
+        if (rc != PQ_OK) *err = f->err;
+        if (--f->waiters == 0) {
+            free(f->dir);
+            free(f);
+        }
+        if (rc != PQ_OK) {
+            pthread_mutex_unlock(&cs->mu);
+            return PQ_ERR;
+        }
+        /* Kept (or dropped by an invalidation: then listed anew). */
     }
+    list_flight *f = calloc(1, sizeof *f);
+    char *fdir = strdup(dir);
+    if (!f || !fdir) {
+        pthread_mutex_unlock(&cs->mu);
+        free(f);
+        free(fdir);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    f->dir = fdir;
+    f->next = cs->flights;
+    cs->flights = f;
+    uint64_t generation = cs->generation;
     pthread_mutex_unlock(&cs->mu);
+
     if (cs->counters) atomic_fetch_add(&cs->counters->list_misses, 1);
     list_entry *e = calloc(1, sizeof *e);
-    if (!e) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    e->dir = strdup(dir);
+    int rc = e ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (e) e->dir = strdup(dir);
     collect_ctx cc = {.e = e};
-    if (!e->dir || cs->inner->ops->list(cs->inner, dir, collect, &cc, err) != PQ_OK || cc.oom) {
-        bool oom = cc.oom || !e->dir;
-        free_list_entry(e);
-        return oom ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_ERR;
+    if (rc == PQ_OK && (!e->dir || cs->inner->ops->list(cs->inner, dir, collect, &cc, err) != PQ_OK || cc.oom)) {
+        if (cc.oom || !e->dir) pq_fail(err, PQ_E_NOMEM, "out of memory");
+        rc = PQ_ERR;
     }
-    e->fetched_ms = pq_now_ms(); /* from the answer: a listing slower than the TTL is still used */
-    replay(e, cb, ctx);
     pthread_mutex_lock(&cs->mu);
-    drop_dir_locked(cs, dir);
-    if (cs->n_dirs >= LIST_MAX_DIRS) drop_all_locked(cs);
-    uint64_t b = pq_hash_str(dir) % LIST_BUCKETS;
-    e->next = cs->buckets[b];
-    cs->buckets[b] = e;
-    cs->n_dirs++;
+    for (list_flight **pp = &cs->flights; *pp; pp = &(*pp)->next)
+        if (*pp == f) {
+            *pp = f->next;
+            break;
+        }
     pthread_mutex_unlock(&cs->mu);
-    return PQ_OK;
+    if (rc == PQ_OK) {
+        e->fetched_ms = pq_now_ms(); /* from the answer: a listing slower than the TTL is still used */
+        /* The flight is out of the list first: a callback that lists this
+         * directory again lists it itself instead of waiting for itself. */
+        replay(e, cb, ctx);
+    }
+    pthread_mutex_lock(&cs->mu);
+    f->done = true;
+    f->rc = rc;
+    if (rc != PQ_OK) f->err = *err;
+    if (rc == PQ_OK && generation == cs->generation) {
+        drop_dir_locked(cs, dir);
+        if (cs->n_dirs >= LIST_MAX_DIRS) drop_all_locked(cs);
+        uint64_t b = pq_hash_str(dir) % LIST_BUCKETS;
+        e->next = cs->buckets[b];
+        cs->buckets[b] = e;
+        cs->n_dirs++;
+        e = NULL;
+    }
+    if (f->waiters == 0) {
+        free(f->dir);
+        free(f);
+    } else {
+        pthread_cond_broadcast(&cs->flight_done);
+    }
+    pthread_mutex_unlock(&cs->mu);
+    free_list_entry(e); /* not kept: failed, or older than an invalidation */
+    return rc;
 }
 
 static int cs_create(pq_store *s, const char *path, pq_upload **out, pq_error *err)
@@ -196,6 +283,7 @@ static void cs_destroy(pq_store *s)
     cached_store *cs = (cached_store *)s;
     drop_all_locked(cs);
     pthread_mutex_destroy(&cs->mu);
+    pthread_cond_destroy(&cs->flight_done);
     pq_store_destroy(cs->inner);
     free(s->root);
     free(cs);
@@ -227,6 +315,7 @@ int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *cou
     cs->ttl_ms = ttl_ms;
     cs->counters = counters;
     pthread_mutex_init(&cs->mu, NULL);
+    pthread_cond_init(&cs->flight_done, NULL);
     *out = &cs->base;
     return PQ_OK;
 }
@@ -242,6 +331,7 @@ void pq_store_cached_invalidate(pq_store *cached, const char *dir)
     pthread_mutex_lock(&cs->mu);
     if (dir) drop_dir_locked(cs, dir);
     else drop_all_locked(cs);
+    cs->generation++;
     pthread_mutex_unlock(&cs->mu);
 }
 

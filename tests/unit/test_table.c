@@ -847,6 +847,70 @@ static void test_cache_slow_listing(void)
     pq_store_destroy(cached);
 }
 
+typedef struct lister {
+    pq_store *cached;
+    int n;
+    int rc;
+    pthread_t tid;
+} lister;
+
+static void *list_root(void *arg)
+{
+    lister *l = arg;
+    pq_error err = {0};
+    l->rc = l->cached->ops->list(l->cached, "", count_entry, &l->n, &err);
+    return NULL;
+}
+
+/* Lookups that miss while the same directory is being listed wait for that
+ * listing (one request, not one per reader), share its failure, and a
+ * listing older than an invalidation is not kept. */
+static void test_cache_single_flight(void)
+{
+    put_dir("flight/a=1");
+    put_dir("flight/a=2");
+    counting_store *cs = open_store("flight");
+    CHECK(cs != NULL);
+    if (!cs) return;
+    cs->delay_ms = 150;
+    pq_cache_counters counters = {0};
+    pq_store *cached = NULL;
+    pq_error err = {0};
+    CHECK_EQ_INT(pq_store_cached_new(&cs->base, 60000, &counters, &cached, &err), PQ_OK);
+    if (!cached) return;
+    lister ls[4];
+    for (int round = 0; round < 2; round++) {
+        cs->fail_dir = round ? "" : NULL;
+        pq_store_cached_invalidate(cached, NULL);
+        int before = cs->n_lists;
+        for (int i = 0; i < 4; i++) {
+            ls[i] = (lister){.cached = cached};
+            pthread_create(&ls[i].tid, NULL, list_root, &ls[i]);
+            usleep(10 * 1000); /* the others start while the first lists */
+        }
+        for (int i = 0; i < 4; i++) pthread_join(ls[i].tid, NULL);
+        CHECK_EQ_INT(cs->n_lists - before, 1);
+        for (int i = 0; i < 4; i++) {
+            CHECK_EQ_INT(ls[i].rc, round ? PQ_ERR : PQ_OK);
+            CHECK_EQ_INT(ls[i].n, round ? 0 : 2);
+        }
+    }
+    /* Invalidated while listing: handed to its caller, not kept. */
+    cs->fail_dir = NULL;
+    pq_store_cached_invalidate(cached, NULL);
+    int before = cs->n_lists;
+    ls[0] = (lister){.cached = cached};
+    pthread_create(&ls[0].tid, NULL, list_root, &ls[0]);
+    usleep(50 * 1000);
+    pq_store_cached_invalidate(cached, "");
+    pthread_join(ls[0].tid, NULL);
+    CHECK_EQ_INT(ls[0].n, 2);
+    int n = 0;
+    CHECK_EQ_INT(cached->ops->list(cached, "", count_entry, &n, &err), PQ_OK);
+    CHECK_EQ_INT(cs->n_lists - before, 2);
+    pq_store_destroy(cached);
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/pqfs-table-XXXXXX");
@@ -872,6 +936,7 @@ int main(void)
         test_odd_names();
         test_percent_coding();
         test_cache_slow_listing();
+        test_cache_single_flight();
         /* Sequential on a local store; siblings listed together otherwise. */
         if (pass) CHECK(g_max_inflight > 1);
         else CHECK_EQ_INT(g_max_inflight, 1);
