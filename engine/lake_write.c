@@ -385,11 +385,24 @@ static int check_parquet_schema(const pq_schema *table, const pq_schema *in, con
         return pq_fail(err, PQ_E_USAGE, "%s: %d columns, the table has %d", name, in->n_leaves, table->n_leaves);
     for (int32_t c = 0; c < in->n_leaves; c++) {
         const pq_leaf *a = &table->leaves[c], *b = &in->leaves[c];
-        if (strcmp(a->path, b->path) || a->node->phys != b->node->phys || a->max_rep != b->max_rep ||
-            a->node->type_length != b->node->type_length || a->node->logical.kind != b->node->logical.kind ||
-            a->max_def < b->max_def)
-            return pq_fail(err, PQ_E_USAGE, "%s: column %d (%s) does not match the table's (%s)", name, c + 1,
-                           b->path, a->path);
+        if (strcmp(a->path, b->path))
+            return pq_fail(err, PQ_E_USAGE, "%s: column %d is %s, the table's is %s", name, c + 1, b->path, a->path);
+        /* The scan's test (pq_schema_equal): a file it would refuse to read
+         * with the others is refused here, not found out by every view. */
+        if (a->max_rep != b->max_rep || !pq_node_same_type(a->node, b->node) || a->max_def < b->max_def) {
+            pq_buf ta, tb;
+            pq_buf_init(&ta);
+            pq_buf_init(&tb);
+            (void)pq_node_type_text(a->node, &ta);
+            (void)pq_node_type_text(b->node, &tb);
+            bool nulls = b->max_def > a->max_def, reps = b->max_rep != a->max_rep;
+            pq_fail(err, PQ_E_USAGE, "%s: column %s is %.*s%s, the table's is %.*s%s", name, b->path, (int)tb.len,
+                    tb.data ? tb.data : "", nulls ? " NULL" : reps ? " (another nesting)" : "", (int)ta.len,
+                    ta.data ? ta.data : "", nulls ? " NOT NULL" : "");
+            pq_buf_free(&ta);
+            pq_buf_free(&tb);
+            return PQ_ERR;
+        }
     }
     return PQ_OK;
 }
@@ -495,10 +508,14 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
                 rc = pq_csv_import_inferred(in, u->path, &io, &sink, upload_restart, &us, &inferred, &rows, err);
         }
     }
-    if (us.up && rc == PQ_OK) rc = check_abandoned(u, err); /* the last moment before it is in the lake */
-    if (us.up && rc == PQ_OK) rc = us.up->ops->commit(us.up, err);
+    /* No rows (a CSV with only its header, an empty Parquet file): nothing
+     * to add.  Only a Parquet file defines a new table's schema without rows:
+     * a header alone has no types. */
+    bool nothing = rc == PQ_OK && rows == 0 && (!parquet || table_ft);
+    if (us.up && rc == PQ_OK && !nothing) rc = check_abandoned(u, err); /* the last moment before it is in the lake */
+    if (us.up && rc == PQ_OK && !nothing) rc = us.up->ops->commit(us.up, err);
     else if (us.up) us.up->ops->abort(us.up);
-    if (rc != PQ_OK && n_made && l->store->ops->rmdir) {
+    if ((rc != PQ_OK || nothing) && n_made && l->store->ops->rmdir) {
         /* A failed write leaves no directory behind either (one another
          * writer has put a file in stays: rmdir fails on it). */
         pthread_mutex_lock(&l->dirs_mu);
@@ -509,7 +526,9 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
         pq_store_cached_invalidate(l->store, NULL);
         pthread_mutex_unlock(&l->dirs_mu);
     }
-    if (rc == PQ_OK) {
+    if (nothing) {
+        lake_logf(l, PQ_LOG_INFO, "%s: no rows, nothing written", u->path);
+    } else if (rc == PQ_OK) {
         /* The next listing sees the file; the table's schema file may be it. */
         pq_store_cached_invalidate(l->store, out_dir);
         lake_table_forget(l, t->root);

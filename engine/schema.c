@@ -468,19 +468,30 @@ int pq_node_type_text(const pq_node *n, pq_buf *out)
     return -1;
 }
 
-static bool logical_equal(const pq_logical *a, const pq_logical *b)
+/* A signed INTEGER annotation of the physical type's own width says
+ * nothing more than the physical type: DuckDB writes INT64 columns with
+ * INT_64, pqfs and others without; both are one type. */
+static bool plain_integer(const pq_node *n)
 {
-    return a->kind == b->kind && a->scale == b->scale && a->precision == b->precision &&
-           a->utc == b->utc && a->unit == b->unit && a->bit_width == b->bit_width &&
-           a->is_signed == b->is_signed;
+    const pq_logical *l = &n->logical;
+    return l->kind == PQ_LT_NONE ||
+           (l->kind == PQ_LT_INTEGER && l->is_signed &&
+            ((n->phys == PQ_INT32 && l->bit_width == 32) || (n->phys == PQ_INT64 && l->bit_width == 64)));
+}
+
+bool pq_node_same_type(const pq_node *a, const pq_node *b)
+{
+    if (a->phys != b->phys || a->type_length != b->type_length) return false;
+    if (plain_integer(a) || plain_integer(b)) return plain_integer(a) && plain_integer(b);
+    const pq_logical *x = &a->logical, *y = &b->logical;
+    return x->kind == y->kind && x->scale == y->scale && x->precision == y->precision && x->utc == y->utc &&
+           x->unit == y->unit && x->bit_width == y->bit_width && x->is_signed == y->is_signed;
 }
 
 static bool node_equal(const pq_node *a, const pq_node *b)
 {
     if (a->kind != b->kind || a->n_children != b->n_children || strcmp(a->name, b->name)) return false;
-    if (a->kind == PQ_NODE_PRIMITIVE)
-        return a->phys == b->phys && a->type_length == b->type_length &&
-               logical_equal(&a->logical, &b->logical);
+    if (a->kind == PQ_NODE_PRIMITIVE) return pq_node_same_type(a, b);
     for (int32_t i = 0; i < a->n_children; i++)
         if (!node_equal(a->children[i], b->children[i])) return false;
     return true;
