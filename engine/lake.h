@@ -101,11 +101,20 @@ void pq_lake_release(pq_lake_handle *h);
  * missing), atomically.
  * Bad input is PQ_E_USAGE (logged, and in .pqfs/errors); a path that takes no
  * writes (a view, the root, a view file's name) is PQ_E_DENIED. */
+/* Whether a name is one of every directory's view files (data.csv, ...). */
+bool pq_lake_is_view_file(const char *name);
+
 typedef struct pq_lake_upload pq_lake_upload;
 int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error *err);
 int pq_lake_upload_write(pq_lake_upload *u, const void *buf, size_t len, uint64_t off, pq_error *err);
 int pq_lake_upload_truncate(pq_lake_upload *u, uint64_t size, pq_error *err);
 uint64_t pq_lake_upload_size(pq_lake_upload *u);
+/* The mount path it was created (or renamed) under. */
+const char *pq_lake_upload_path(const pq_lake_upload *u);
+/* A file not yet committed renamed within its directory: it will be
+ * committed under `path` (named after it, and a .parquet by it).  A view
+ * file's name or one starting with '_' is PQ_E_DENIED. */
+int pq_lake_upload_rename(pq_lake_upload *u, const char *path, pq_error *err);
 /* Writes the part file.  Once only: later calls return the first outcome.
  * abandon (may be NULL) is asked as the file is written and just before it
  * goes into the lake: true (the writer was killed meanwhile) writes nothing,

@@ -290,6 +290,37 @@ uint64_t pq_lake_upload_size(pq_lake_upload *u)
     return u->size;
 }
 
+const char *pq_lake_upload_path(const pq_lake_upload *u)
+{
+    return u->path;
+}
+
+int pq_lake_upload_rename(pq_lake_upload *u, const char *path, pq_error *err)
+{
+    char *dir;
+    const char *name;
+    PQ_TRY(split_path(path, &dir, &name, err));
+    view_file vf;
+    int rc = PQ_OK;
+    if (strcmp(dir, u->dir)) rc = pq_fail(err, PQ_E_DENIED, "%s: a file is renamed within its directory", path);
+    else if (lake_view_file_of(name, &vf)) rc = pq_fail(err, PQ_E_DENIED, "%s is a view file: read-only", name);
+    else if (name[0] == '_' || !name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
+        rc = pq_fail(err, PQ_E_DENIED, "%s: names starting with '_' are not data", name);
+    char *p = rc == PQ_OK ? strdup(path) : NULL, *n = rc == PQ_OK ? strdup(name) : NULL;
+    if (rc == PQ_OK && (!p || !n)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    free(dir);
+    if (rc != PQ_OK) {
+        free(p);
+        free(n);
+        return rc;
+    }
+    free(u->path);
+    free(u->name);
+    u->path = p;
+    u->name = n;
+    return PQ_OK;
+}
+
 void pq_lake_upload_free(pq_lake_upload *u)
 {
     if (!u) return;
@@ -344,22 +375,14 @@ static bool has_suffix(const char *s, const char *suffix)
     return n >= k && strcasecmp(s + n - k, suffix) == 0;
 }
 
-/* <stem>-<unique>.parquet: the stem is the name without its extension.  A
- * name starting with '.' is a tool's temporary name (rsync writes
- * `.NAME.XXXXXX` and renames it to NAME when done): the part, which is
- * visible, is named after NAME, without the dot and the random suffix. */
+/* <stem>-<unique>.parquet: the stem is the name without its extension (a
+ * temporary '.' name is committed only under the name it is renamed to). */
 static char *part_name(pq_arena *a, const char *name)
 {
     static _Atomic uint64_t counter;
     size_t len = strlen(name);
-    if (name[0] == '.') {
-        while (name[0] == '.') name++, len--;
-        const char *suffix = memrchr(name, '.', len);
-        if (suffix && suffix != name) len = (size_t)(suffix - name);
-    }
     const char *dot = memrchr(name, '.', len);
     size_t stem = dot && dot != name ? (size_t)(dot - name) : len;
-    if (!stem) name = "part", stem = 4; /* "." or ".csv" */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t unique = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^

@@ -69,9 +69,20 @@ struct pqfs_fs {
         time_t until;
     } written[16];
     int n_written;
+    /* Closed files with a temporary name (starting with '.', as rsync's
+     * .NAME.XXXXXX): not in the lake until renamed to a name without the
+     * dot, which commits them; unlinked, or never renamed, nothing lands.
+     * Under mu. */
+    struct parked_upload {
+        struct parked_upload *next;
+        char *path;
+        pq_lake_upload *upload;
+        time_t until;
+    } *parked;
 };
 
 #define JUST_WRITTEN_SECONDS 10
+#define PARKED_SECONDS 600
 
 int pqfs_errno(const pq_error *err)
 {
@@ -396,10 +407,9 @@ static bool read_should_stop(void *p)
     return fuse_req_interrupted(s->req) || (s->fs->se && fuse_session_exited(s->fs->se));
 }
 
-/* Notes that the upload at ino was written into the lake. */
-static void note_written(pqfs_fs *fs, fuse_ino_t ino, uint64_t size)
+/* Notes that the file at path (taken) was written into the lake. */
+static void note_written_path(pqfs_fs *fs, char *path, uint64_t size)
 {
-    char *path = path_of(fs, ino);
     if (!path) return;
     pthread_mutex_lock(&fs->mu);
     struct just_written *w = &fs->written[fs->n_written++ % (int)(sizeof fs->written / sizeof fs->written[0])];
@@ -408,7 +418,61 @@ static void note_written(pqfs_fs *fs, fuse_ino_t ino, uint64_t size)
     pthread_mutex_unlock(&fs->mu);
 }
 
-/* Whether path names a file just written; its size then. */
+/* Notes that the upload at ino was written into the lake. */
+static void note_written(pqfs_fs *fs, fuse_ino_t ino, uint64_t size)
+{
+    note_written_path(fs, path_of(fs, ino), size);
+}
+
+/* A temporary name: its file waits for a rename (struct parked_upload). */
+static bool is_temporary(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return (slash ? slash[1] : path[0]) == '.';
+}
+
+/* The parked upload at path (those past their time are dropped first);
+ * with take, it is taken out of the list. */
+static pq_lake_upload *parked_locked(pqfs_fs *fs, const char *path, bool take)
+{
+    time_t now = time(NULL);
+    pq_lake_upload *found = NULL;
+    for (struct parked_upload **pp = &fs->parked; *pp;) {
+        struct parked_upload *p = *pp;
+        if (now > p->until || (path && take && !found && !strcmp(p->path, path))) {
+            *pp = p->next;
+            if (now > p->until) pq_lake_upload_free(p->upload); /* never renamed: nothing lands */
+            else found = p->upload;
+            free(p->path);
+            free(p);
+            continue;
+        }
+        if (path && !found && !strcmp(p->path, path)) found = p->upload;
+        pp = &p->next;
+    }
+    return found;
+}
+
+/* Keeps a closed temporary file for its rename; false when it cannot. */
+static bool park(pqfs_fs *fs, pq_lake_upload *u)
+{
+    struct parked_upload *p = calloc(1, sizeof *p);
+    char *path = strdup(pq_lake_upload_path(u));
+    if (!p || !path) {
+        free(p);
+        free(path);
+        return false;
+    }
+    *p = (struct parked_upload){.path = path, .upload = u, .until = time(NULL) + PARKED_SECONDS};
+    pthread_mutex_lock(&fs->mu);
+    (void)parked_locked(fs, NULL, false);
+    p->next = fs->parked;
+    fs->parked = p;
+    pthread_mutex_unlock(&fs->mu);
+    return true;
+}
+
+/* Whether path names a file just written, or a parked one; its size then. */
 static bool just_written(pqfs_fs *fs, const char *path, uint64_t *size)
 {
     bool found = false;
@@ -420,6 +484,11 @@ static bool just_written(pqfs_fs *fs, const char *path, uint64_t *size)
             *size = w->size;
             found = true;
         }
+    }
+    pq_lake_upload *u = path && !found ? parked_locked(fs, path, false) : NULL;
+    if (u) {
+        *size = pq_lake_upload_size(u);
+        found = true;
     }
     pthread_mutex_unlock(&fs->mu);
     return found;
@@ -853,9 +922,17 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         pq_error err;
         pq_error_clear(&err);
         uint64_t size = pq_lake_upload_size(oh->upload);
-        if (!oh->writer_killed && size > 0 && pq_lake_upload_commit(oh->upload, NULL, NULL, &err) == PQ_OK)
+        if (!oh->writer_killed && size > 0 && is_temporary(pq_lake_upload_path(oh->upload))) {
+            if (park(fs, oh->upload)) oh->upload = NULL; /* now the parked list's */
+        } else if (!oh->writer_killed && size > 0 && pq_lake_upload_commit(oh->upload, NULL, NULL, &err) == PQ_OK) {
             note_written(fs, oh->upload_ino, size);
-        pq_lake_upload_free(oh->upload);
+        }
+        if (oh->upload) pq_lake_upload_free(oh->upload);
+        else {
+            pthread_mutex_lock(&fs->mu);
+            fs->n_uploads--; /* untrack counts handles with an upload */
+            pthread_mutex_unlock(&fs->mu);
+        }
         untrack(fs, oh);
         fuse_reply_err(req, 0);
         return;
@@ -1000,7 +1077,8 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     open_handle *oh = handle_of(fi);
     pq_error err;
     pq_error_clear(&err);
-    bool commit = oh->upload && !oh->writer_killed && pq_lake_upload_size(oh->upload) > 0;
+    bool commit = oh->upload && !oh->writer_killed && pq_lake_upload_size(oh->upload) > 0 &&
+                  !is_temporary(pq_lake_upload_path(oh->upload)); /* its rename commits it */
     pid_t closer = commit ? process_of(req) : 0;
     if (commit && oh->writer && closer && closer != oh->writer) commit = false;
     if (commit && closer && holds_another_descriptor(closer, oh->upload_ino)) commit = false;
@@ -1018,11 +1096,20 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_reply_err(req, 0);
 }
 
-/* Data is never deleted through the mount. */
+/* Data is never deleted through the mount; a parked temporary file (never
+ * in the lake) is discarded. */
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-    (void)parent, (void)name;
-    fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
+    pqfs_fs *fs = fs_of(req);
+    if (refuse_if_read_only(req, fs)) return;
+    char *path = is_temporary(name) ? path_in(req, fs, parent, name) : NULL;
+    if (is_temporary(name) && !path) return; /* replied */
+    pthread_mutex_lock(&fs->mu);
+    pq_lake_upload *u = path ? parked_locked(fs, path, true) : NULL;
+    pthread_mutex_unlock(&fs->mu);
+    free(path);
+    pq_lake_upload_free(u);
+    fuse_reply_err(req, u ? 0 : EPERM);
 }
 
 /* Only an empty table (made by mkdir) goes: pq_lake_rmdir. */
@@ -1038,6 +1125,22 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
     free(path);
     if (rc != PQ_OK) reply_error(req, &err);
     else fuse_reply_err(req, 0);
+}
+
+/* The inode the kernel holds under `from` is now `to`. */
+static void relabel_locked(pqfs_fs *fs, const char *from, const char *to)
+{
+    for (inode *n = fs->by_path[pq_hash_str(from) % INODE_BUCKETS]; n; n = n->next_by_path) {
+        if (n->version || strcmp(n->path, from)) continue;
+        char *p = strdup(to);
+        if (!p) break;
+        unlink_by_path_locked(fs, n);
+        free(n->path);
+        n->path = p;
+        n->next_by_path = fs->by_path[pq_hash_str(to) % INODE_BUCKETS];
+        fs->by_path[pq_hash_str(to) % INODE_BUCKETS] = n;
+        break;
+    }
 }
 
 /* Renames a name just written to another in the same directory (a tool
@@ -1065,24 +1168,49 @@ static bool rename_written(pqfs_fs *fs, const char *from, const char *to)
         w->until = now + JUST_WRITTEN_SECONDS;
         moved = true;
     }
-    /* The kernel now holds the inode under `to`. */
-    for (inode *n = moved ? fs->by_path[pq_hash_str(from) % INODE_BUCKETS] : NULL; n; n = n->next_by_path) {
-        if (n->version || strcmp(n->path, from)) continue;
-        char *p = strdup(to);
-        if (!p) break;
-        unlink_by_path_locked(fs, n);
-        free(n->path);
-        n->path = p;
-        n->next_by_path = fs->by_path[pq_hash_str(to) % INODE_BUCKETS];
-        fs->by_path[pq_hash_str(to) % INODE_BUCKETS] = n;
-        break;
-    }
+    if (moved) relabel_locked(fs, from, to);
     pthread_mutex_unlock(&fs->mu);
     return moved;
 }
 
+/* A parked temporary file renamed: to another temporary name it stays
+ * parked; to a name that takes data it is committed under that name, and
+ * rename() gets the outcome (a failed one discards it, as a failed close
+ * would).  Returns the errno to reply, or -1 when replied. */
+static int commit_parked(fuse_req_t req, pqfs_fs *fs, const char *from, const char *to)
+{
+    pthread_mutex_lock(&fs->mu);
+    pq_lake_upload *u = parked_locked(fs, from, true);
+    pthread_mutex_unlock(&fs->mu);
+    if (!u) return EPERM; /* not parked: a name never written (or dropped) */
+    pq_error err;
+    pq_error_clear(&err);
+    int rc = pq_lake_upload_rename(u, to, &err);
+    if (rc == PQ_OK && is_temporary(to)) {
+        pthread_mutex_lock(&fs->mu);
+        relabel_locked(fs, from, to);
+        pthread_mutex_unlock(&fs->mu);
+        if (!park(fs, u)) pq_lake_upload_free(u);
+        return 0;
+    }
+    uint64_t size = pq_lake_upload_size(u);
+    if (rc == PQ_OK) rc = pq_lake_upload_commit(u, writer_dying, req, &err);
+    pq_lake_upload_free(u);
+    if (rc != PQ_OK) {
+        reply_error(req, &err);
+        return -1;
+    }
+    pthread_mutex_lock(&fs->mu);
+    relabel_locked(fs, from, to);
+    pthread_mutex_unlock(&fs->mu);
+    char *p = strdup(to);
+    note_written_path(fs, p, size);
+    return 0;
+}
+
 /* Data is never renamed through the mount; a name just written may be
- * (rename_written), within its directory. */
+ * (rename_written), within its directory, and a parked temporary file is
+ * committed by its rename (commit_parked). */
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
                       unsigned int flags)
 {
@@ -1101,11 +1229,14 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     }
     uint64_t size;
     int rc = EPERM;
+    const char *to_name = strrchr(to, '/') ? strrchr(to, '/') + 1 : to;
+    bool to_takes_data = to_name[0] != '_' && !pq_lake_is_view_file(to_name);
     if ((flags & RENAME_NOREPLACE) && just_written(fs, to, &size)) rc = EEXIST;
-    else if (rename_written(fs, from, to)) rc = 0;
+    else if (is_temporary(from) && to_takes_data) rc = commit_parked(req, fs, from, to);
+    else if (to_takes_data && rename_written(fs, from, to)) rc = 0;
     free(from);
     free(to);
-    fuse_reply_err(req, rc);
+    if (rc >= 0) fuse_reply_err(req, rc);
 }
 
 /* No links and no special files in the lake (they were ENOSYS). */
@@ -1232,6 +1363,13 @@ void pqfs_fs_free(pqfs_fs *fs)
         }
     }
     for (size_t i = 0; i < sizeof fs->written / sizeof fs->written[0]; i++) free(fs->written[i].path);
+    while (fs->parked) { /* never renamed: nothing lands */
+        struct parked_upload *p = fs->parked;
+        fs->parked = p->next;
+        pq_lake_upload_free(p->upload);
+        free(p->path);
+        free(p);
+    }
     pthread_mutex_destroy(&fs->mu);
     free(fs);
 }

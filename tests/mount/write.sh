@@ -311,8 +311,40 @@ check "rsync -a (temporary .NAME.XXXXXX, then rename): succeeds, every file land
     'rsync -a "$IN/tree/" "$MNT/rsyncplain/" && [ "$(tail -n +2 "$MNT/rsyncplain/data.csv" | tr "\n" " ")" = "1,x,1 2,y,2 " ] &&
      [ "$(cd "$LAKE/rsyncplain" && find . -name "*.parquet" | sed "s/-[0-9a-f]*\.parquet$//" | sort | tr "\n" " ")" = "./k=1/r ./k=2/r " ] &&
      [ -f "$MNT/rsyncplain/k=1/r.csv" ]'
+# A temporary name (starting with '.') lands only when renamed to a name
+# without the dot: an interrupted rsync closes its temporary file and
+# unlinks it, and must leave nothing (its close used to commit the part).
+mkdir -p "$IN/rsync_pq" "$IN/rsync_bad"
+"$PQTOOL" write "$IN/tree/k=1/r.csv" "$IN/rsync_pq/p.parquet"
+check "rsync -a of a .parquet file: read as Parquet (by the name it is renamed to)" \
+    'rsync -a "$IN/rsync_pq/" "$MNT/rsyncplain/k=3/" && [ -n "$(find "$LAKE/rsyncplain/k=3" -name "p-*.parquet")" ] &&
+     [ "$(tail -n +2 "$MNT/rsyncplain/k=3/data.csv")" = "1,x,3" ]'
+printf 'a,b\n5,w\n' >"$IN/rsync_bad/_u.csv"
+printf 'a,b\n6,w\n' >"$IN/rsync_bad/data.csv"
+before=$(lake_files)
+check "rsync of _u.csv or data.csv: the rename is refused (EPERM), nothing lands" \
+    '! rsync -a "$IN/rsync_bad/" "$MNT/rsyncplain/k=1/" 2>"$WORK/rsync_bad.err" &&
+     grep -q "rename .* -> \"_u.csv\": Operation not permitted" "$WORK/rsync_bad.err" &&
+     grep -q "rename .* -> \"data.csv\": Operation not permitted" "$WORK/rsync_bad.err" && [ "$(lake_files)" = "$before" ]'
+check "a closed .temp file is not in the lake; unlinked it is gone; another renamed lands under the new name" \
+    'python3 -c "
+import os, sys
+d = sys.argv[1]
+for n in (\".cut.csv.X1\", \".keep.csv.X2\"):
+    with open(d + \"/\" + n, \"w\") as f:
+        f.write(\"a,b\\n7,partial\\n8,cu\")
+assert os.stat(d + \"/.cut.csv.X1\").st_size > 0
+os.unlink(d + \"/.cut.csv.X1\")
+try:
+    os.rename(d + \"/.cut.csv.X1\", d + \"/cut.csv\")
+    sys.exit(\"renamed a discarded file\")
+except OSError:
+    pass
+" "$MNT/rsyncplain/k=1" && [ "$(lake_files)" = "$before" ] &&
+     mv "$MNT/rsyncplain/k=1/.keep.csv.X2" "$MNT/rsyncplain/k=1/keep.csv" &&
+     [ -n "$(find "$LAKE/rsyncplain/k=1" -name "keep-*.parquet")" ] && [ -f "$MNT/rsyncplain/k=1/keep.csv" ]'
 check "a name starting with _ is still refused" \
-    '! (printf "a,b\n3,z\n" >"$MNT/rsyncplain/k=1/_x.csv") 2>/dev/null && [ "$(find "$LAKE/rsyncplain" -name "*.parquet" | wc -l)" = 2 ]'
+    '! (printf "a,b\n3,z\n" >"$MNT/rsyncplain/k=1/_x.csv") 2>/dev/null && [ "$(find "$LAKE/rsyncplain" -name "_*" | wc -l)" = 0 ]'
 
 # ------------------------------------------------------------ concurrent first writes
 # Three first writes into a new table at once, with conflicting columns: the
