@@ -431,9 +431,12 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
             j.total_rows += r;
         }
         int64_t groups = rc == PQ_OK ? j.total_rows / j.out_rows + (j.total_rows % j.out_rows != 0) : 0;
-        if (rc == PQ_OK && groups > INT32_MAX / (j.n_leaves > 0 ? j.n_leaves : 1))
-            rc = pq_fail(err, PQ_E_USAGE, "%lld rows in row groups of %lld make too many row groups",
-                         (long long)j.total_rows, (long long)j.out_rows);
+        /* A file holds at most 32,767 row groups (RowGroup.ordinal is an
+         * i16): said now, not after writing that many. */
+        if (rc == PQ_OK && (groups >= INT16_MAX || groups > INT32_MAX / (j.n_leaves > 0 ? j.n_leaves : 1)))
+            rc = pq_fail(err, PQ_E_USAGE,
+                         "%s: %lld rows in row groups of %lld rows make more than %d row groups (a file's most)",
+                         name, (long long)j.total_rows, (long long)j.out_rows, INT16_MAX - 1);
         n_out_rgs = (int32_t)groups;
     }
     int32_t *sort_leaves = NULL;

@@ -476,6 +476,16 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
     int n_made = 0;
     if (rc == PQ_OK && !made) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     bool parquet = has_suffix(u->name, ".parquet");
+    /* sort_by without the partition columns: the path fixes them, so they
+     * are constant in the file (and not in it at all when it is Parquet). */
+    const char **sort_by = d && d->n_sort_by ? pq_arena_alloc(&v.arena, sizeof *sort_by * (size_t)d->n_sort_by) : NULL;
+    int n_sort_by = 0;
+    for (int k = 0; sort_by && k < d->n_sort_by; k++) {
+        bool is_part = false;
+        for (int p = 0; p < wt.n_parts; p++) is_part |= !strcmp(d->sort_by[k], wt.names[p]);
+        if (!is_part) sort_by[n_sort_by++] = d->sort_by[k];
+    }
+    if (rc == PQ_OK && d && d->n_sort_by && !sort_by) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     int64_t rows = 0;
     if (rc == PQ_OK && parquet) {
         rc = pq_footer_read(in, &in_ft, err);
@@ -493,8 +503,8 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             /* The table's row groups and order, as a CSV write gets them. */
             ro.row_group_rows = d && d->row_group_rows > 0 ? d->row_group_rows : PQ_DEFAULT_ROW_GROUP_ROWS;
             if (d) {
-                ro.sort_by = (const char *const *)d->sort_by;
-                ro.n_sort_by = d->n_sort_by;
+                ro.sort_by = sort_by;
+                ro.n_sort_by = n_sort_by;
             }
             ro.threads = l->threads;
             rc = pq_file_rewrite(in, in_ft, u->path, &ro, &sink, err);
@@ -515,8 +525,8 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             if (d && d->has_write) io.write = d->write;
             if (d) {
                 io.row_group_rows = d->row_group_rows;
-                io.sort_by = d->sort_by;
-                io.n_sort_by = d->n_sort_by;
+                io.sort_by = sort_by;
+                io.n_sort_by = n_sort_by;
             }
             io.threads = l->threads;
             io.fixed = fixed;

@@ -57,7 +57,8 @@ metadata_ttl = 30s
 partitions = dt:date, region:string
 compression = snappy
 row_group_rows = 3
-sort_by = id
+; dt is a partition column: constant in a part, left out of its sort
+sort_by = dt, id
 
 [table sales]
 partitions = month:string
