@@ -23,6 +23,9 @@ typedef struct pq_http_opts {
     unsigned backoff_ms;         /* first retry's pause, x4 per retry (default 50) */
     const char *userpwd;         /* "user:password" for HTTP basic auth, or NULL (copied) */
     bool follow_redirects;       /* 3xx to http(s), up to 5 (not for signed requests: S3) */
+    /* An HTTP store: skip the listing of the root that checks the URL at
+     * once (a caller reading one object by name needs no listing). */
+    bool no_probe;
 } pq_http_opts;
 
 void pq_http_opts_init(pq_http_opts *o);

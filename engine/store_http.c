@@ -186,8 +186,10 @@ int pq_store_http_new(const char *url, const pq_http_opts *ho, pq_store **out, p
     pq_buf body;
     pq_buf_init(&body);
     pq_http_reply rp;
-    char *root = url_of(hs, "", true);
-    rc = root ? pq_remote_get(&hs->r, root, &body, &rp, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    char *root = o.no_probe ? NULL : url_of(hs, "", true);
+    rc = o.no_probe ? PQ_OK
+         : root     ? pq_remote_get(&hs->r, root, &body, &rp, err)
+                    : pq_fail(err, PQ_E_NOMEM, "out of memory");
     free(root);
     pq_buf_free(&body);
     if (rc != PQ_OK) {

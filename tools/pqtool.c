@@ -154,11 +154,14 @@ static void inputs_free(inputs *in)
 
 /* Splits a directory path's trailing KEY=VALUE components off (percent-
  * decoded; __HIVE_DEFAULT_PARTITION__ is NULL) into in->eq_*, in->root the
- * rest; nothing when it has none.  Returns -1 out of memory. */
+ * rest; nothing when it has none.  Returns -1 out of memory, -2 for a %00. */
 static int split_partition_dirs(const char *path, inputs *in)
 {
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/') n--;
+    /* A URL's scheme and authority (user:pass=word@host) are no directory. */
+    const char *scheme = strstr(path, "://");
+    size_t first = scheme ? (size_t)(scheme + 3 - path) + strcspn(scheme + 3, "/") : 0;
     char *comps[16];
     int k = 0;
     size_t end = n;
@@ -167,7 +170,7 @@ static int split_partition_dirs(const char *path, inputs *in)
         while (start > 0 && path[start - 1] != '/') start--;
         const char *c = path + start;
         const char *eq = memchr(c, '=', end - start);
-        if (start == 0 || !eq || eq == c || c[0] == '.' || c[0] == '_') break;
+        if (start == 0 || start <= first || !eq || eq == c || c[0] == '.' || c[0] == '_') break;
         comps[k] = strndup(c, end - start);
         if (!comps[k]) return -1;
         k++;
@@ -183,8 +186,10 @@ static int split_partition_dirs(const char *path, inputs *in)
         in->eq_cols[i] = malloc(kl + 1);
         in->eq_vals[i] = malloc(vl + 1);
         if (!in->eq_cols[i] || !in->eq_vals[i]) return -1;
-        (void)pq_percent_decode(c, kl, in->eq_cols[i]); /* a path component: never past INT_MAX */
-        (void)pq_percent_decode(eq + 1, vl, in->eq_vals[i]);
+        /* A path component: never past INT_MAX.  %00 would cut the value. */
+        if (pq_percent_decode(c, kl, in->eq_cols[i]) != (int)strlen(in->eq_cols[i]) ||
+            pq_percent_decode(eq + 1, vl, in->eq_vals[i]) != (int)strlen(in->eq_vals[i]))
+            return -2;
         if (!strcmp(in->eq_vals[i], "__HIVE_DEFAULT_PARTITION__")) {
             free(in->eq_vals[i]);
             in->eq_vals[i] = NULL;
@@ -257,10 +262,20 @@ static int open_store(const char *root, pq_store **out, pq_error *err)
     return is_url(root) ? open_remote_store(root, out, err) : pq_store_local_new(root, out, err);
 }
 
+/* Query strings and fragments: not part of an http(s) object's name here
+ * (an S3 key may hold '?' and '#'). */
+static int check_url(const char *url, pq_error *err)
+{
+    if (strncmp(url, "s3://", 5) && strpbrk(url, "?#"))
+        return pq_fail(err, PQ_E_USAGE, "%s: a query string or fragment ('?', '#') is not supported", url);
+    return PQ_OK;
+}
+
 /* A URL naming one object: no trailing '/', and a last component ending in
- * .parquet that the store stats as a file (Spark's out.parquet/ is a
- * directory).  Then *store is its parent's store and *f the file; else 0
- * with nothing opened.  -1: an error other than "no such file". */
+ * .parquet that is not a directory (Spark's out.parquet/ is one).  Then
+ * *store is its parent's (no listing asked of it) and *f the file; 0 when
+ * the URL is a directory, with nothing opened; -1 on error (an object that
+ * is neither: PQ_E_NOTFOUND naming it). */
 static int open_remote_file(const char *url, pq_store **store, pq_file **f, pq_error *err)
 {
     *store = NULL;
@@ -271,32 +286,64 @@ static int open_remote_file(const char *url, pq_store **store, pq_file **f, pq_e
         slash < strstr(url, "://") + 3)
         return 0;
     char *parent = strndup(url, (size_t)(slash - url));
-    if (!parent) return pq_fail(err, PQ_E_NOMEM, "out of memory"), -1;
-    int rc = open_store(parent, store, err);
-    free(parent);
-    if (rc != PQ_OK) return -1;
-    pq_stat st;
-    if ((*store)->ops->stat(*store, slash + 1, &st, err) != PQ_OK || st.is_dir) {
-        bool missing = st.is_dir || err->cls == PQ_E_NOTFOUND;
-        pq_store_destroy(*store);
-        *store = NULL;
-        if (missing) pq_error_clear(err);
-        return missing ? 0 : -1;
+    /* An http(s) URL is percent-encoded; the store encodes names itself.
+     * An S3 URL names the key as it is (as the AWS CLI takes it). */
+    char *name = strdup(slash + 1);
+    if (!parent || !name) {
+        free(parent);
+        free(name);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory"), -1;
     }
-    if ((*store)->ops->open(*store, slash + 1, f, err) != PQ_OK) return -1;
-    return 1;
+    bool http = strncmp(url, "s3://", 5) != 0;
+    if (http) name[pq_percent_decode(slash + 1, strlen(slash + 1), name)] = '\0';
+    int rc;
+    if (http) {
+        pq_http_opts ho;
+        pq_http_opts_init(&ho);
+        ho.no_probe = true;
+        rc = pq_store_http_new(parent, &ho, store, err);
+    } else {
+        rc = open_remote_store(parent, store, err);
+    }
+    free(parent);
+    pq_stat st = {0};
+    if (rc == PQ_OK) rc = (*store)->ops->stat(*store, name, &st, err);
+    if (rc == PQ_OK && !st.is_dir) rc = (*store)->ops->open(*store, name, f, err);
+    free(name);
+    if (rc == PQ_OK && !st.is_dir) return 1;
+    if (*store) pq_store_destroy(*store);
+    *store = NULL;
+    if (rc == PQ_OK) return 0; /* a directory */
+    if (err->cls == PQ_E_NOTFOUND) pq_fail(err, PQ_E_NOTFOUND, "%s: not found (no such object or directory)", url);
+    return -1;
 }
 
 /* TABLE/dt=X/region=Y (split_partition_dirs): the table at in->root, its
  * store and discovery (done once) in `in`, when its partition columns begin
  * with those keys; otherwise the split is undone and PATH is read as a
  * table of its own. */
+/* Discovery below TABLE/dt=X/...: only the directories on that path are
+ * listed (one partition of a remote table costs its own listings, not the
+ * whole table's); values compare as decoded text. */
+static bool on_partition_path(void *ctx, int depth, const char *const *names, const char *const *values)
+{
+    const inputs *in = ctx;
+    for (int i = 0; i < depth && i < in->n_eq; i++) {
+        if (strcmp(names[i], in->eq_cols[i])) return false;
+        const char *a = values[i], *b = in->eq_vals[i];
+        if (!a || !b ? a != b : strcmp(a, b) != 0) return false;
+    }
+    return true;
+}
+
 static void open_partition_root(inputs *in)
 {
     pq_store *st_root = NULL;
     pq_table *t_root = NULL;
     pq_table_opts ropts;
     memset(&ropts, 0, sizeof ropts);
+    ropts.prune = on_partition_path;
+    ropts.prune_ctx = in;
     pq_error ignore;
     bool fits = open_store(in->root, &st_root, &ignore) == PQ_OK &&
                 pq_table_discover(st_root, "", &ropts, &t_root, &ignore) == PQ_OK && t_root->n_parts >= in->n_eq;
@@ -323,6 +370,7 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
     struct stat st;
     bool remote = n_paths == 1 && is_url(paths[0]);
     pq_file *remote_file = NULL;
+    if (remote) PQ_TRY(check_url(paths[0], err));
     if (remote) {
         int is_file = open_remote_file(paths[0], &in->store, &remote_file, err);
         if (is_file < 0) return PQ_ERR;
@@ -333,13 +381,17 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
             return pq_fail(err, PQ_E_USAGE, "%s: URLs are read one at a time (one file or one table directory)",
                            paths[i]);
     if (remote || (n_paths == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode))) {
-        if (split_partition_dirs(paths[0], in) != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        int split = split_partition_dirs(paths[0], in);
+        if (split == -2) return pq_fail(err, PQ_E_USAGE, "%s: a partition value holds %%00 (a NUL byte)", paths[0]);
+        if (split != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
         if (in->root) open_partition_root(in);
         if (!in->store) PQ_TRY(open_store(paths[0], &in->store, err));
         pq_table_opts topts;
         memset(&topts, 0, sizeof topts);
         if (!in->table && pq_table_discover(in->store, "", &topts, &in->table, err) != PQ_OK) return PQ_ERR;
-        if (in->table->n_files == 0) return pq_fail(err, PQ_E_USAGE, "%s: no Parquet files", paths[0]);
+        if (in->table->n_files == 0)
+            return pq_fail(err, PQ_E_USAGE, in->n_eq ? "%s: no Parquet files (no such partition directory?)"
+                                                     : "%s: no Parquet files", paths[0]);
         in->files = calloc((size_t)in->table->n_files, sizeof *in->files);
         if (!in->files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
         /* The first file now (its schema is the table's); the others when
@@ -372,6 +424,16 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
             return PQ_ERR;
         }
         in->files[in->n_files++] = (pq_scan_file){.file = f, .footer = ft};
+    }
+    if (remote_file) {
+        /* Named as given (an S3 object's file is named by its endpoint's
+         * URL), without credentials. */
+        char *userpwd = NULL;
+        in->names = calloc(1, sizeof *in->names);
+        if (!in->names || pq_url_split_credentials(paths[0], &in->names[0], &userpwd, err) != PQ_OK)
+            return in->names ? PQ_ERR : pq_fail(err, PQ_E_NOMEM, "out of memory");
+        free(userpwd);
+        in->files[0].name = in->names[0];
     }
     return PQ_OK;
 }
@@ -640,10 +702,14 @@ static int cmd_meta(int argc, char **argv)
     pq_error_clear(&err);
     pq_file *f = NULL;
     pq_store *store = NULL;
-    int is_remote = is_url(argv[0]) ? open_remote_file(argv[0], &store, &f, &err) : 0;
+    int is_remote = is_url(argv[0]) ? check_url(argv[0], &err) == PQ_OK ? open_remote_file(argv[0], &store, &f, &err) : -1 : 0;
     if (is_remote == 0 && is_url(argv[0]))
         (void)pq_fail(&err, PQ_E_USAGE, "%s: not a .parquet object (meta reads one file)", argv[0]);
+    char *shown = NULL, *userpwd = NULL; /* the URL without its credentials */
+    if (is_remote > 0 && pq_url_split_credentials(argv[0], &shown, &userpwd, &err) != PQ_OK) is_remote = -1;
+    free(userpwd);
     if (is_remote <= 0 && (is_url(argv[0]) || pq_file_open_local(argv[0], NULL, &f, &err) != PQ_OK)) {
+        if (f) pq_file_close(f);
         if (store) pq_store_destroy(store);
         return report(&err);
     }
@@ -652,13 +718,14 @@ static int cmd_meta(int argc, char **argv)
         pq_error_prefix(&err, "%s: ", argv[0]);
         pq_file_close(f);
         if (store) pq_store_destroy(store);
+        free(shown);
         return report(&err);
     }
     const pq_file_meta *m = &ft->meta;
     pq_buf out;
     pq_buf_init(&out);
     pq_buf_printf(&out, "file: %s\nsize: %llu bytes (footer %u bytes)\nversion: %d\ncreated_by: %s\n",
-                  argv[0], (unsigned long long)ft->file_size, ft->meta_len, m->version,
+                  shown ? shown : argv[0], (unsigned long long)ft->file_size, ft->meta_len, m->version,
                   m->created_by ? m->created_by : "");
     pq_buf_printf(&out, "rows: %lld\nrow_groups: %d\n", (long long)m->num_rows, m->n_row_groups);
     pq_buf_puts(&out, "schema:\n");
@@ -716,6 +783,7 @@ static int cmd_meta(int argc, char **argv)
     pq_footer_free(ft);
     pq_file_close(f);
     if (store) pq_store_destroy(store);
+    free(shown);
     return 0;
 }
 

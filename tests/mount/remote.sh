@@ -222,6 +222,17 @@ check "pqtool cat and meta of one http:// .parquet object equal the local file's
      "$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events/dt=2024-01-01/region=eu/part-0.parquet" --where "amount < 500" | cmp -s - "$WORK/pqtool-file-local.csv" &&
      [ "$(wc -l <"$WORK/pqtool-file-local.csv")" -gt 10 ] &&
      "$PQTOOL" meta "http://127.0.0.1:$HTTP_PORT/json/events/dt=2024-01-01/region=eu/part-0.parquet" | grep -q "^row_groups: "'
+# An http URL is percent-encoded: "x%20y.parquet" is the file "x y.parquet".
+# (Under _single/, which no table discovery looks at.)
+mkdir -p "$LAKE/_single"
+cp "$LAKE/events/dt=2024-01-01/region=eu/part-0.parquet" "$LAKE/_single/x y.parquet"
+check "pqtool cat of an http:// object whose URL encodes a space (%20) reads it" \
+    '"$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/_single/x%20y.parquet" --where "amount < 500" | cmp -s - "$WORK/pqtool-file-local.csv"'
+check "pqtool cat of a partition directory that does not exist: an error, not an empty answer" \
+    '! "$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events/dt=2099-01-01" >"$WORK/nodt.csv" 2>"$WORK/nodt.err" && [ ! -s "$WORK/nodt.csv" ] && [ "$(wc -l <"$WORK/nodt.err")" = 1 ]'
+check "pqtool: a query string in an http URL is refused; %00 in a partition value too" \
+    '! "$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events?x=1" 2>&1 >/dev/null | grep -q "query string" &&
+     ! "$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events/dt=2024-01-01/region=eu%00x" 2>&1 >/dev/null | grep -q "%00"'
 check "pqtool cat of a missing http:// .parquet object fails with one line naming it" \
     '! "$PQTOOL" cat "http://127.0.0.1:$HTTP_PORT/json/events/nope.parquet" >/dev/null 2>"$WORK/nope.err" && [ "$(wc -l <"$WORK/nope.err")" = 1 ] && grep -q "nope.parquet" "$WORK/nope.err"'
 check "HTTP: a lake behind a redirect (302 on every URL) reads the same" \
@@ -237,6 +248,9 @@ check "HTTP: the password is not in the log or the mount table" \
 check "HTTP: nor on the daemon's command line (ps), masked as alice:***@ (not its length)" \
     'tr "\0" " " </proc/$PQFS_PID/cmdline | grep -q "alice:\*\*\*@127" && ! grep -q "s3cr" /proc/$PQFS_PID/cmdline'
 stop_pqfs "$WORK/mnt-auth" "$PQFS_PID"
+check "pqtool meta of an object behind basic auth: read, and the password is not on stdout" \
+    '"$PQTOOL" meta "http://alice:s3cr%40t@127.0.0.1:$HTTP_PORT/auth/users/users.parquet" >"$WORK/meta-auth.txt" &&
+     grep -q "^file: http://127.0.0.1:$HTTP_PORT/auth/users/users.parquet$" "$WORK/meta-auth.txt" && ! grep -q "s3cr" "$WORK/meta-auth.txt"'
 check "pqtool: a message that echoes a URL with credentials shows them as ***" \
     '! "$PQTOOL" meta "http://alice:s3cr%40t@127.0.0.1:$HTTP_PORT/auth/users/nope.parquet" 2>"$WORK/err" &&
      ! grep -q "s3cr" "$WORK/err" && grep -q "http://\*\*\*@127.0.0.1" "$WORK/err"'
@@ -365,6 +379,14 @@ check "pqtool cat of an s3:// partition directory and of one s3:// object equal 
     '(export AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST &&
       "$PQTOOL" cat s3://bkt/lake/events/dt=2024-01-01 | cmp -s - "$WORK/pqtool-part-local.csv" &&
       "$PQTOOL" cat s3://bkt/lake/events/dt=2024-01-01/region=eu/part-0.parquet --where "amount < 500" | cmp -s - "$WORK/pqtool-file-local.csv")'
+
+# One partition of a remote table lists only its own path: no listing of
+# another dt=, no footer of another partition's file.
+: >"$WORK/s3.log"
+check "pqtool cat s3://.../dt=2024-01-02 lists and reads nothing of the other partitions" \
+    'AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/events/dt=2024-01-02 >"$WORK/pqtool-s3-part.csv" &&
+     "$PQTOOL" cat "$LAKE/events/dt=2024-01-02" | cmp -s - "$WORK/pqtool-s3-part.csv" &&
+     ! grep -E "dt%3D2024-01-0[13]" "$WORK/s3.log" | grep -q . && grep -q "dt%3D2024-01-02" "$WORK/s3.log"'
 
 # Files the partition values rule out are never opened: no footer request
 # for them (but the first file's, which gives the schema). Files, not
