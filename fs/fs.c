@@ -453,6 +453,8 @@ static pq_lake_upload *parked_locked(pqfs_fs *fs, const char *path, bool take)
     return found;
 }
 
+static void relabel_locked(pqfs_fs *fs, const char *from, const char *to);
+
 /* Keeps a closed temporary file for its rename; false when it cannot. */
 static bool park(pqfs_fs *fs, pq_lake_upload *u)
 {
@@ -465,14 +467,34 @@ static bool park(pqfs_fs *fs, pq_lake_upload *u)
     }
     *p = (struct parked_upload){.path = path, .upload = u, .until = time(NULL) + PARKED_SECONDS};
     pthread_mutex_lock(&fs->mu);
-    (void)parked_locked(fs, NULL, false);
+    /* The same name written again replaces the file parked under it. */
+    pq_lake_upload *old = parked_locked(fs, path, true);
     p->next = fs->parked;
     fs->parked = p;
     pthread_mutex_unlock(&fs->mu);
+    pq_lake_upload_free(old);
     return true;
 }
 
-/* Whether path names a file just written, or a parked one; its size then. */
+/* A file still being written renamed (write, rename, then close: a tool
+ * that renames its temporary file before closing it): it will be committed
+ * (or parked) under the new name when it is closed.  1 done, 0 when `from`
+ * is no file being written, -1 when the new name is refused (*err). */
+static int rename_open_upload(pqfs_fs *fs, const char *from, const char *to, pq_error *err)
+{
+    int done = 0;
+    pthread_mutex_lock(&fs->mu);
+    for (open_handle *oh = fs->n_uploads ? fs->open : NULL; oh && !done; oh = oh->next) {
+        if (!oh->upload || strcmp(pq_lake_upload_path(oh->upload), from)) continue;
+        done = pq_lake_upload_rename(oh->upload, to, err) == PQ_OK ? 1 : -1;
+    }
+    if (done > 0) relabel_locked(fs, from, to);
+    pthread_mutex_unlock(&fs->mu);
+    return done;
+}
+
+/* Whether path names a file just written, a parked one or one being
+ * written; its size then. */
 static bool just_written(pqfs_fs *fs, const char *path, uint64_t *size)
 {
     bool found = false;
@@ -486,6 +508,10 @@ static bool just_written(pqfs_fs *fs, const char *path, uint64_t *size)
         }
     }
     pq_lake_upload *u = path && !found ? parked_locked(fs, path, false) : NULL;
+    /* A file being written is there too (a tool may look it up, or rename
+     * it, before it closes it). */
+    for (open_handle *oh = path && !found && !u && fs->n_uploads ? fs->open : NULL; oh && !u; oh = oh->next)
+        if (oh->upload && !strcmp(pq_lake_upload_path(oh->upload), path)) u = oh->upload;
     if (u) {
         *size = pq_lake_upload_size(u);
         found = true;
@@ -1077,8 +1103,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     open_handle *oh = handle_of(fi);
     pq_error err;
     pq_error_clear(&err);
-    bool commit = oh->upload && !oh->writer_killed && pq_lake_upload_size(oh->upload) > 0 &&
-                  !is_temporary(pq_lake_upload_path(oh->upload)); /* its rename commits it */
+    bool commit = oh->upload && !oh->writer_killed && pq_lake_upload_size(oh->upload) > 0;
     pid_t closer = commit ? process_of(req) : 0;
     if (commit && oh->writer && closer && closer != oh->writer) commit = false;
     if (commit && closer && holds_another_descriptor(closer, oh->upload_ino)) commit = false;
@@ -1086,6 +1111,19 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         /* The writer was killed mid-file: what arrived is not the file. */
         oh->writer_killed = true;
         commit = false;
+    }
+    if (commit && is_temporary(pq_lake_upload_path(oh->upload))) {
+        /* Closed, and parked now (not at RELEASE, which comes after close()
+         * returns): its rename, which may follow at once, commits it. */
+        pqfs_fs *fs = fs_of(req);
+        if (park(fs, oh->upload)) {
+            pthread_mutex_lock(&fs->mu);
+            oh->upload = NULL;
+            fs->n_uploads--;
+            pthread_mutex_unlock(&fs->mu);
+        }
+        fuse_reply_err(req, 0);
+        return;
     }
     uint64_t size = commit ? pq_lake_upload_size(oh->upload) : 0;
     if (commit && pq_lake_upload_commit(oh->upload, writer_dying, req, &err) != PQ_OK) {
@@ -1231,7 +1269,11 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     int rc = EPERM;
     const char *to_name = strrchr(to, '/') ? strrchr(to, '/') + 1 : to;
     bool to_takes_data = to_name[0] != '_' && !pq_lake_is_view_file(to_name);
+    pq_error err;
+    pq_error_clear(&err);
+    int open_rc = 0;
     if ((flags & RENAME_NOREPLACE) && just_written(fs, to, &size)) rc = EEXIST;
+    else if (to_takes_data && (open_rc = rename_open_upload(fs, from, to, &err)) != 0) rc = open_rc > 0 ? 0 : pqfs_errno(&err);
     else if (is_temporary(from) && to_takes_data) rc = commit_parked(req, fs, from, to);
     else if (to_takes_data && rename_written(fs, from, to)) rc = 0;
     free(from);

@@ -344,6 +344,27 @@ except OSError:
 " "$MNT/rsyncplain/k=1" && [ "$(lake_files)" = "$before" ] &&
      mv "$MNT/rsyncplain/k=1/.keep.csv.X2" "$MNT/rsyncplain/k=1/keep.csv" &&
      [ -n "$(find "$LAKE/rsyncplain/k=1" -name "keep-*.parquet")" ] && [ -f "$MNT/rsyncplain/k=1/keep.csv" ]'
+# Renamed before it is closed (tempfile used inside its with block), and a
+# temporary name written twice before its rename (the second file wins);
+# a file being written stats with the bytes written so far.
+before=$(lake_files)
+check "a file renamed before close lands under the new name; a temp name written twice lands once, the second" \
+    'python3 -c "
+import os, sys, tempfile
+d = sys.argv[1]
+for prefix in (\"tmp\", \".\"):
+    with tempfile.NamedTemporaryFile(\"w\", dir=d, prefix=prefix, suffix=\".csv\", delete=False) as f:
+        f.write(\"a,b\\n9,open\\n\"); f.flush()
+        assert os.stat(f.name).st_size == 11, os.stat(f.name).st_size
+        os.replace(f.name, d + \"/renamed_open\" + (\"_dot\" if prefix == \".\" else \"\") + \".csv\")
+for v in (\"10,first\", \"11,second\"):
+    with open(d + \"/.twice.csv\", \"w\") as f:
+        f.write(\"a,b\\n\" + v + \"\\n\")
+os.rename(d + \"/.twice.csv\", d + \"/twice.csv\")
+" "$MNT/rsyncplain/k=1" &&
+     [ -n "$(find "$LAKE/rsyncplain/k=1" -name "renamed_open-*.parquet")" ] && [ -n "$(find "$LAKE/rsyncplain/k=1" -name "renamed_open_dot-*.parquet")" ] &&
+     [ "$(tail -n +2 "$MNT/rsyncplain/k=1/where=a >= 9/data.csv" | sort | tr "\n" " ")" = "11,second,1 9,open,1 9,open,1 " ] &&
+     [ "$(find "$LAKE/rsyncplain/k=1" -name "twice-*.parquet" | wc -l)" = 1 ]'
 check "a name starting with _ is still refused" \
     '! (printf "a,b\n3,z\n" >"$MNT/rsyncplain/k=1/_x.csv") 2>/dev/null && [ "$(find "$LAKE/rsyncplain" -name "_*" | wc -l)" = 0 ]'
 
