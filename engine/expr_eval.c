@@ -927,20 +927,27 @@ static int eval_arith(ctx *c, const pq_expr *e, const int32_t *sel, int32_t n, v
             break;
         }
         return PQ_OK;
-    case PQ_V_DECIMAL:
+    case PQ_V_DECIMAL: {
+        /* A fraction's DECIMAL holds 38 digits, as DuckDB's: past that it is
+         * an overflow error there too.  Whole values go on to the int128
+         * bound, as DuckDB's HUGEINT (which a literal past int64 is). */
+        const __int128 lim = e->scale > 0 ? pq_pow10_i128[38] : 0;
+#define DEC_FITS(v) (!lim || ((v) > -lim && (v) < lim))
         switch (op) {
         case -1: ARITH_LOOP(__int128, x, z = -x); break;
-        case PQ_OP_MUL: ARITH_LOOP(__int128, x, if (__builtin_mul_overflow(x, y, &z)) goto bad); break;
+        case PQ_OP_MUL: ARITH_LOOP(__int128, x, if (__builtin_mul_overflow(x, y, &z) || !DEC_FITS(z)) goto bad); break;
         default:
             ARITH_LOOP(__int128, x,
                        if (!pq_x_dec_rescale(x, sa, s, &x) || !pq_x_dec_rescale(y, sb, s, &y)) goto bad;
-                       if (op == PQ_OP_ADD) { if (__builtin_add_overflow(x, y, &z)) goto bad; }
-                       else if (op == PQ_OP_SUB) { if (__builtin_sub_overflow(x, y, &z)) goto bad; }
+                       if (op == PQ_OP_ADD) { if (__builtin_add_overflow(x, y, &z) || !DEC_FITS(z)) goto bad; }
+                       else if (op == PQ_OP_SUB) { if (__builtin_sub_overflow(x, y, &z) || !DEC_FITS(z)) goto bad; }
                        else if (y == 0) out->null[r] = 1;
                        else z = x % y);
             break;
         }
+#undef DEC_FITS
         return PQ_OK;
+    }
     default:
         switch (op) {
         case -1: ARITH_LOOP(double, d, z = -x); break;

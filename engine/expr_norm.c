@@ -647,7 +647,7 @@ static int strength(const pq_expr *e)
     case PQ_X_LITERAL: {
         /* a negative number reads as unary minus */
         const pq_value *v = &e->value;
-        if (!v->is_null && ((v->type == PQ_V_INT && v->u.i < 0) ||
+        if (!v->is_null && ((v->type == PQ_V_INT && v->u.i < 0 && v->u.i != INT64_MIN) || /* that one is parenthesized */
                             (v->type == PQ_V_DECIMAL && v->u.dec.unscaled < 0) ||
                             (v->type == PQ_V_DOUBLE && v->u.d < 0)))
             return 7;

@@ -765,7 +765,13 @@ int pq_x_value_text(const pq_value *v, pq_litform form, pq_buf *out)
     switch (v->type) {
     case PQ_V_NULL: break;
     case PQ_V_BOOL: return pq_buf_puts(out, v->u.b ? "TRUE" : "FALSE");
-    case PQ_V_INT: n = pq_fmt_i64(v->u.i, tmp); return pq_buf_append(out, tmp, n);
+    case PQ_V_INT:
+        /* "-9223372036854775808" reads back as the negation of a number
+         * past int64, a DECIMAL: the smallest BIGINT is written as the
+         * BIGINT arithmetic that folds to it. */
+        if (v->u.i == INT64_MIN) return pq_buf_puts(out, "(-9223372036854775807 - 1)");
+        n = pq_fmt_i64(v->u.i, tmp);
+        return pq_buf_append(out, tmp, n);
     case PQ_V_DOUBLE:
         n = pq_fmt_double(v->u.d, tmp);
         if (!isfinite(v->u.d)) /* 'nan', 'inf', '-inf': read back by a DOUBLE comparison */

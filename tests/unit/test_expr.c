@@ -424,7 +424,12 @@ static void test_bind_errors(void)
     expect_error("iv = 'x'", "column 'iv' has type INTERVAL and can only be tested with IS [NOT] NULL");
     expect_error("iv", "column 'iv' has type INTERVAL and can only be tested with IS [NOT] NULL");
     expect_error("9223372036854775807 + 1 > i64", "integer overflow in 9223372036854775807 + 1");
-    expect_error("i64 > -(-9223372036854775807 - 1)", "integer overflow in -(-9223372036854775808)");
+    expect_error("i64 > -(-9223372036854775807 - 1)", "integer overflow in -(-9223372036854775807 - 1)");
+    /* past 38 digits a fraction's DECIMAL overflows, as in DuckDB (a whole
+     * one goes on, as DuckDB's HUGEINT) */
+    expect_error("i64 = 0.04 * 9223344.54 * 44444444444444444444444444472",
+                 "decimal overflow in 368933.7816 * 44444444444444444444444444472");
+    expect_text("i64 < 99999999999999999999999999999999999999 + 1", "i64 IS NOT NULL");
     pq_error err;
     CHECK(compile("iv IS NULL", &err) != NULL);
     CHECK(compile("\"odd name\" > 3 AND \"i32\" = 1", &err) != NULL);
