@@ -229,20 +229,18 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         if (cc.oom || !e->dir) pq_fail(err, PQ_E_NOMEM, "out of memory");
         rc = PQ_ERR;
     }
+    if (rc == PQ_OK) e->fetched_ms = pq_now_ms(); /* from the answer: a listing slower than the TTL is still used */
+    /* The answer is kept and the waiters woken before the caller's callback
+     * runs (on a copy: the kept entry may be dropped meanwhile), so the
+     * callback neither holds them up nor finds no flight and no entry. */
+    list_entry copy = {0};
+    bool oom = false;
     pthread_mutex_lock(&cs->mu);
     for (list_flight **pp = &cs->flights; *pp; pp = &(*pp)->next)
         if (*pp == f) {
             *pp = f->next;
             break;
         }
-    pthread_mutex_unlock(&cs->mu);
-    if (rc == PQ_OK) {
-        e->fetched_ms = pq_now_ms(); /* from the answer: a listing slower than the TTL is still used */
-        /* The flight is out of the list first: a callback that lists this
-         * directory again lists it itself instead of waiting for itself. */
-        replay(e, cb, ctx);
-    }
-    pthread_mutex_lock(&cs->mu);
     f->done = true;
     f->rc = rc;
     if (rc != PQ_OK) f->err = *err;
@@ -253,6 +251,7 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         e->next = cs->buckets[b];
         cs->buckets[b] = e;
         cs->n_dirs++;
+        (void)fresh_copy_locked(cs, dir, e->fetched_ms, &copy, &oom);
         e = NULL;
     }
     if (f->waiters == 0) {
@@ -262,6 +261,11 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         pthread_cond_broadcast(&cs->flight_done);
     }
     pthread_mutex_unlock(&cs->mu);
+    if (rc == PQ_OK && oom) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK) replay(e ? e : &copy, cb, ctx);
+    for (int32_t i = 0; i < copy.n; i++) free(copy.names[i]);
+    free(copy.names);
+    free(copy.ents);
     free_list_entry(e); /* not kept: failed, or older than an invalidation */
     return rc;
 }

@@ -93,6 +93,9 @@ int pq_lake_peek(pq_lake_handle *h, uint64_t off, size_t len, const char **data,
 bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size);
 void pq_lake_release(pq_lake_handle *h);
 
+/* Whether a name is one of every directory's view files (data.csv, ...). */
+bool pq_lake_is_view_file(const char *name);
+
 /* ------------------------------------------------------------------ writes (SPEC section 6)
  * A file created in a table or partition directory is staged in cache_dir;
  * commit parses it (CSV with a header, or Parquet), checks it against the
@@ -101,9 +104,6 @@ void pq_lake_release(pq_lake_handle *h);
  * missing), atomically.
  * Bad input is PQ_E_USAGE (logged, and in .pqfs/errors); a path that takes no
  * writes (a view, the root, a view file's name) is PQ_E_DENIED. */
-/* Whether a name is one of every directory's view files (data.csv, ...). */
-bool pq_lake_is_view_file(const char *name);
-
 typedef struct pq_lake_upload pq_lake_upload;
 int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error *err);
 int pq_lake_upload_write(pq_lake_upload *u, const void *buf, size_t len, uint64_t off, pq_error *err);

@@ -508,7 +508,11 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             }
             ro.threads = l->threads;
             rc = pq_file_rewrite(in, in_ft, u->path, &ro, &sink, err);
-            rows = in_ft->meta.num_rows;
+            /* The rows its row groups hold (what was written), not the
+             * footer's total, which nothing checks against them. */
+            for (int32_t g = 0; g < in_ft->meta.n_row_groups; g++)
+                if (in_ft->meta.row_groups[g].num_rows > 0 && rows <= INT64_MAX - in_ft->meta.row_groups[g].num_rows)
+                    rows += in_ft->meta.row_groups[g].num_rows;
         }
     } else if (rc == PQ_OK) {
         if (rc == PQ_OK && wt.n_parts > 0) {

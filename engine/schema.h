@@ -86,11 +86,11 @@ const pq_node *pq_schema_find(const pq_schema *s, const char *name);
  * "STRUCT<a: INT32, b: STRING>". */
 int pq_node_type_text(const pq_node *n, pq_buf *out);
 
-/* Whether two schemas have the same shape and types (multi-file tables). */
 /* Whether two primitive nodes hold one type (physical type, length and
  * annotation; INT32/INT64 with or without their own signed INTEGER
  * annotation are one type). */
 bool pq_node_same_type(const pq_node *a, const pq_node *b);
+/* Whether two schemas have the same shape and types (multi-file tables). */
 bool pq_schema_equal(const pq_schema *a, const pq_schema *b);
 
 #endif

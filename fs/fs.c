@@ -41,6 +41,12 @@ typedef struct open_handle {
     struct dir_listing *dir;     /* a directory listing, or */
     pq_lake_upload *upload;      /* a file being written into the lake */
     fuse_ino_t upload_ino;
+    /* Its mount path, under mu: a rename while it is open moves this one
+     * (the upload takes it when it is closed, on the closing thread, so the
+     * engine's strings never change under a commit); `finishing` once its
+     * close began committing or parking it (no rename moves it then). */
+    char *upload_path;
+    bool renamed, finishing;
     pid_t writer;                /* the process that created it (0: unknown) */
     bool writer_killed;          /* it died of a signal with the file open: nothing is written */
     /* The kernel's reference plus one per READ being answered: a reply
@@ -114,6 +120,10 @@ static open_handle *track(pqfs_fs *fs, pq_lake_handle *file, struct dir_listing 
     oh->dir = dir;
     oh->upload = upload;
     oh->upload_ino = upload_ino;
+    if (upload && !(oh->upload_path = strdup(pq_lake_upload_path(upload)))) {
+        free(oh);
+        return NULL;
+    }
     atomic_init(&oh->refs, 1);
     pthread_mutex_lock(&fs->mu);
     oh->next = fs->open;
@@ -227,6 +237,7 @@ static void untrack(pqfs_fs *fs, open_handle *oh)
     if (oh->next) oh->next->prev = oh->prev;
     if (oh->upload) fs->n_uploads--;
     pthread_mutex_unlock(&fs->mu);
+    free(oh->upload_path);
     free(oh);
 }
 
@@ -455,9 +466,12 @@ static pq_lake_upload *parked_locked(pqfs_fs *fs, const char *path, bool take)
 
 static void relabel_locked(pqfs_fs *fs, const char *from, const char *to);
 
-/* Keeps a closed temporary file for its rename; false when it cannot. */
-static bool park(pqfs_fs *fs, pq_lake_upload *u)
+/* Keeps a closed temporary file for its rename: u, or the upload of `oh`
+ * (taken from it in the same critical section, so that no other thread
+ * finds it in both places).  False when it cannot (nothing changed). */
+static bool park(pqfs_fs *fs, pq_lake_upload *u, open_handle *oh)
 {
+    if (oh) u = oh->upload;
     struct parked_upload *p = calloc(1, sizeof *p);
     char *path = strdup(pq_lake_upload_path(u));
     if (!p || !path) {
@@ -471,22 +485,52 @@ static bool park(pqfs_fs *fs, pq_lake_upload *u)
     pq_lake_upload *old = parked_locked(fs, path, true);
     p->next = fs->parked;
     fs->parked = p;
+    if (oh) {
+        oh->upload = NULL;
+        fs->n_uploads--;
+    }
     pthread_mutex_unlock(&fs->mu);
     pq_lake_upload_free(old);
     return true;
 }
 
+/* At its close, the handle's upload takes the name it was renamed to while
+ * open, and is marked as finishing.  Returns whether it is temporary. */
+static int finish_upload(pqfs_fs *fs, open_handle *oh, bool *temporary, pq_error *err)
+{
+    pthread_mutex_lock(&fs->mu);
+    oh->finishing = true;
+    char *path = oh->renamed ? strdup(oh->upload_path) : NULL;
+    bool renamed = oh->renamed;
+    oh->renamed = false;
+    *temporary = is_temporary(oh->upload_path);
+    pthread_mutex_unlock(&fs->mu);
+    if (!renamed) return PQ_OK;
+    int rc = path ? pq_lake_upload_rename(oh->upload, path, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    free(path);
+    return rc;
+}
+
 /* A file still being written renamed (write, rename, then close: a tool
  * that renames its temporary file before closing it): it will be committed
  * (or parked) under the new name when it is closed.  1 done, 0 when `from`
- * is no file being written, -1 when the new name is refused (*err). */
-static int rename_open_upload(pqfs_fs *fs, const char *from, const char *to, pq_error *err)
+ * is no file being written (or one whose close began), -1 out of memory.
+ * The caller has checked that `to` takes data. */
+static int rename_open_upload(pqfs_fs *fs, const char *from, const char *to)
 {
     int done = 0;
     pthread_mutex_lock(&fs->mu);
     for (open_handle *oh = fs->n_uploads ? fs->open : NULL; oh && !done; oh = oh->next) {
-        if (!oh->upload || strcmp(pq_lake_upload_path(oh->upload), from)) continue;
-        done = pq_lake_upload_rename(oh->upload, to, err) == PQ_OK ? 1 : -1;
+        if (!oh->upload || oh->finishing || strcmp(oh->upload_path, from)) continue;
+        char *p = strdup(to);
+        if (!p) {
+            done = -1;
+            break;
+        }
+        free(oh->upload_path);
+        oh->upload_path = p;
+        oh->renamed = true;
+        done = 1;
     }
     if (done > 0) relabel_locked(fs, from, to);
     pthread_mutex_unlock(&fs->mu);
@@ -511,7 +555,7 @@ static bool just_written(pqfs_fs *fs, const char *path, uint64_t *size)
     /* A file being written is there too (a tool may look it up, or rename
      * it, before it closes it). */
     for (open_handle *oh = path && !found && !u && fs->n_uploads ? fs->open : NULL; oh && !u; oh = oh->next)
-        if (oh->upload && !strcmp(pq_lake_upload_path(oh->upload), path)) u = oh->upload;
+        if (oh->upload && !oh->finishing && !strcmp(oh->upload_path, path)) u = oh->upload;
     if (u) {
         *size = pq_lake_upload_size(u);
         found = true;
@@ -940,25 +984,23 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     (void)ino;
     pqfs_fs *fs = fs_of(req);
     open_handle *oh = handle_of(fi);
-    if (oh->upload) {
-        /* close() got the outcome from FLUSH.  A file whose writer never
+    if (oh->upload_path) {
+        /* A file written: close() got the outcome from FLUSH (or its FLUSH
+         * parked it: nothing is left here).  A file whose writer never
          * closed it itself (it passed the descriptor on) or that got bytes
          * after its last flush is written now, its outcome only logged; an
-         * empty one (touch) writes nothing. */
+         * empty one (touch) writes nothing, but an empty temporary file is
+         * parked (rsync renames it too). */
         pq_error err;
         pq_error_clear(&err);
-        uint64_t size = pq_lake_upload_size(oh->upload);
-        if (!oh->writer_killed && size > 0 && is_temporary(pq_lake_upload_path(oh->upload))) {
-            if (park(fs, oh->upload)) oh->upload = NULL; /* now the parked list's */
-        } else if (!oh->writer_killed && size > 0 && pq_lake_upload_commit(oh->upload, NULL, NULL, &err) == PQ_OK) {
-            note_written(fs, oh->upload_ino, size);
+        bool temporary = false;
+        if (oh->upload && finish_upload(fs, oh, &temporary, &err) == PQ_OK && !oh->writer_killed) {
+            uint64_t size = pq_lake_upload_size(oh->upload);
+            if (temporary) (void)park(fs, NULL, oh);
+            else if (size > 0 && pq_lake_upload_commit(oh->upload, NULL, NULL, &err) == PQ_OK)
+                note_written(fs, oh->upload_ino, size);
         }
         if (oh->upload) pq_lake_upload_free(oh->upload);
-        else {
-            pthread_mutex_lock(&fs->mu);
-            fs->n_uploads--; /* untrack counts handles with an upload */
-            pthread_mutex_unlock(&fs->mu);
-        }
         untrack(fs, oh);
         fuse_reply_err(req, 0);
         return;
@@ -1112,17 +1154,15 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         oh->writer_killed = true;
         commit = false;
     }
-    if (commit && is_temporary(pq_lake_upload_path(oh->upload))) {
+    bool temporary = false;
+    if (commit && finish_upload(fs_of(req), oh, &temporary, &err) != PQ_OK) {
+        reply_error(req, &err);
+        return;
+    }
+    if (commit && temporary) {
         /* Closed, and parked now (not at RELEASE, which comes after close()
          * returns): its rename, which may follow at once, commits it. */
-        pqfs_fs *fs = fs_of(req);
-        if (park(fs, oh->upload)) {
-            pthread_mutex_lock(&fs->mu);
-            oh->upload = NULL;
-            fs->n_uploads--;
-            pthread_mutex_unlock(&fs->mu);
-        }
-        fuse_reply_err(req, 0);
+        fuse_reply_err(req, park(fs_of(req), NULL, oh) ? 0 : ENOMEM);
         return;
     }
     uint64_t size = commit ? pq_lake_upload_size(oh->upload) : 0;
@@ -1228,11 +1268,12 @@ static int commit_parked(fuse_req_t req, pqfs_fs *fs, const char *from, const ch
         pthread_mutex_lock(&fs->mu);
         relabel_locked(fs, from, to);
         pthread_mutex_unlock(&fs->mu);
-        if (!park(fs, u)) pq_lake_upload_free(u);
+        if (!park(fs, u, NULL)) pq_lake_upload_free(u);
         return 0;
     }
     uint64_t size = pq_lake_upload_size(u);
-    if (rc == PQ_OK) rc = pq_lake_upload_commit(u, writer_dying, req, &err);
+    /* An empty file adds nothing (as a touch does); its name is noted. */
+    if (rc == PQ_OK && size > 0) rc = pq_lake_upload_commit(u, writer_dying, req, &err);
     pq_lake_upload_free(u);
     if (rc != PQ_OK) {
         reply_error(req, &err);
@@ -1269,11 +1310,9 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     int rc = EPERM;
     const char *to_name = strrchr(to, '/') ? strrchr(to, '/') + 1 : to;
     bool to_takes_data = to_name[0] != '_' && !pq_lake_is_view_file(to_name);
-    pq_error err;
-    pq_error_clear(&err);
     int open_rc = 0;
     if ((flags & RENAME_NOREPLACE) && just_written(fs, to, &size)) rc = EEXIST;
-    else if (to_takes_data && (open_rc = rename_open_upload(fs, from, to, &err)) != 0) rc = open_rc > 0 ? 0 : pqfs_errno(&err);
+    else if (to_takes_data && (open_rc = rename_open_upload(fs, from, to)) != 0) rc = open_rc > 0 ? 0 : ENOMEM;
     else if (is_temporary(from) && to_takes_data) rc = commit_parked(req, fs, from, to);
     else if (to_takes_data && rename_written(fs, from, to)) rc = 0;
     free(from);

@@ -317,8 +317,10 @@ check "rsync -a (temporary .NAME.XXXXXX, then rename): succeeds, every file land
 # unlinks it, and must leave nothing (its close used to commit the part).
 mkdir -p "$IN/rsync_pq" "$IN/rsync_bad"
 "$PQTOOL" write "$IN/tree/k=1/r.csv" "$IN/rsync_pq/p.parquet"
-check "rsync -a of a .parquet file: read as Parquet (by the name it is renamed to)" \
+: >"$IN/rsync_pq/empty.csv"
+check "rsync -a of a .parquet file (read as Parquet, by the name it is renamed to) and an empty file (adds nothing)" \
     'rsync -a "$IN/rsync_pq/" "$MNT/rsyncplain/k=3/" && [ -n "$(find "$LAKE/rsyncplain/k=3" -name "p-*.parquet")" ] &&
+     [ "$(find "$LAKE/rsyncplain/k=3" -type f | wc -l)" = 1 ] &&
      [ "$(tail -n +2 "$MNT/rsyncplain/k=3/data.csv")" = "1,x,3" ]'
 printf 'a,b\n5,w\n' >"$IN/rsync_bad/_u.csv"
 printf 'a,b\n6,w\n' >"$IN/rsync_bad/data.csv"
