@@ -379,6 +379,11 @@ static void fill_written_stat(pqfs_fs *fs, fuse_ino_t ino, uint64_t size, struct
     pq_lake_attr a = {.size = size, .size_final = true};
     fill_stat(fs, ino, &a, st);
     st->st_mode = S_IFREG | 0644;
+    /* Not the mount's time: a copy tool's quick check (size and time, as
+     * rsync's) must not take a file being written, or just written, for
+     * one it has. */
+    clock_gettime(CLOCK_REALTIME, &st->st_mtim);
+    st->st_ctim = st->st_atim = st->st_mtim;
 }
 
 static void reply_error(fuse_req_t req, const pq_error *err)
@@ -423,7 +428,11 @@ static void note_written_path(pqfs_fs *fs, char *path, uint64_t size)
 {
     if (!path) return;
     pthread_mutex_lock(&fs->mu);
-    struct just_written *w = &fs->written[fs->n_written++ % (int)(sizeof fs->written / sizeof fs->written[0])];
+    /* One entry per name (FLUSH and RELEASE both note a commit). */
+    struct just_written *w = NULL;
+    for (size_t i = 0; !w && i < sizeof fs->written / sizeof fs->written[0]; i++)
+        if (fs->written[i].path && !strcmp(fs->written[i].path, path)) w = &fs->written[i];
+    if (!w) w = &fs->written[fs->n_written++ % (int)(sizeof fs->written / sizeof fs->written[0])];
     free(w->path);
     *w = (struct just_written){path, size, time(NULL) + JUST_WRITTEN_SECONDS};
     pthread_mutex_unlock(&fs->mu);
@@ -906,6 +915,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     bool versioned = version_of(fs, ino, &version, &vsize);
     /* ESTALE when that version is gone: the kernel looks the name up again. */
     int rc = pq_lake_open_file(fs->lake, path, version, &h, read_should_stop, &sc, &err);
+    uint64_t written;
+    if (rc != PQ_OK && err.cls == PQ_E_NOTFOUND && just_written(fs, path, &written)) {
+        /* A name written (or being written) stats, but its bytes are in the
+         * lake as Parquet (or staged): not readable by that name. */
+        free(path);
+        fuse_reply_err(req, EACCES);
+        return;
+    }
     free(path);
     if (rc != PQ_OK) {
         reply_error(req, &err);
@@ -1260,7 +1277,7 @@ static int commit_parked(fuse_req_t req, pqfs_fs *fs, const char *from, const ch
     pthread_mutex_lock(&fs->mu);
     pq_lake_upload *u = parked_locked(fs, from, true);
     pthread_mutex_unlock(&fs->mu);
-    if (!u) return EPERM; /* not parked: a name never written (or dropped) */
+    if (!u) return ENOENT; /* not parked: maybe just written (rename_written) */
     pq_error err;
     pq_error_clear(&err);
     int rc = pq_lake_upload_rename(u, to, &err);
@@ -1313,8 +1330,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     int open_rc = 0;
     if ((flags & RENAME_NOREPLACE) && just_written(fs, to, &size)) rc = EEXIST;
     else if (to_takes_data && (open_rc = rename_open_upload(fs, from, to)) != 0) rc = open_rc > 0 ? 0 : ENOMEM;
-    else if (is_temporary(from) && to_takes_data) rc = commit_parked(req, fs, from, to);
-    else if (to_takes_data && rename_written(fs, from, to)) rc = 0;
+    else if (is_temporary(from) && to_takes_data && (rc = commit_parked(req, fs, from, to)) != ENOENT) {
+        /* committed, refused or replied */
+    } else if (to_takes_data && rename_written(fs, from, to)) rc = 0;
+    else rc = EPERM;
     free(from);
     free(to);
     if (rc >= 0) fuse_reply_err(req, rc);

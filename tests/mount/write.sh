@@ -367,6 +367,26 @@ os.rename(d + \"/.twice.csv\", d + \"/twice.csv\")
      [ -n "$(find "$LAKE/rsyncplain/k=1" -name "renamed_open-*.parquet")" ] && [ -n "$(find "$LAKE/rsyncplain/k=1" -name "renamed_open_dot-*.parquet")" ] &&
      [ "$(tail -n +2 "$MNT/rsyncplain/k=1/where=a >= 9/data.csv" | sort | tr "\n" " ")" = "11,second,1 9,open,1 9,open,1 " ] &&
      [ "$(find "$LAKE/rsyncplain/k=1" -name "twice-*.parquet" | wc -l)" = 1 ]'
+check "just-written names: one each (12 writes all stat), renamed the old name is gone, through a dot name too, reading one is EACCES" \
+    'python3 -c "
+import errno, os, sys
+d = sys.argv[1]
+for i in range(12):
+    with open(d + \"/ring%d.csv\" % i, \"w\") as f:
+        f.write(\"a,b\\n%d,ring\\n\" % (20 + i))
+for i in range(12):
+    os.stat(d + \"/ring%d.csv\" % i)
+os.rename(d + \"/ring0.csv\", d + \"/ring0b.csv\")
+assert not os.path.exists(d + \"/ring0.csv\")
+os.rename(d + \"/ring1.csv\", d + \"/.ring1\")
+os.rename(d + \"/.ring1\", d + \"/ring1b.csv\")
+assert os.path.exists(d + \"/ring1b.csv\")
+try:
+    open(d + \"/ring2.csv\").read()
+    sys.exit(\"read a just-written name\")
+except OSError as e:
+    assert e.errno == errno.EACCES, e
+" "$MNT/rsyncplain/k=1" && [ "$(find "$LAKE/rsyncplain/k=1" -name "ring*.parquet" | wc -l)" = 12 ]'
 check "a name starting with _ is still refused" \
     '! (printf "a,b\n3,z\n" >"$MNT/rsyncplain/k=1/_x.csv") 2>/dev/null && [ "$(find "$LAKE/rsyncplain" -name "_*" | wc -l)" = 0 ]'
 
