@@ -486,11 +486,14 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
     if (rc == PQ_OK && started == 0) rc = pq_fail(err, PQ_E_NOMEM, "cannot start writer threads");
     for (int32_t g = 0; rc == PQ_OK && g < n_out_rgs; g++) {
         pq_chunk_out *chunks = &j.chunks[(size_t)g * (size_t)j.n_leaves];
+        /* Every task of the row group, even past a failed one: its chunks
+         * are freed next, and a task still encoding into one would write
+         * into freed memory. */
         pthread_mutex_lock(&j.mu);
-        for (int32_t c = 0; rc == PQ_OK && c < j.n_leaves; c++) {
+        for (int32_t c = 0; c < j.n_leaves; c++) {
             int32_t t = g * j.n_leaves + c;
             while (!j.state[t]) pthread_cond_wait(&j.cv, &j.mu);
-            if (j.state[t] == 2) {
+            if (j.state[t] == 2 && rc == PQ_OK) {
                 *err = j.errs[t];
                 rc = PQ_ERR;
             }

@@ -163,10 +163,11 @@ static int load_leaf(pq_file *f, const pq_footer *ft, int32_t c, int64_t n_rows,
                     break;
                 }
                 pq_bytes *out = (pq_bytes *)(void *)lr->vals + nv;
+                size_t at = 0; /* dst is NULL when every value is empty */
                 for (int32_t i = 0; i < b.n_values; i++) {
-                    if (src[i].len) memcpy(dst, src[i].ptr, src[i].len);
-                    out[i] = (pq_bytes){dst, src[i].len};
-                    dst += src[i].len;
+                    if (src[i].len) memcpy(dst + at, src[i].ptr, src[i].len);
+                    out[i] = (pq_bytes){src[i].len ? dst + at : (const uint8_t *)"", src[i].len};
+                    at += src[i].len;
                 }
             } else if (b.n_values) {
                 memcpy(lr->vals + vsize * (size_t)nv, b.values, vsize * (size_t)b.n_values);
