@@ -309,16 +309,20 @@ int pq_lake_upload_rename(pq_lake_upload *u, const char *path, pq_error *err)
     char *p = rc == PQ_OK ? strdup(path) : NULL, *n = rc == PQ_OK ? strdup(name) : NULL;
     if (rc == PQ_OK && (!p || !n)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     free(dir);
-    if (rc != PQ_OK) {
-        free(p);
-        free(n);
-        return rc;
+    /* Under the commit's lock: a commit reads the names. */
+    pthread_mutex_lock(&u->mu);
+    if (rc == PQ_OK && u->committed) rc = pq_fail(err, PQ_E_DENIED, "%s: already written under %s", path, u->path);
+    if (rc == PQ_OK) {
+        free(u->path);
+        free(u->name);
+        u->path = p;
+        u->name = n;
+        p = n = NULL;
     }
-    free(u->path);
-    free(u->name);
-    u->path = p;
-    u->name = n;
-    return PQ_OK;
+    pthread_mutex_unlock(&u->mu);
+    free(p);
+    free(n);
+    return rc;
 }
 
 void pq_lake_upload_free(pq_lake_upload *u)

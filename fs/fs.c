@@ -504,18 +504,23 @@ static bool park(pqfs_fs *fs, pq_lake_upload *u, open_handle *oh)
 }
 
 /* At its close, the handle's upload takes the name it was renamed to while
- * open, and is marked as finishing.  Returns whether it is temporary. */
-static int finish_upload(pqfs_fs *fs, open_handle *oh, bool *temporary, pq_error *err)
+ * open, and is marked as finishing; *claimed for the one close that does
+ * this (and parks a temporary file), *temporary whether it is one. */
+static int finish_upload(pqfs_fs *fs, open_handle *oh, bool *temporary, bool *claimed, pq_error *err)
 {
     pthread_mutex_lock(&fs->mu);
+    /* Two closes at once (dup'd descriptors): one finishes the file. */
+    *claimed = oh->upload && !oh->finishing;
     oh->finishing = true;
-    char *path = oh->renamed ? strdup(oh->upload_path) : NULL;
-    bool renamed = oh->renamed;
-    oh->renamed = false;
+    pq_lake_upload *u = oh->upload;
+    char *path = *claimed && oh->renamed ? strdup(oh->upload_path) : NULL;
+    bool renamed = *claimed && oh->renamed;
+    if (*claimed) oh->renamed = false;
     *temporary = is_temporary(oh->upload_path);
     pthread_mutex_unlock(&fs->mu);
     if (!renamed) return PQ_OK;
-    int rc = path ? pq_lake_upload_rename(oh->upload, path, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    /* Serialized with a commit by the upload's own lock. */
+    int rc = path ? pq_lake_upload_rename(u, path, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
     free(path);
     return rc;
 }
@@ -564,7 +569,7 @@ static bool just_written(pqfs_fs *fs, const char *path, uint64_t *size)
     /* A file being written is there too (a tool may look it up, or rename
      * it, before it closes it). */
     for (open_handle *oh = path && !found && !u && fs->n_uploads ? fs->open : NULL; oh && !u; oh = oh->next)
-        if (oh->upload && !oh->finishing && !strcmp(oh->upload_path, path)) u = oh->upload;
+        if (oh->upload && !strcmp(oh->upload_path, path)) u = oh->upload; /* committing too */
     if (u) {
         *size = pq_lake_upload_size(u);
         found = true;
@@ -669,7 +674,7 @@ static int upload_attr(pqfs_fs *fs, fuse_ino_t ino, int64_t truncate_to, uint64_
     int rc = pq_fail(err, PQ_E_NOTFOUND, "not a file being written");
     pthread_mutex_lock(&fs->mu);
     for (open_handle *oh = fs->n_uploads ? fs->open : NULL; oh; oh = oh->next) {
-        if (!oh->upload || oh->upload_ino != ino) continue;
+        if (!oh->upload || oh->upload_ino != ino || (truncate_to >= 0 && oh->finishing)) continue;
         pq_error_clear(err);
         rc = truncate_to >= 0 ? pq_lake_upload_truncate(oh->upload, (uint64_t)truncate_to, err) : PQ_OK;
         *size = pq_lake_upload_size(oh->upload);
@@ -1010,14 +1015,23 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
          * parked (rsync renames it too). */
         pq_error err;
         pq_error_clear(&err);
-        bool temporary = false;
-        if (oh->upload && finish_upload(fs, oh, &temporary, &err) == PQ_OK && !oh->writer_killed) {
+        bool temporary = false, claimed = false;
+        if (oh->upload && finish_upload(fs, oh, &temporary, &claimed, &err) == PQ_OK && !oh->writer_killed) {
             uint64_t size = pq_lake_upload_size(oh->upload);
-            if (temporary) (void)park(fs, NULL, oh);
-            else if (size > 0 && pq_lake_upload_commit(oh->upload, NULL, NULL, &err) == PQ_OK)
+            if (temporary && claimed) (void)park(fs, NULL, oh);
+            else if (!temporary && size > 0 && pq_lake_upload_commit(oh->upload, NULL, NULL, &err) == PQ_OK)
                 note_written(fs, oh->upload_ino, size);
         }
-        if (oh->upload) pq_lake_upload_free(oh->upload);
+        /* Out of the handle under the lock, then freed: a stat of the name
+         * (upload_attr, just_written) may be looking at it. */
+        pthread_mutex_lock(&fs->mu);
+        pq_lake_upload *u = oh->upload;
+        if (u) {
+            oh->upload = NULL;
+            fs->n_uploads--;
+        }
+        pthread_mutex_unlock(&fs->mu);
+        pq_lake_upload_free(u);
         untrack(fs, oh);
         fuse_reply_err(req, 0);
         return;
@@ -1171,16 +1185,27 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         oh->writer_killed = true;
         commit = false;
     }
-    bool temporary = false;
-    if (commit && finish_upload(fs_of(req), oh, &temporary, &err) != PQ_OK) {
+    bool temporary = false, claimed = false;
+    if (commit && finish_upload(fs_of(req), oh, &temporary, &claimed, &err) != PQ_OK) {
         reply_error(req, &err);
         return;
     }
     if (commit && temporary) {
         /* Closed, and parked now (not at RELEASE, which comes after close()
          * returns): its rename, which may follow at once, commits it. */
-        fuse_reply_err(req, park(fs_of(req), NULL, oh) ? 0 : ENOMEM);
+        fuse_reply_err(req, !claimed || park(fs_of(req), NULL, oh) ? 0 : ENOMEM);
         return;
+    }
+    if (commit && !claimed) {
+        /* Another close parked it, or is committing it (the upload's lock
+         * makes this commit wait for that one's outcome). */
+        pthread_mutex_lock(&fs_of(req)->mu);
+        commit = oh->upload != NULL && !is_temporary(oh->upload_path);
+        pthread_mutex_unlock(&fs_of(req)->mu);
+        if (!commit) {
+            fuse_reply_err(req, 0);
+            return;
+        }
     }
     uint64_t size = commit ? pq_lake_upload_size(oh->upload) : 0;
     if (commit && pq_lake_upload_commit(oh->upload, writer_dying, req, &err) != PQ_OK) {

@@ -387,6 +387,41 @@ try:
 except OSError as e:
     assert e.errno == errno.EACCES, e
 " "$MNT/rsyncplain/k=1" && [ "$(find "$LAKE/rsyncplain/k=1" -name "ring*.parquet" | wc -l)" = 12 ]'
+# Races at close: two dup'd descriptors closed at once (one parks the file),
+# and stats of a name while its file is closed (the upload freed under them
+# crashed the daemon).
+check "dup'd descriptors closed at once, stats racing closes: each file lands once, the daemon lives" \
+    'python3 -c "
+import os, sys, threading
+d = sys.argv[1]
+for i in range(60):
+    fd = os.open(d + \"/.dup%d.csv\" % i, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, b\"a,b\\n%d,dup\\n\" % (100 + i))
+    fds = [fd, os.dup(fd)]
+    gate = threading.Barrier(2)
+    def close(f):
+        gate.wait()
+        os.close(f)
+    ts = [threading.Thread(target=close, args=(f,)) for f in fds]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    os.rename(d + \"/.dup%d.csv\" % i, d + \"/dup%d.csv\" % i)
+stop = False
+def hammer():
+    while not stop:
+        try:
+            os.stat(d + \"/h.csv\")
+        except OSError:
+            pass
+ts = [threading.Thread(target=hammer) for _ in range(3)]
+[t.start() for t in ts]
+for i in range(150):
+    with open(d + \"/h.csv\", \"w\") as f:
+        f.write(\"a,b\\n%d,h\\n\" % (200 + i))
+stop = True
+[t.join() for t in ts]
+" "$MNT/rsyncplain/k=4" && [ "$(find "$LAKE/rsyncplain/k=4" -name "dup*.parquet" | wc -l)" = 60 ] &&
+     [ "$(find "$LAKE/rsyncplain/k=4" -name "h-*.parquet" | wc -l)" = 150 ] && kill -0 "$PID"'
 check "a name starting with _ is still refused" \
     '! (printf "a,b\n3,z\n" >"$MNT/rsyncplain/k=1/_x.csv") 2>/dev/null && [ "$(find "$LAKE/rsyncplain" -name "_*" | wc -l)" = 0 ]'
 
