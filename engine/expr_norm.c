@@ -376,7 +376,13 @@ static pq_expr *simplify(norm *n, pq_expr *e)
             c->args[0] = e->args[0];
             c->args[1] = lit;
             c->pos = e->pos;
-            e = c;
+            /* A comparison now: normalized as one (constants moved), or its
+             * printed form, read back, would normalize further. */
+            for (pq_expr *m; (m = move_constant(n, c)) != NULL;)
+                c = m;
+            if (n->failed)
+                return NULL;
+            return simplify(n, c);
         }
         break;
     }

@@ -502,6 +502,8 @@ static void test_normalize(void)
         {"-99999999999999999999999999999999999999 - 1000000000000000000000000000000 - i32 > 100",
          "-100000000999999999999999999999999999999 - i32 > 100"},
         {"i32 > 170141183460469231731687303715884105728", "CAST(i32 AS DOUBLE) > 1.7014118346046923e+38"},
+        /* IN of one value is a comparison, with its constants moved */
+        {"i64 + 5 IN (7, NULL)", "i64 = 2"}, {"i64 - 3 NOT IN (4)", "i64 != 7"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         expect_text(cases[i][0], cases[i][1]);
