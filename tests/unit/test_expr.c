@@ -1721,6 +1721,15 @@ static void test_error_prefix(void)
     CHECK(len > sizeof why && strcmp(err.msg + len - (sizeof why - 1), why) == 0);
     CHECK(strstr(err.msg, " ... ") != NULL);
     CHECK(pq_utf8_valid_prefix((const unsigned char *)err.msg, len) == len);
+    /* One message formatted past its room keeps its end too (a long URL
+     * and the reason after it). */
+    pq_fail(&err, PQ_E_NOTFOUND, "%s/x.parquet: not found (no such object or directory)", path);
+    len = strlen(err.msg);
+    static const char why2[] = "x.parquet: not found (no such object or directory)";
+    CHECK(len < sizeof err.msg && strncmp(err.msg, "\xc3\xa9(", 3) == 0);
+    CHECK(len > sizeof why2 && strcmp(err.msg + len - (sizeof why2 - 1), why2) == 0);
+    CHECK(pq_utf8_valid_prefix((const unsigned char *)err.msg, len) == len);
+    CHECK_EQ_INT(err.cls, PQ_E_NOTFOUND);
 }
 
 /* select= lists: split at commas outside quotes, trimmed, quoted names as in
