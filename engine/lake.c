@@ -317,12 +317,6 @@ bool lake_is_hidden(const char *name)
     return name[0] == '.' || name[0] == '_';
 }
 
-bool pq_lake_is_view_file(const char *name)
-{
-    view_file f;
-    return lake_view_file_of(name, &f) != 0;
-}
-
 int lake_view_file_of(const char *name, view_file *f)
 {
     if (!strcmp(name, "data.csv")) *f = F_DATA_CSV;

@@ -93,8 +93,10 @@ int pq_lake_peek(pq_lake_handle *h, uint64_t off, size_t len, const char **data,
 bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size);
 void pq_lake_release(pq_lake_handle *h);
 
-/* Whether a name is one of every directory's view files (data.csv, ...). */
-bool pq_lake_is_view_file(const char *name);
+/* Whether a file name takes data (is written into the lake when created,
+ * or renamed to): not a view file's name (data.csv, ...), not one starting
+ * with '_'.  PQ_E_DENIED naming the rule otherwise. */
+int pq_lake_check_data_name(const char *name, pq_error *err);
 
 /* ------------------------------------------------------------------ writes (SPEC section 6)
  * A file created in a table or partition directory is staged in cache_dir;

@@ -171,18 +171,22 @@ static int target_dir(pq_lake *l, view *v, const write_target *wt, char **out, c
     return PQ_OK;
 }
 
+int pq_lake_check_data_name(const char *name, pq_error *err)
+{
+    view_file vf;
+    if (lake_view_file_of(name, &vf)) return pq_fail(err, PQ_E_DENIED, "%s is a view file: read-only", name);
+    if (name[0] == '_' || !name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
+        return pq_fail(err, PQ_E_DENIED, "%s: names starting with '_' are not data", name);
+    return PQ_OK;
+}
+
 int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error *err)
 {
     *out = NULL;
     char *dir;
     const char *name;
     PQ_TRY(split_path(path, &dir, &name, err));
-    view_file vf;
-    int rc = PQ_OK;
-    if (lake_view_file_of(name, &vf))
-        rc = pq_fail(err, PQ_E_DENIED, "%s is a view file: read-only", name);
-    else if (name[0] == '_' || !name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
-        rc = pq_fail(err, PQ_E_DENIED, "%s: names starting with '_' are not data", name);
+    int rc = pq_lake_check_data_name(name, err);
     view v;
     bool resolved = false;
     write_target wt;
@@ -300,12 +304,8 @@ int pq_lake_upload_rename(pq_lake_upload *u, const char *path, pq_error *err)
     char *dir;
     const char *name;
     PQ_TRY(split_path(path, &dir, &name, err));
-    view_file vf;
-    int rc = PQ_OK;
-    if (strcmp(dir, u->dir)) rc = pq_fail(err, PQ_E_DENIED, "%s: a file is renamed within its directory", path);
-    else if (lake_view_file_of(name, &vf)) rc = pq_fail(err, PQ_E_DENIED, "%s is a view file: read-only", name);
-    else if (name[0] == '_' || !name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
-        rc = pq_fail(err, PQ_E_DENIED, "%s: names starting with '_' are not data", name);
+    int rc = strcmp(dir, u->dir) ? pq_fail(err, PQ_E_DENIED, "%s: a file is renamed within its directory", path)
+                                  : pq_lake_check_data_name(name, err);
     char *p = rc == PQ_OK ? strdup(path) : NULL, *n = rc == PQ_OK ? strdup(name) : NULL;
     if (rc == PQ_OK && (!p || !n)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     free(dir);

@@ -1351,7 +1351,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     uint64_t size;
     int rc = EPERM;
     const char *to_name = strrchr(to, '/') ? strrchr(to, '/') + 1 : to;
-    bool to_takes_data = to_name[0] != '_' && !pq_lake_is_view_file(to_name);
+    pq_error name_err;
+    bool to_takes_data = pq_lake_check_data_name(to_name, &name_err) == PQ_OK;
     int open_rc = 0;
     if ((flags & RENAME_NOREPLACE) && just_written(fs, to, &size)) rc = EEXIST;
     else if (to_takes_data && (open_rc = rename_open_upload(fs, from, to)) != 0) rc = open_rc > 0 ? 0 : ENOMEM;

@@ -153,16 +153,10 @@ static void scan(const pq_scan_file *sf, const pq_footer *ft, const uint8_t *dat
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    pq_error err;
-    pq_file *f = NULL;
-    if (pq_file_open_mem("fuzz.parquet", data, size, &f, &err) != PQ_OK) return 0;
-    pq_footer *ft = NULL;
-    if (pq_footer_read(f, &ft, &err) != PQ_OK) {
-        FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
-        pq_file_close(f);
-        return 0;
-    }
-    if (small_enough(ft, data, size)) {
+    pq_file *f;
+    pq_footer *ft = fuzz_open_parquet(data, size, &f);
+    if (!ft) return 0;
+    if (small_enough(ft, data, size, MAX_ROWS)) {
         pq_scan_file sf = {.name = NULL, .file = f, .footer = ft, .part_values = NULL};
         scan(&sf, ft, data, size, fuzz_hash(data, size));
     }

@@ -14,11 +14,29 @@
 #define MAX_TOTAL_BYTES (32u << 20)
 #define MAX_PAGES 10000
 
-/* Walks the page headers of every column chunk as the reader would. */
-static inline bool small_enough(const pq_footer *ft, const uint8_t *data, size_t size)
+/* Opens the input as a Parquet file: its footer, or NULL (a footer that
+ * does not read must say why). */
+static inline pq_footer *fuzz_open_parquet(const uint8_t *data, size_t size, pq_file **f)
+{
+    pq_error err;
+    *f = NULL;
+    if (pq_file_open_mem("fuzz.parquet", data, size, f, &err) != PQ_OK) return NULL;
+    pq_footer *ft = NULL;
+    if (pq_footer_read(*f, &ft, &err) != PQ_OK) {
+        FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
+        pq_file_close(*f);
+        *f = NULL;
+        return NULL;
+    }
+    return ft;
+}
+
+/* Whether the file holds at most max_rows rows and pages within the limits
+ * above: walks the page headers of every column chunk as the reader would. */
+static inline bool small_enough(const pq_footer *ft, const uint8_t *data, size_t size, int64_t max_rows)
 {
     const pq_file_meta *m = &ft->meta;
-    if (m->num_rows > MAX_ROWS) return false;
+    if (m->num_rows > max_rows) return false;
     int64_t rows = 0;
     uint64_t total = 0, pages = 0;
     pq_arena arena;
@@ -27,7 +45,7 @@ static inline bool small_enough(const pq_footer *ft, const uint8_t *data, size_t
     for (int32_t g = 0; ok && g < m->n_row_groups; g++) {
         const pq_row_group *rg = &m->row_groups[g];
         rows += rg->num_rows;
-        if (rows > MAX_ROWS) ok = false;
+        if (rg->num_rows < 0 || rows > max_rows) ok = false;
         for (int32_t c = 0; ok && c < rg->n_columns; c++) {
             const pq_column_chunk *cc = &rg->columns[c];
             pq_chunk_extent ext;

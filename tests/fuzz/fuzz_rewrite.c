@@ -126,21 +126,12 @@ static void rewrite(pq_file *f, const pq_footer *ft, uint64_t seed)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    pq_error err;
-    pq_file *f = NULL;
-    if (pq_file_open_mem("fuzz.parquet", data, size, &f, &err) != PQ_OK) return 0;
-    pq_footer *ft = NULL;
-    if (pq_footer_read(f, &ft, &err) != PQ_OK) {
-        FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
-        pq_file_close(f);
-        return 0;
-    }
+    pq_file *f;
+    pq_footer *ft = fuzz_open_parquet(data, size, &f);
+    if (!ft) return 0;
     /* Row groups of a few rows: a task each, each skipping into its input
      * row group; a few thousand rows at most keep it fast. */
-    int64_t rows = 0;
-    for (int32_t g = 0; g < ft->meta.n_row_groups && rows <= 4096; g++)
-        rows += ft->meta.row_groups[g].num_rows < 0 ? 4097 : ft->meta.row_groups[g].num_rows;
-    if (rows <= 4096 && small_enough(ft, data, size)) rewrite(f, ft, fuzz_hash(data, size));
+    if (small_enough(ft, data, size, 4096)) rewrite(f, ft, fuzz_hash(data, size));
     pq_footer_free(ft);
     pq_file_close(f);
     return 0;

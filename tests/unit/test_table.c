@@ -819,22 +819,36 @@ static int count_entry(void *ctx, const pq_dirent *e)
     return 0;
 }
 
+/* A listing cache (TTL ttl_ms) over a counting store of sub/a=1 and
+ * sub/a=2 whose listings each take 150 ms; NULL (checked) on failure. */
+static pq_store *slow_cached_store(const char *sub, uint64_t ttl_ms, pq_cache_counters *counters,
+                                   counting_store **cs_out)
+{
+    char d[64];
+    snprintf(d, sizeof d, "%s/a=1", sub);
+    put_dir(d);
+    snprintf(d, sizeof d, "%s/a=2", sub);
+    put_dir(d);
+    counting_store *cs = *cs_out = open_store(sub);
+    CHECK(cs != NULL);
+    if (!cs) return NULL;
+    cs->delay_ms = 150;
+    pq_store *cached = NULL;
+    pq_error err = {0};
+    CHECK_EQ_INT(pq_store_cached_new(&cs->base, ttl_ms, counters, &cached, &err), PQ_OK);
+    return cached;
+}
+
 /* A listing slower than the TTL is trusted from when it came back: the
  * next listing of the directory is a hit (it was stored already expired,
  * and a slow link then re-listed everything at every lookup). */
 static void test_cache_slow_listing(void)
 {
-    put_dir("slowlist/a=1");
-    put_dir("slowlist/a=2");
-    counting_store *cs = open_store("slowlist");
-    CHECK(cs != NULL);
-    if (!cs) return;
-    cs->delay_ms = 150;
     pq_cache_counters counters = {0};
-    pq_store *cached = NULL;
-    pq_error err = {0};
-    CHECK_EQ_INT(pq_store_cached_new(&cs->base, 100, &counters, &cached, &err), PQ_OK);
+    counting_store *cs;
+    pq_store *cached = slow_cached_store("slowlist", 100, &counters, &cs);
     if (!cached) return;
+    pq_error err = {0};
     int n1 = 0, n2 = 0;
     CHECK_EQ_INT(cached->ops->list(cached, "", count_entry, &n1, &err), PQ_OK);
     CHECK_EQ_INT(cached->ops->list(cached, "", count_entry, &n2, &err), PQ_OK);
@@ -867,17 +881,11 @@ static void *list_root(void *arg)
  * listing older than an invalidation is not kept. */
 static void test_cache_single_flight(void)
 {
-    put_dir("flight/a=1");
-    put_dir("flight/a=2");
-    counting_store *cs = open_store("flight");
-    CHECK(cs != NULL);
-    if (!cs) return;
-    cs->delay_ms = 150;
     pq_cache_counters counters = {0};
-    pq_store *cached = NULL;
-    pq_error err = {0};
-    CHECK_EQ_INT(pq_store_cached_new(&cs->base, 60000, &counters, &cached, &err), PQ_OK);
+    counting_store *cs;
+    pq_store *cached = slow_cached_store("flight", 60000, &counters, &cs);
     if (!cached) return;
+    pq_error err = {0};
     lister ls[4];
     for (int round = 0; round < 2; round++) {
         cs->fail_dir = round ? "" : NULL;
