@@ -440,8 +440,6 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
         n_out_rgs = (int32_t)groups;
     }
     int32_t *sort_leaves = NULL;
-    if (rc == PQ_OK && opts->n_sort_by > 64)
-        rc = pq_fail(err, PQ_E_USAGE, "%s: sort_by: %d columns, at most 64", name, opts->n_sort_by);
     if (rc == PQ_OK && opts->n_sort_by > 0) {
         sort_leaves = calloc((size_t)opts->n_sort_by, sizeof *sort_leaves);
         if (!sort_leaves) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -456,10 +454,11 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
         rc = PQ_ERR;
     }
     if (rc == PQ_OK && sorted) {
-        pq_sorting_column sc[64];
-        int n_sc = opts->n_sort_by; /* at most 64: checked above */
-        for (int k = 0; k < n_sc; k++) sc[k] = (pq_sorting_column){sort_leaves[k], false, false};
-        rc = pq_filewriter_set_sorting(w, sc, n_sc, err);
+        pq_sorting_column *sc = calloc((size_t)opts->n_sort_by, sizeof *sc);
+        if (!sc) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        for (int k = 0; sc && k < opts->n_sort_by; k++) sc[k] = (pq_sorting_column){sort_leaves[k], false, false};
+        if (sc) rc = pq_filewriter_set_sorting(w, sc, opts->n_sort_by, err);
+        free(sc);
     }
     free(sort_leaves);
     if (rc != PQ_OK) {
