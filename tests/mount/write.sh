@@ -144,6 +144,12 @@ check "the reasons are in /.pqfs/errors with line and column" \
 "$PQTOOL" write "$IN/a.csv" "$IN/same.parquet" --schema "$LAKE/events/dt=2024-01-01/region=eu/part-0.parquet"
 check "a Parquet file with the table's schema is taken in" \
     'cp "$IN/same.parquet" "$MNT/events/dt=2024-01-02/region=eu/" && [ "$(tail -n +2 "$MNT/events/dt=2024-01-02/data.csv" | wc -l)" = 3 ]'
+# A footer whose num_rows says 0 while its row groups hold rows (the total
+# is not checked against them by readers): the rows are written, not dropped.
+python3 "$here/footer_rows.py" "$IN/same.parquet" "$IN/zero_total.parquet" 0
+check "a Parquet file whose footer total says 0 rows: its row groups' 3 rows are written" \
+    'cp "$IN/zero_total.parquet" "$MNT/events/dt=2024-01-04/region=eu/" && [ -n "$(find "$LAKE/events/dt=2024-01-04/region=eu" -name "zero_total-*.parquet")" ] &&
+     [ "$(tail -n +2 "$MNT/events/dt=2024-01-04/data.csv" | wc -l)" = 3 ]'
 # The table's row_group_rows (3) and sort_by (id) apply to Parquet input too.
 printf 'id,name,amount,ts\n8,a,1,\n2,b,2,\n7,c,3,\n1,d,4,\n,e,5,\n6,f,6,\n3,g,7,\n5,h,8,\n' >"$IN/unsorted.csv"
 "$PQTOOL" write "$IN/unsorted.csv" "$IN/unsorted.parquet" --row-group-rows 5 --schema "$LAKE/events/dt=2024-01-01/region=eu/part-0.parquet"
