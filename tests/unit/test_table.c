@@ -919,6 +919,79 @@ static void test_cache_single_flight(void)
     pq_store_destroy(cached);
 }
 
+/* The listing thread's callback runs after the answer is kept and the
+ * waiters are woken: a lookup that waited for the listing finishes while the
+ * callback still runs, and the callback itself may list the directory again
+ * (a hit: it does not wait on its own listing).  Before, the callback ran
+ * first: the waiter stayed blocked behind it. */
+typedef struct blocking_lister {
+    pq_store *cached;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool other_done;            /* the waiting lookup has returned */
+    bool saw_other_done;        /* ...seen from inside the callback */
+    int nested_rc, nested_n, calls;
+} blocking_lister;
+
+static int block_in_callback(void *ctx, const pq_dirent *e)
+{
+    (void)e;
+    blocking_lister *b = ctx;
+    if (b->calls++) return 0;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 3;
+    pthread_mutex_lock(&b->mu);
+    while (!b->other_done && pthread_cond_timedwait(&b->cv, &b->mu, &until) == 0) {
+    }
+    b->saw_other_done = b->other_done;
+    pthread_mutex_unlock(&b->mu);
+    /* Only then: with the old order it would wait on its own listing. */
+    pq_error err = {0};
+    b->nested_rc = b->saw_other_done ? b->cached->ops->list(b->cached, "", count_entry, &b->nested_n, &err) : PQ_ERR;
+    return 0;
+}
+
+static void *list_blocking(void *arg)
+{
+    blocking_lister *b = arg;
+    pq_error err = {0};
+    b->cached->ops->list(b->cached, "", block_in_callback, b, &err);
+    return NULL;
+}
+
+static void test_cache_callback_after_wakeup(void)
+{
+    pq_cache_counters counters = {0};
+    counting_store *cs;
+    pq_store *cached = slow_cached_store("wakefirst", 60000, &counters, &cs);
+    if (!cached) return;
+    blocking_lister b = {.cached = cached};
+    pthread_mutex_init(&b.mu, NULL);
+    pthread_cond_init(&b.cv, NULL);
+    pthread_t first;
+    pthread_create(&first, NULL, list_blocking, &b);
+    usleep(50 * 1000); /* the second lookup arrives while the first lists */
+    lister other = {.cached = cached};
+    pthread_create(&other.tid, NULL, list_root, &other);
+    pthread_join(other.tid, NULL);
+    pthread_mutex_lock(&b.mu);
+    b.other_done = true;
+    pthread_cond_broadcast(&b.cv);
+    pthread_mutex_unlock(&b.mu);
+    pthread_join(first, NULL);
+    CHECK(b.saw_other_done);
+    CHECK_EQ_INT(other.rc, PQ_OK);
+    CHECK_EQ_INT(other.n, 2);
+    CHECK_EQ_INT(b.nested_rc, PQ_OK);
+    CHECK_EQ_INT(b.nested_n, 2);
+    CHECK_EQ_INT(b.calls, 2);
+    CHECK_EQ_INT(cs->n_lists, 1);
+    pthread_mutex_destroy(&b.mu);
+    pthread_cond_destroy(&b.cv);
+    pq_store_destroy(cached);
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/pqfs-table-XXXXXX");
@@ -945,6 +1018,7 @@ int main(void)
         test_percent_coding();
         test_cache_slow_listing();
         test_cache_single_flight();
+        test_cache_callback_after_wakeup();
         /* Sequential on a local store; siblings listed together otherwise. */
         if (pass) CHECK(g_max_inflight > 1);
         else CHECK_EQ_INT(g_max_inflight, 1);
