@@ -238,10 +238,13 @@ static bool is_url(const char *p)
 /* A remote table directory (http(s)://, s3://): the store, with S3 settings
  * from the environment as pqfs takes them (AWS_*), and path-style URLs when
  * an endpoint is given (PQFS_S3_PATH_STYLE=false for virtual hosts). */
-static int open_remote_store(const char *url, pq_store **out, pq_error *err)
+/* http_no_probe: an http(s) store used only to open one named object (its
+ * prefix is never listed, so not probed either). */
+static int open_remote_store(const char *url, bool http_no_probe, pq_store **out, pq_error *err)
 {
     pq_http_opts ho;
     pq_http_opts_init(&ho);
+    ho.no_probe = http_no_probe;
     if (strncmp(url, "s3://", 5)) return pq_store_http_new(url, &ho, out, err);
     const char *endpoint = env_or("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
     const char *ps = getenv("PQFS_S3_PATH_STYLE");
@@ -259,7 +262,7 @@ static int open_remote_store(const char *url, pq_store **out, pq_error *err)
 
 static int open_store(const char *root, pq_store **out, pq_error *err)
 {
-    return is_url(root) ? open_remote_store(root, out, err) : pq_store_local_new(root, out, err);
+    return is_url(root) ? open_remote_store(root, false, out, err) : pq_store_local_new(root, out, err);
 }
 
 /* Query strings and fragments: not part of an http(s) object's name here
@@ -296,15 +299,7 @@ static int open_remote_file(const char *url, pq_store **store, pq_file **f, pq_e
     }
     bool http = strncmp(url, "s3://", 5) != 0;
     if (http) name[pq_percent_decode(slash + 1, strlen(slash + 1), name)] = '\0';
-    int rc;
-    if (http) {
-        pq_http_opts ho;
-        pq_http_opts_init(&ho);
-        ho.no_probe = true;
-        rc = pq_store_http_new(parent, &ho, store, err);
-    } else {
-        rc = open_remote_store(parent, store, err);
-    }
+    int rc = open_remote_store(parent, true, store, err);
     free(parent);
     pq_stat st = {0};
     if (rc == PQ_OK) rc = (*store)->ops->stat(*store, name, &st, err);
