@@ -496,6 +496,11 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
 
     pq_file *f;
     PQ_TRY(store->ops->open(store, path, &f, err));
+    /* Not another file's footer under this identity. */
+    if (pq_file_check_listed(f, id, err) != PQ_OK) {
+        pq_file_close(f);
+        return PQ_ERR;
+    }
     pq_footer *ft;
     int rc = pq_footer_read_guess(f, guess, &ft, err);
     pq_file_close(f);

@@ -117,6 +117,13 @@ void pq_file_keep_tail(pq_file *f, uint8_t *bytes, uint64_t off, size_t len)
     if (!len) free(bytes);
 }
 
+int pq_file_check_listed(const pq_file *f, const pq_stat *listed, pq_error *err)
+{
+    if (!f->has_identity || (f->opened_size == listed->size && f->opened_mtime_ns == listed->mtime_ns)) return PQ_OK;
+    return pq_fail(err, PQ_E_IO, "%s: changed since it was listed (%llu bytes, listed with %llu)", f->name,
+                   (unsigned long long)f->opened_size, (unsigned long long)listed->size);
+}
+
 void pq_file_close(pq_file *f)
 {
     if (!f) return;
@@ -198,6 +205,11 @@ int pq_file_open_local(const char *path, pq_io_counters *counters, pq_file **out
     lf->base.name = name;
     lf->base.counters = counters;
     lf->base.merge_gap = 4096;
+    if (fstat(fd, &st) == 0) {
+        lf->base.has_identity = true;
+        lf->base.opened_size = (uint64_t)st.st_size;
+        lf->base.opened_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    }
     lf->fd = fd;
     *out = &lf->base;
     return PQ_OK;

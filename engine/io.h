@@ -54,6 +54,12 @@ struct pq_file {
      * (bloom filters, page indexes, the last column chunks often sit there):
      * reads that fall in them are served from memory, not storage.  Set once,
      * by the footer read, before the file is shared between threads. */
+    /* What the file was when opened (a local file: its fstat), to check
+     * against the listing a scan works from.  has_identity false: the store
+     * checks by itself (remote reads carry If-Match on the listed ETag). */
+    bool has_identity;
+    uint64_t opened_size;
+    int64_t opened_mtime_ns;
     uint8_t *kept_tail;
     uint64_t kept_tail_off;
     size_t kept_tail_len;
@@ -145,6 +151,10 @@ static inline int pq_file_size(pq_file *f, uint64_t *out, pq_error *err)
 }
 /* Closes the file and frees the bytes it keeps. */
 void pq_file_close(pq_file *f);
+/* PQ_E_IO "changed since it was listed" when the opened file is not the one
+ * `listed` describes (replaced between the listing and the open): a view
+ * then fails instead of mixing versions of the lake. */
+int pq_file_check_listed(const pq_file *f, const pq_stat *listed, pq_error *err);
 static inline void pq_store_destroy(pq_store *s)
 {
     if (s) s->ops->destroy(s);

@@ -673,31 +673,48 @@ static void account_scan(pq_lake *l, const pq_scan_stats *st)
 typedef struct open_ctx {
     pq_lake *l;
     const snapshot *s;
+    const char *table_root;      /* the view's table (forgotten when a file changed) */
     pq_scan_file *files;
     pq_footer_ref **refs;
 } open_ctx;
+
+/* A file replaced since the snapshot's listing: the view fails rather than
+ * mix versions (SPEC 8), and the listing and the table's discovery are
+ * dropped, so that the next open sees the lake as it is now. */
+static int snapshot_file_changed(open_ctx *oc, const pq_table_file *tf)
+{
+    const char *slash = strrchr(tf->path, '/');
+    char *dir = slash ? strndup(tf->path, (size_t)(slash - tf->path)) : strdup("");
+    pq_store_cached_invalidate(oc->l->store, dir);
+    free(dir);
+    if (oc->table_root) lake_table_forget(oc->l, oc->table_root);
+    return PQ_ERR;
+}
 
 static int open_snapshot_file(void *ctx, int f, pq_scan_file *sf, pq_error *err)
 {
     open_ctx *oc = ctx;
     const pq_table_file *tf = &oc->s->files->files[f];
+    if (!oc->files[f].file) {
+        if (oc->l->store->ops->open(oc->l->store, tf->path, &oc->files[f].file, err) != PQ_OK) return PQ_ERR;
+        if (pq_file_check_listed(oc->files[f].file, &tf->st, err) != PQ_OK) return snapshot_file_changed(oc, tf);
+    }
     if (!oc->refs[f] && pq_footer_cache_get(oc->l->footers, oc->l->store, tf->path, &tf->st, &oc->refs[f], err) != PQ_OK) {
         pq_error_prefix(err, "%s: ", tf->path);
         return PQ_ERR;
     }
-    if (!oc->files[f].file && oc->l->store->ops->open(oc->l->store, tf->path, &oc->files[f].file, err) != PQ_OK)
-        return PQ_ERR;
     oc->files[f].footer = pq_footer_ref_get(oc->refs[f]);
     sf->file = oc->files[f].file;
     sf->footer = oc->files[f].footer;
     return PQ_OK;
 }
 
-static int open_files(pq_lake *l, const snapshot *s, open_ctx *oc, pq_error *err)
+static int open_files(pq_lake *l, const snapshot *s, const view *v, open_ctx *oc, pq_error *err)
 {
     int n = s->files->n_files;
     oc->l = l;
     oc->s = s;
+    oc->table_root = v->t ? v->t->root : NULL;
     oc->files = calloc((size_t)n + 1, sizeof *oc->files);
     oc->refs = calloc((size_t)n + 1, sizeof *oc->refs);
     if (!oc->files || !oc->refs) return pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -727,7 +744,7 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
     pq_footer_ref *ref = NULL;
     open_ctx oc = {0};
     int rc = compile_view(l, &j->v, &q, &ref, err);
-    if (rc == PQ_OK) rc = open_files(l, &j->snap, &oc, err);
+    if (rc == PQ_OK) rc = open_files(l, &j->snap, &j->v, &oc, err);
     if (rc == PQ_OK) {
         pq_scan_opts o;
         pq_scan_opts_init(&o);
@@ -805,7 +822,7 @@ static int plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
     snapshot s;
     open_ctx oc = {0};
     int rc = take_snapshot(l, v, q, &s, err);
-    if (rc == PQ_OK) rc = open_files(l, &s, &oc, err);
+    if (rc == PQ_OK) rc = open_files(l, &s, v, &oc, err);
     if (rc == PQ_OK) {
         pq_scan_opts o;
         pq_scan_opts_init(&o);
