@@ -228,6 +228,9 @@ static size_t fmt_interval(const uint8_t *p, char *w)
         memcpy(w, days == 1 ? " day " : " days ", days == 1 ? 5 : 6);
         w += days == 1 ? 5 : 6;
     }
+    /* As DuckDB prints an interval: no time part when it is zero, unless
+     * that is all there is ("1 day", "00:00:00"). */
+    if (millis == 0 && w > s) return (size_t)(w - s) - 1; /* the trailing space */
     w += pq_fmt_time((int64_t)millis, 3, w);
     return (size_t)(w - s);
 }

@@ -166,6 +166,17 @@ check "rewrite --sort-by of 65 keys sorts by the 65th and records all 65" \
     '"$pqtool" rewrite "$work/k65u.parquet" -o "$work/k65r.parquet" --sort-by "$keys65" 2>"$work/err" &&
      [ "$(sorted65 "$work/k65r.parquet")" = "$want65" ] && [ "$(row_groups "$work/k65r.parquet")" = "40:$rec65 " ]'
 
+# INTERVAL prints as DuckDB prints it (no time part when it is zero, unless
+# that is all there is), compared with DuckDB's own CSV of the file.
+if [ "$duck" = 1 ]; then
+    node "$root/tests/mount/duck.mjs" sql "COPY (SELECT * FROM (VALUES (1, INTERVAL '1 day'), (2, INTERVAL 0 SECOND),
+        (3, INTERVAL '1 year 2 months 3 days 04:05:06.789'), (4, INTERVAL '14 months'), (5, INTERVAL '1.5 seconds'),
+        (6, NULL), (7, INTERVAL '2 days 00:00:00.001')) t(id, iv)) TO '$work/iv.parquet' (FORMAT parquet)" >/dev/null 2>&1
+    node "$root/tests/mount/duck.mjs" sql "COPY (SELECT * FROM '$work/iv.parquet') TO '$work/iv_duck.csv' (HEADER)" >/dev/null 2>&1
+    check "INTERVAL text as DuckDB's (1 day, 00:00:00, 1 year 2 months)" \
+        '"$pqtool" cat "$work/iv.parquet" >"$work/iv.csv" && grep -qx "1,1 day" "$work/iv.csv" && python3 "$csvcmp" "$work/iv_duck.csv" "$work/iv.csv" >/dev/null'
+fi
+
 # Writer options reach the file.
 "$pqtool" write "$g" "$work/o.parquet" --codec snappy --no-dictionary --bloom-filter name 2>/dev/null
 "$pqtool" meta "$work/o.parquet" >"$work/o.meta" 2>&1
