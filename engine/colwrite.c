@@ -900,6 +900,45 @@ static int copy_bytes(pq_arena *a, pq_bytes *b)
     return 0;
 }
 
+/* A chunk copied byte for byte is not decoded, so its pages are walked
+ * instead: every page header must decode, each page must lie inside the
+ * chunk, and the data pages must hold the chunk's values before it ends, as
+ * a reader finds them.  Cheap (headers only), and it keeps a chunk a reader
+ * would fail on from passing into a new file as if it were sound. */
+static int check_chunk_pages(const uint8_t *bytes, uint64_t len, int64_t num_values, pq_error *err)
+{
+    pq_arena a;
+    pq_arena_init(&a, 1024);
+    int64_t values = 0;
+    uint64_t at = 0;
+    int rc = PQ_OK;
+    for (int32_t page = 0; rc == PQ_OK && values < num_values; page++) {
+        if (at >= len) {
+            rc = pq_fail(err, PQ_E_CORRUPT, "column chunk ends after %lld of its %lld values", (long long)values,
+                         (long long)num_values);
+            break;
+        }
+        pq_page_header h;
+        size_t used;
+        if (pq_decode_page_header(bytes + at, (size_t)(len - at), &a, &h, &used, err) != PQ_OK) {
+            pq_error_prefix(err, "page %d: page header at offset %llu: ", page, (unsigned long long)at);
+            rc = PQ_ERR;
+            break;
+        }
+        if (h.compressed_page_size < 0 || (uint64_t)h.compressed_page_size > len - at - used) {
+            rc = pq_fail(err, PQ_E_CORRUPT, "page %d: %d bytes at offset %llu overrun the column chunk", page,
+                         h.compressed_page_size, (unsigned long long)at);
+            break;
+        }
+        if (h.has_data_v2) values += h.data_v2.num_values > 0 ? h.data_v2.num_values : 0;
+        else if (h.has_data) values += h.data.num_values > 0 ? h.data.num_values : 0;
+        at += used + (uint64_t)h.compressed_page_size;
+        pq_arena_reset(&a);
+    }
+    pq_arena_free(&a);
+    return rc;
+}
+
 int pq_chunk_copy(const pq_column_meta *src, int64_t num_rows, bool type_ordered, const uint8_t *bytes,
                   uint64_t start, uint64_t len, const pq_offset_index *oi, const uint8_t *column_index,
                   size_t column_index_len, pq_chunk_out *out, pq_error *err)
@@ -918,6 +957,11 @@ int pq_chunk_copy(const pq_column_meta *src, int64_t num_rows, bool type_ordered
         return pq_fail(err, PQ_E_CORRUPT, "column chunk offsets outside its extent");
     m->data_page_offset -= (int64_t)start;
     if (m->has_dictionary_page_offset) m->dictionary_page_offset -= (int64_t)start;
+    /* Pages from the chunk's first one (its dictionary, when it has one). */
+    uint64_t first = (uint64_t)(m->has_dictionary_page_offset && m->dictionary_page_offset < m->data_page_offset
+                                    ? m->dictionary_page_offset
+                                    : m->data_page_offset);
+    PQ_TRY(check_chunk_pages(bytes + first, len - first, src->num_values, err));
     m->has_index_page_offset = false;
     m->has_bloom_filter_offset = m->has_bloom_filter_length = false;
     m->kv = NULL;
