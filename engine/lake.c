@@ -1097,9 +1097,11 @@ static void release_result(pq_lake *l, pq_result *res, const char *key)
 /* data.parquet: its result, complete (SPEC: materialized on first lookup or
  * open, with an exact size).  A failed result is not kept. */
 static int materialize(pq_lake *l, view *v, pq_result **out, char **key_out, bool (*stop)(void *), void *stop_ctx,
-                       pq_error *err)
+                       bool *job_ran, pq_error *err)
 {
+    *job_ran = false;
     PQ_TRY(get_result(l, v, out, key_out, err));
+    *job_ran = true; /* its failures are reported by the job */
     if (pq_result_wait(*out, stop, stop_ctx, err) == PQ_OK) return PQ_OK;
     release_result(l, *out, *key_out);
     free(*key_out);
@@ -1307,7 +1309,14 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
             /* Materialized here, on the first lookup: its size is exact. */
             pq_result *res;
             char *key;
-            rc = materialize(l, &v, &res, &key, stop, stop_ctx, err);
+            bool job_ran;
+            rc = materialize(l, &v, &res, &key, stop, stop_ctx, &job_ran, err);
+            /* A result that could not start (no cache file): said here, as
+             * an open of data.csv says it. */
+            if (rc != PQ_OK && !job_ran) {
+                lake_view_free(l, &v);
+                return lake_fail_logged(l, err, path);
+            }
             if (rc == PQ_OK) {
                 pq_result_state st;
                 pq_result_state_of(res, &st);
@@ -1497,7 +1506,10 @@ int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_ha
         if (v.file == F_SCHEMA) rc = schema_text(l, &v, &h->text, err);
         else if (v.file == F_PLAN) rc = plan_text(l, &v, &h->text, err);
         else if (v.file == F_DATA_CSV) rc = get_result(l, &v, &h->res, &h->key, err);
-        else rc = materialize(l, &v, &h->res, &h->key, stop, stop_ctx, err);
+        else {
+            bool job_ran;
+            rc = materialize(l, &v, &h->res, &h->key, stop, stop_ctx, &job_ran, err);
+        }
         if (rc == PQ_OK && version && h->res && version_of_key(h->key) != version) {
             release_result(l, h->res, h->key);
             free(h->key);

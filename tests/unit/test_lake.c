@@ -19,7 +19,7 @@
 static char root[] = "/tmp/pq_lake_XXXXXX";
 static char cache[] = "/tmp/pq_lake_cache_XXXXXX";
 
-static pq_lake *open_lake(uint64_t metadata_ttl_ms)
+static pq_lake *open_lake_in(uint64_t metadata_ttl_ms, const char *cache_dir)
 {
     pq_error err;
     pq_error_clear(&err);
@@ -32,7 +32,7 @@ static pq_lake *open_lake(uint64_t metadata_ttl_ms)
     o.store = st;
     o.metadata_ttl_ms = metadata_ttl_ms;
     o.threads = 2;
-    o.cache_dir = cache;
+    o.cache_dir = cache_dir;
     o.cache_size = 64u << 20;
     o.log_level = PQ_LOG_ERROR;
     pq_lake *l = NULL;
@@ -41,6 +41,11 @@ static pq_lake *open_lake(uint64_t metadata_ttl_ms)
         return NULL;
     }
     return l;
+}
+
+static pq_lake *open_lake(uint64_t metadata_ttl_ms)
+{
+    return open_lake_in(metadata_ttl_ms, cache);
 }
 
 /* How many entries of DIR (under the lake root) start with PREFIX and end
@@ -233,6 +238,27 @@ static void test_replaced_file(void)
     pq_lake_close(l);
 }
 
+/* A data.parquet whose result cannot start (its cache file cannot be
+ * made) fails its lookup, and the reason is reported as data.csv's is. */
+static void test_parquet_without_cache(void)
+{
+    char gone[] = "/tmp/pq_lake_gone_XXXXXX";
+    if (!mkdtemp(gone)) return;
+    pq_lake *l = open_lake_in(0, gone);
+    CHECK(l != NULL);
+    if (!l) return;
+    CHECK_EQ_INT(rmdir(gone), 0);
+    pq_lake_attr a;
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_lake_stat(l, "t/data.parquet", &a, NULL, NULL, &err), PQ_ERR);
+    CHECK(strstr(err.msg, "cannot create a cache file") != NULL);
+    char *errors = read_view(l, ".pqfs/errors");
+    CHECK(errors && strstr(errors, "t/data.parquet") && strstr(errors, "cannot create a cache file"));
+    free(errors);
+    pq_lake_close(l);
+}
+
 static int rm_tree(const char *path)
 {
     char cmd[600];
@@ -254,6 +280,7 @@ int main(void)
         pq_lake_close(l);
     }
     test_replaced_file();
+    test_parquet_without_cache();
     (void)rm_tree(root);
     (void)rm_tree(cache);
     return check_report();
