@@ -13,8 +13,8 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
-#include <dirent.h>
 
+#include "cache_area.h"
 #include "config.h"
 #include "filewrite.h"
 #include "fs.h"
@@ -58,42 +58,6 @@ static void *exit_watch_main(void *arg)
 }
 
 /* Creates the cache directory (mode 0700) and removes what a previous mount left. */
-static int prepare_cache_dir(const char *dir, char *err, size_t cap)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp) {
-        snprintf(err, cap, "cache_dir %s: path too long", dir);
-        return -1;
-    }
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        mkdir(tmp, 0755);
-        *p = '/';
-    }
-    if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
-        snprintf(err, cap, "cache_dir %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    if (chmod(tmp, 0700) != 0) {
-        snprintf(err, cap, "cache_dir %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    DIR *d = opendir(tmp);
-    if (!d) {
-        snprintf(err, cap, "cache_dir %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        /* results, and files staged for writes that a crash never finished */
-        if (!strncmp(de->d_name, "result-", 7) || !strncmp(de->d_name, "stage-", 6))
-            unlinkat(dirfd(d), de->d_name, 0);
-    }
-    closedir(d);
-    return 0;
-}
-
 /* The lake's storage: a directory, an HTTP(S) prefix (read-only: the
  * mount becomes read-only too) or an S3 bucket. */
 static int open_store(pqfs_config *c, pq_store **out, char *err, size_t cap)
@@ -186,6 +150,7 @@ int main(int argc, char **argv, char **envp)
     char err[2048];
     int status = 1;
     pq_lake *lake = NULL;
+    pqfs_cache_area area = {.lock_fd = -1};
     pqfs_fs *fs = NULL;
     struct fuse_session *se = NULL;
     struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
@@ -209,7 +174,7 @@ int main(int argc, char **argv, char **envp)
     logger lg = {.foreground = cfg.foreground, .level = cfg.log_level};
     if (!cfg.foreground) openlog("pqfs", LOG_PID, LOG_DAEMON);
 
-    if (prepare_cache_dir(cfg.cache_dir, err, sizeof err) != 0) {
+    if (pqfs_cache_area_open(cfg.cache_dir, cfg.mountpoint, &area, err, sizeof err) != 0) {
         fprintf(stderr, "pqfs: %s\n", err);
         goto out;
     }
@@ -267,7 +232,7 @@ int main(int argc, char **argv, char **envp)
         .store = store,
         .metadata_ttl_ms = cfg.metadata_ttl_ms,
         .threads = cfg.threads,
-        .cache_dir = cfg.cache_dir,
+        .cache_dir = area.path,
         .cache_size = cfg.cache_size,
         .tables = decls,
         .n_tables = cfg.n_tables,
@@ -337,6 +302,7 @@ out:
     fuse_opt_free_args(&args);
     pqfs_fs_free(fs);
     pq_lake_close(lake);
+    pqfs_cache_area_close(&area);
     for (int i = 0; parts && i < cfg.n_tables; i++) free(parts[i]);
     free(parts);
     free(decls);

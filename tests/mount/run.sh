@@ -788,12 +788,24 @@ dictionary = false
 bloom_filter = s
 EOF
 MNT2=$WORK/mnt-ini
-# cache_dir is wiped at mount (SPEC section 7): a stale result file goes.
-mkdir -p "$WORK/cache-ini" && echo stale >"$WORK/cache-ini/result-stale" && echo staged >"$WORK/cache-ini/stage-AbC123"
+# cache_dir is wiped at mount (SPEC section 7): each mount keeps its files in
+# a directory of its own (cache_dir/mount-*), locked while it runs; one no
+# daemon holds (a crash's) goes with its files, one a live daemon holds stays.
+mkdir -p "$WORK/cache-ini/mount-crashed" "$WORK/cache-ini/mount-live"
+echo stale >"$WORK/cache-ini/mount-crashed/result-stale" && echo staged >"$WORK/cache-ini/mount-crashed/stage-AbC123"
+echo staged >"$WORK/cache-ini/mount-live/stage-Live12"
+flock "$WORK/cache-ini/mount-live" sleep 30 &
+LIVE_LOCK=$!
+sleep 0.2
 start_pqfs "$WORK/pqfs-ini.log" "$WORK/lake.ini" "$MNT2"
-[ ! -e "$WORK/cache-ini/result-stale" ] && pass "cache_dir wiped at mount" || fail "cache_dir: result-stale survived the mount"
-[ ! -e "$WORK/cache-ini/stage-AbC123" ] && pass "cache_dir: a write staged before a crash is wiped at mount" ||
-    fail "cache_dir: stage-AbC123 survived the mount"
+[ ! -e "$WORK/cache-ini/mount-crashed" ] && pass "cache_dir: a crashed mount's directory (a staged write, a result) is wiped at mount" ||
+    fail "cache_dir: mount-crashed survived the mount"
+[ -e "$WORK/cache-ini/mount-live/stage-Live12" ] && pass "cache_dir: a live mount's directory is left alone" ||
+    fail "cache_dir: the second mount removed a live mount's staged write"
+[ "$(find "$WORK/cache-ini" -maxdepth 1 -name 'mount-*' ! -name mount-live | wc -l)" = 1 ] &&
+    [ "$(stat -c %a "$(find "$WORK/cache-ini" -maxdepth 1 -name 'mount-*' ! -name mount-live)")" = 700 ] &&
+    pass "cache_dir: this mount's own directory, mode 0700" || fail "cache_dir: no mount-* directory of mode 0700 for this mount"
+kill "$LIVE_LOCK" 2>/dev/null
 P2=$PQFS_PID
 grep -q '^code,STRING,true,true$' "$MNT2/codes/schema.txt" && pass "ini: declared partition type" ||
     fail "ini: codes/schema.txt: $(cat "$MNT2/codes/schema.txt" | tr '\n' ' ')"

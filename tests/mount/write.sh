@@ -140,6 +140,29 @@ check "the reasons are in /.pqfs/errors with line and column" \
      grep -q "short.csv: line 2: 2 fields, the header has 4" <<<"$errs" &&
      grep -q "col.csv: line 1: column .nope. is not in the table.s schema" <<<"$errs"'
 
+# ------------------------------------------------------------ a cache_dir shared by two mounts
+# Each mount keeps its files in a locked directory of its own in cache_dir: a
+# second mount starting on the same cache_dir leaves the first one's staged
+# write alone (it deleted every stage-* file there, failing the write).
+exec 7>"$MNT/events/dt=2024-07-01/region=eu/shared.csv"
+printf 'id,name,amount,ts\n71,a,1,\n' >&7
+start_pqfs "$WORK/pqfs-second.log" "$LAKE" "$WORK/second" -o "cache_dir=$WORK/cache,read_only=true"
+SECOND=$PQFS_PID
+printf '72,b,2,\n' >&7
+exec 7>&-
+check "a second mount on the same cache_dir leaves the first one's staged write alone" \
+    '[ "$(tail -n +2 "$MNT/events/dt=2024-07-01/data.csv" | wc -l)" = 2 ]'
+check "each mount has its own directory in cache_dir" '[ "$(find "$WORK/cache" -maxdepth 1 -name "mount-*" | wc -l)" = 2 ]'
+stop_pqfs "$WORK/second" "$SECOND"
+check "the second mount's directory goes at its unmount, the first one's stays" \
+    '[ "$(find "$WORK/cache" -maxdepth 1 -name "mount-*" | wc -l)" = 1 ]'
+# A cache_dir inside the mountpoint would be hidden by the mount: refused.
+mkdir -p "$WORK/inner"
+MOUNTS+=("$WORK/inner")
+check "a cache_dir inside the mountpoint is refused at start, naming both" \
+    '! timeout 10 "$PQFS" "$LAKE" "$WORK/inner" -f -o "cache_dir=$WORK/inner/cache" 2>"$WORK/inner.err" &&
+     grep -q "cache_dir $WORK/inner/cache is inside the mountpoint $WORK/inner" "$WORK/inner.err" && ! is_mounted "$WORK/inner"'
+
 # ------------------------------------------------------------ Parquet input
 "$PQTOOL" write "$IN/a.csv" "$IN/same.parquet" --schema "$LAKE/events/dt=2024-01-01/region=eu/part-0.parquet"
 check "a Parquet file with the table's schema is taken in" \
