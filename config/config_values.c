@@ -579,6 +579,11 @@ static int apply_endpoint(pqfs_config *c, const char *v, const char *where, char
     if ((kind != CFG_SOURCE_HTTP && kind != CFG_SOURCE_HTTPS) || authority_length(v, scheme_len) == 0)
         return value_fail(err, cap, where, "endpoint",
                           "'%s' is not an http:// or https:// URL with a host", v);
+    /* Not echoed: it holds a secret.  S3 signs with the keys instead. */
+    if (memchr(v + scheme_len, '@', authority_length(v, scheme_len)))
+        return value_fail(err, cap, where, "endpoint",
+                          "a URL with credentials (user:password@) is not supported; give access_key_id and "
+                          "secret_access_key");
     char *url = cfg_strdup(v);
     if (!url) return out_of_memory(err, cap);
     normalize_url(url, scheme_len);

@@ -586,6 +586,13 @@ int pq_store_s3_new(const char *url, const pq_s3_opts *so, const pq_http_opts *h
             s3_destroy(&ss->base);
             return pq_fail(err, PQ_E_USAGE, "s3 endpoint %s: not a URL", so->endpoint);
         }
+        size_t host_len = strcspn(sep + 3, "/");
+        if (memchr(sep + 3, '@', host_len)) {
+            /* Not echoed: it holds a secret.  Requests are signed with the keys. */
+            pq_buf_free(&bu);
+            s3_destroy(&ss->base);
+            return pq_fail(err, PQ_E_USAGE, "s3 endpoint: a URL with credentials (user:password@) is not supported");
+        }
         if (ss->path_style) oom |= pq_buf_printf(&bu, "%s/", ss->endpoint) || pq_url_encode(&bu, ss->bucket, strlen(ss->bucket), false);
         else oom |= pq_buf_printf(&bu, "%.*s%s.%s", (int)(sep + 3 - ss->endpoint), ss->endpoint, ss->bucket, sep + 3) != 0;
     }

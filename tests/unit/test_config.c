@@ -478,6 +478,10 @@ static void test_errors(void)
     CHECK_INI_ERROR("[pqfs]\nsource = https://\n", "2: source: 'https://' has no host");
     CHECK_INI_ERROR("[s3]\nendpoint = 127.0.0.1:9000\n",
                     "2: endpoint: '127.0.0.1:9000' is not an http:// or https:// URL with a host");
+    /* Credentials in the endpoint: refused, and not echoed. */
+    CHECK_INI_ERROR("[s3]\nendpoint = http://u:endpointpw@127.0.0.1:9000\n",
+                    "2: endpoint: a URL with credentials (user:password@) is not supported; give access_key_id and "
+                    "secret_access_key");
     CHECK_INI_ERROR("[s3]\npath_style = sometimes\n",
                     "2: path_style: 'sometimes' is not a boolean (true/false, yes/no, on/off, 1/0)");
 
