@@ -117,6 +117,8 @@ const char *pq_lake_upload_path(const pq_lake_upload *u);
  * committed under `path` (named after it, and a .parquet by it).  A view
  * file's name or one starting with '_' is PQ_E_DENIED. */
 int pq_lake_upload_rename(pq_lake_upload *u, const char *path, pq_error *err);
+/* Whether pq_lake_upload_commit was called (whatever its outcome). */
+bool pq_lake_upload_committed(pq_lake_upload *u);
 /* Writes the part file.  Once only: later calls return the first outcome.
  * abandon (may be NULL) is asked as the file is written and just before it
  * goes into the lake: true (the writer was killed meanwhile) writes nothing,

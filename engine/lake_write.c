@@ -602,6 +602,11 @@ static int commit_in_turn(pq_lake_upload *u, pq_error *err)
     return rc;
 }
 
+bool pq_lake_upload_committed(pq_lake_upload *u)
+{
+    return u->committed;
+}
+
 int pq_lake_upload_commit(pq_lake_upload *u, bool (*abandon)(void *), void *abandon_ctx, pq_error *err)
 {
     pthread_mutex_lock(&u->mu);

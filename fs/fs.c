@@ -478,11 +478,11 @@ static void relabel_locked(pqfs_fs *fs, const char *from, const char *to);
 /* Keeps a closed temporary file for its rename: u, or the upload of `oh`
  * (taken from it in the same critical section, so that no other thread
  * finds it in both places).  False when it cannot (nothing changed). */
-static bool park(pqfs_fs *fs, pq_lake_upload *u, open_handle *oh)
+static bool park(pqfs_fs *fs, pq_lake_upload *u, open_handle *oh, const char *as)
 {
     if (oh) u = oh->upload;
     struct parked_upload *p = calloc(1, sizeof *p);
-    char *path = strdup(pq_lake_upload_path(u));
+    char *path = strdup(as ? as : pq_lake_upload_path(u));
     if (!p || !path) {
         free(p);
         free(path);
@@ -1018,7 +1018,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         bool temporary = false, claimed = false;
         if (oh->upload && finish_upload(fs, oh, &temporary, &claimed, &err) == PQ_OK && !oh->writer_killed) {
             uint64_t size = pq_lake_upload_size(oh->upload);
-            if (temporary && claimed) (void)park(fs, NULL, oh);
+            if (temporary && claimed) (void)park(fs, NULL, oh, NULL);
             else if (!temporary && size > 0 && pq_lake_upload_commit(oh->upload, NULL, NULL, &err) == PQ_OK)
                 note_written(fs, oh->upload_ino, size);
         }
@@ -1193,7 +1193,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     if (commit && temporary) {
         /* Closed, and parked now (not at RELEASE, which comes after close()
          * returns): its rename, which may follow at once, commits it. */
-        fuse_reply_err(req, !claimed || park(fs_of(req), NULL, oh) ? 0 : ENOMEM);
+        fuse_reply_err(req, !claimed || park(fs_of(req), NULL, oh, NULL) ? 0 : ENOMEM);
         return;
     }
     if (commit && !claimed) {
@@ -1305,22 +1305,32 @@ static int commit_parked(fuse_req_t req, pqfs_fs *fs, const char *from, const ch
     if (!u) return ENOENT; /* not parked: maybe just written (rename_written) */
     pq_error err;
     pq_error_clear(&err);
-    int rc = pq_lake_upload_rename(u, to, &err);
-    if (rc == PQ_OK && is_temporary(to)) {
-        pthread_mutex_lock(&fs->mu);
-        relabel_locked(fs, from, to);
-        pthread_mutex_unlock(&fs->mu);
-        if (!park(fs, u, NULL)) pq_lake_upload_free(u);
-        return 0;
-    }
     uint64_t size = pq_lake_upload_size(u);
-    /* An empty file adds nothing (as a touch does); its name is noted. */
-    if (rc == PQ_OK && size > 0) rc = pq_lake_upload_commit(u, writer_dying, req, &err);
-    pq_lake_upload_free(u);
+    int rc;
+    if (pq_lake_upload_committed(u)) {
+        /* Its commit failed before and it stayed: the same outcome again
+         * (mv retries a rename that RENAME_NOREPLACE made EINVAL). */
+        rc = pq_lake_upload_commit(u, writer_dying, req, &err);
+    } else {
+        rc = pq_lake_upload_rename(u, to, &err);
+        if (rc == PQ_OK && is_temporary(to)) {
+            pthread_mutex_lock(&fs->mu);
+            relabel_locked(fs, from, to);
+            pthread_mutex_unlock(&fs->mu);
+            if (!park(fs, u, NULL, NULL)) pq_lake_upload_free(u);
+            return 0;
+        }
+        /* An empty file adds nothing (as a touch does); its name is noted. */
+        if (rc == PQ_OK && size > 0) rc = pq_lake_upload_commit(u, writer_dying, req, &err);
+    }
     if (rc != PQ_OK) {
+        /* A failed rename leaves its source: the file stays parked under
+         * its name (unlink discards it), and a retry gets the same error. */
+        if (err.cls == PQ_E_CANCELLED || !park(fs, u, NULL, from)) pq_lake_upload_free(u);
         reply_error(req, &err);
         return -1;
     }
+    pq_lake_upload_free(u);
     pthread_mutex_lock(&fs->mu);
     relabel_locked(fs, from, to);
     pthread_mutex_unlock(&fs->mu);

@@ -41,6 +41,16 @@ except OSError as e:
     print(errno.errorcode.get(e.errno, str(e.errno)))
 PY
 }
+# rename_errno FROM TO: OK or the errno name rename() gave.
+rename_errno() {
+    python3 -c '
+import errno, os, sys
+try:
+    os.rename(sys.argv[1], sys.argv[2])
+    print("OK")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))' "$1" "$2"
+}
 lake_files() { find "$LAKE" -type f | sort; }
 
 LAKE=$WORK/lake MNT=$WORK/mnt IN=$WORK/in
@@ -375,6 +385,18 @@ except OSError:
 " "$MNT/rsyncplain/k=1" && [ "$(lake_files)" = "$before" ] &&
      mv "$MNT/rsyncplain/k=1/.keep.csv.X2" "$MNT/rsyncplain/k=1/keep.csv" &&
      [ -n "$(find "$LAKE/rsyncplain/k=1" -name "keep-*.parquet")" ] && [ -f "$MNT/rsyncplain/k=1/keep.csv" ]'
+# A rename whose commit fails leaves its source, as a failed rename does, and
+# a retry gets the same EINVAL: GNU mv (renameat2 with RENAME_NOREPLACE, then
+# a plain rename when that is EINVAL) said "cannot stat" (the file was gone);
+# now it fails on EINVAL (which it words as "a subdirectory of itself").
+# unlink discards the file.
+before=$(lake_files)
+check "mv of a bad temporary file: EINVAL, the file stays until removed, nothing lands" \
+    'printf "a,b\nx,y,z\n" >"$MNT/rsyncplain/k=1/.badmv.csv" &&
+     ! mv "$MNT/rsyncplain/k=1/.badmv.csv" "$MNT/rsyncplain/k=1/badmv.csv" 2>"$WORK/mv.err" &&
+     ! grep -q "cannot stat" "$WORK/mv.err" && [ -e "$MNT/rsyncplain/k=1/.badmv.csv" ] &&
+     [ "$(rename_errno "$MNT/rsyncplain/k=1/.badmv.csv" "$MNT/rsyncplain/k=1/badmv2.csv")" = EINVAL ] &&
+     rm "$MNT/rsyncplain/k=1/.badmv.csv" && [ ! -e "$MNT/rsyncplain/k=1/.badmv.csv" ] && [ "$(lake_files)" = "$before" ]'
 # Renamed before it is closed (tempfile used inside its with block), and a
 # temporary name written twice before its rename (the second file wins);
 # a file being written stats with the bytes written so far.
