@@ -70,7 +70,7 @@ void pq_chunk_out_free(pq_chunk_out *c);
  * The metadata is copied into the chunk's arena.  Only what a reader may
  * trust in the new file is kept: min_value/max_value and the column index
  * when `type_ordered` (the source declared TYPE_DEFINED order), never the
- * deprecated min/max, no bloom filter (not copied).  A page location outside
+ * deprecated min/max, no bloom filter (pq_chunk_copy_from adds the source's).  A page location outside
  * the extent is PQ_E_CORRUPT. */
 int pq_chunk_copy(const pq_column_meta *src, int64_t num_rows, bool type_ordered, const uint8_t *bytes,
                   uint64_t start, uint64_t len, const pq_offset_index *oi, const uint8_t *column_index,

@@ -185,6 +185,17 @@ check "--bloom-filter name" 'grep -q "  name: .*bloom_filter=" "$work/o.meta" &&
 check "a value the bloom filter holds is found, one it lacks is pruned" \
     '[ "$("$pqtool" cat "$work/o.parquet" --where "name = '"'"'alpha'"'"'" | wc -l)" -gt 1 ] && "$pqtool" plan "$work/o.parquet" --where "name = '"'"'zzz'"'"'" | grep -q "bloom"'
 
+# A row group copied byte for byte (a Parquet view that matches it entirely)
+# keeps its bloom filters: a value inside the statistics' range but absent
+# is still pruned by the bloom filter in the copy (it was dropped).
+python3 -c 'print("id,s"); [print("%d,s%d" % (i, i)) for i in range(1, 2001)]' >"$work/bf.csv"
+"$pqtool" write "$work/bf.csv" "$work/bf.parquet" --bloom-filter id,s 2>/dev/null
+check "a copied row group keeps its bloom filters, and they prune" \
+    '"$pqtool" cat "$work/bf.parquet" --format parquet -o "$work/bf_copy.parquet" 2>"$work/err" &&
+     [ "$("$pqtool" meta "$work/bf_copy.parquet" | grep -c "bloom_filter=")" = 2 ] &&
+     "$pqtool" plan "$work/bf_copy.parquet" --where "s = '"'"'s1000x'"'"'" | grep -q "1 pruned (statistics 0, dictionary 0, page index 0, bloom filter 1)" &&
+     "$pqtool" cat "$work/bf_copy.parquet" | cmp -s - <("$pqtool" cat "$work/bf.parquet")'
+
 # ---------------------------------------------------------------- bad input
 bad() { # name, csv text, extra options, expected message pattern
     printf '%b' "$2" >"$work/bad.csv"
