@@ -642,6 +642,11 @@ static int map_header(pq_csv_reader *rd, const char *name, target_col *tc, int32
         if (hit < 0)
             return pq_fail(err, PQ_E_USAGE, "%s: line 1: column '%.*s' is not in the table's schema", name,
                            (int)(f[i].len > 100 ? 100 : f[i].len), f[i].p);
+        if (tc[hit].nested)
+            return pq_fail(err, PQ_E_UNSUPPORTED,
+                           "%s: line 1: column '%s' is nested (a list, map or struct): CSV cannot hold it (leave it "
+                           "out to write NULL, or write Parquet)",
+                           name, tc[hit].name);
         if (tc[hit].csv_field >= 0)
             return pq_fail(err, PQ_E_USAGE, "%s: line 1: column '%s' appears twice", name, tc[hit].name);
         tc[hit].csv_field = i;
@@ -688,6 +693,8 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
         for (int32_t c = 0; c < n_cols; c++)
             if (strcmp(tc[c].name, opts->sort_by[k]) == 0) hit = c;
         if (hit < 0) rc = pq_fail(err, PQ_E_USAGE, "%s: sort_by: no column '%s'", name, opts->sort_by[k]);
+        else if (tc[hit].nested)
+            rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s: sort_by: column '%s' is nested", name, opts->sort_by[k]);
         else if (tc[hit].kind == CV_DECIMAL_BYTES || tc[hit].kind == CV_INT96 || tc[hit].kind == CV_FLOAT16)
             rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s: sort_by: column '%s' has a type rows cannot be sorted by yet",
                          name, opts->sort_by[k]);

@@ -38,8 +38,18 @@ int pq_csv_classify(const pq_leaf *leaf, target_col *t, pq_error *err)
     t->vsize = pq_value_size(nd->phys);
     t->required = leaf->max_def == 0;
     t->csv_field = -1;
-    if (leaf->max_rep > 0 || leaf->max_def > 1 || (nd->parent && nd->parent->parent))
-        return pq_fail(err, PQ_E_UNSUPPORTED, "column %s: nested columns cannot be written from CSV", leaf->path);
+    if (leaf->max_rep > 0 || leaf->max_def > 1 || (nd->parent && nd->parent->parent)) {
+        const pq_node *top = nd;
+        while (top->parent && top->parent->parent) top = top->parent;
+        t->nested = true;
+        t->name = top->name;
+        t->name_len = strlen(top->name);
+        /* NULL is def level 0 only where the top-level column is nullable
+         * (a required list at 0 is an empty list, not NULL). */
+        t->required = !top->nullable;
+        t->kind = CV_BINARY; /* never converted: its rows are all NULL */
+        return PQ_OK;
+    }
     switch (nd->phys) {
     case PQ_BOOLEAN: t->kind = CV_BOOL; return PQ_OK;
     case PQ_FLOAT: t->kind = CV_FLOAT; return PQ_OK;

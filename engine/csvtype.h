@@ -42,11 +42,15 @@ typedef struct target_col {
     uint64_t umax;
     int32_t fixed_len;
     bool required;
+    /* A leaf of a nested column (list, map, struct): a CSV cannot hold one,
+     * but may leave the column out, which writes it NULL.  `name` is then
+     * the top-level column's, `required` whether that one is. */
+    bool nested;
     int32_t csv_field;         /* -1: not in the CSV */
 } target_col;
 
 /* Classifies a leaf; PQ_E_UNSUPPORTED for what cannot be read from CSV
- * (nested columns, unknown logical types). */
+ * (unknown logical types).  A nested column's leaf is `nested`. */
 int pq_csv_classify(const pq_leaf *leaf, target_col *t, pq_error *err);
 
 /* Converts one non-NULL field into *value (t->vsize bytes).  Byte arrays go

@@ -138,11 +138,16 @@ check "a record with too few fields: EINVAL" '[ "$(copy_errno "$IN/short.csv" "$
 printf 'id,nope\n1,2\n' >"$IN/col.csv"
 check "a column the table lacks: EINVAL" '[ "$(copy_errno "$IN/col.csv" "$MNT/events/dt=2024-01-01/region=eu/col.csv")" = EINVAL ]'
 check "failed writes leave nothing in the lake (no file, no temp, no directory)" '[ "$(lake_files)" = "$before" ] && [ ! -e "$LAKE/events/dt=2024-01-07" ]'
-# A table with list columns takes Parquet, and refuses CSV as bad input
-# (EINVAL, not EIO: nothing is wrong with the storage).
-check "a CSV into a table with nested columns: EINVAL" \
+# A table with list columns takes Parquet; a CSV holding a nested column is
+# bad input (EINVAL, not EIO: nothing is wrong with the storage), one that
+# leaves the nested columns out writes them NULL.
+check "a CSV holding a nested column: EINVAL" \
     'mkdir "$MNT/lists" && cp "$SHARED/testdata/parquet-testing/data/list_columns.parquet" "$MNT/lists/" &&
      printf "int64_list,utf8_list\n1,a\n" >"$IN/lists.csv" && [ "$(copy_errno "$IN/lists.csv" "$MNT/lists/lists.csv")" = EINVAL ]'
+node "$here/duck.mjs" sql "COPY (SELECT 1::BIGINT AS id, [1, 2]::BIGINT[] AS l) TO '$IN/withlist.parquet' (FORMAT parquet)" >/dev/null 2>&1
+check "a CSV leaving out the nested column writes it NULL" \
+    'mkdir "$MNT/withlist" && cp "$IN/withlist.parquet" "$MNT/withlist/" && printf "id\n9\n" >"$IN/nolist.csv" &&
+     cp "$IN/nolist.csv" "$MNT/withlist/" && [ "$(tail -n +2 "$MNT/withlist/data.csv" | sort | tr "\n" " ")" = "1,\"[1,2]\" 9, " ]'
 errs=$(cat "$MNT/.pqfs/errors")
 check "the reasons are in /.pqfs/errors with line and column" \
     'grep -q "contra.csv: line 2, column dt: .2024-01-05. contradicts the path (dt=2024-01-01)" <<<"$errs" &&
