@@ -438,7 +438,9 @@ static pq_io_counters *inputs_counters(inputs *in)
     return in->store ? &in->store->counters : &in->counters;
 }
 
-static int compile_query(inputs *in, const pq_query_spec *spec, pq_query **q, pq_error *err)
+/* A bad --where or --select is the query's error on PATH (SPEC: pqtool:
+ * FILE: what went wrong): the first path names it. */
+static int compile_query(inputs *in, const char *path, const pq_query_spec *spec, pq_query **q, pq_error *err)
 {
     const pq_table *t = in->table;
     pq_query_spec with_dirs = *spec;
@@ -447,8 +449,11 @@ static int compile_query(inputs *in, const pq_query_spec *spec, pq_query **q, pq
         with_dirs.eq_vals = (const char *const *)in->eq_vals;
         with_dirs.n_eq = in->n_eq;
     }
-    return pq_query_compile(&in->files[0].footer->schema, t ? (const char *const *)t->part_names : NULL,
-                            t ? t->part_types : NULL, t ? t->n_parts : 0, &with_dirs, q, err);
+    if (pq_query_compile(&in->files[0].footer->schema, t ? (const char *const *)t->part_names : NULL,
+                         t ? t->part_types : NULL, t ? t->n_parts : 0, &with_dirs, q, err) == PQ_OK)
+        return PQ_OK;
+    pq_error_prefix(err, "%s: ", path);
+    return PQ_ERR;
 }
 
 typedef struct cat_args {
@@ -484,8 +489,13 @@ static void parse_cat_args(int argc, char **argv, cat_args *a)
         else if (!strcmp(s, "--limit") && more) {
             char *end;
             if (a->spec.limit >= 0) die_usage(); /* at most one, as limit= in a path */
-            a->spec.limit = strtoll(argv[++i], &end, 10);
-            if (*end || a->spec.limit < 0) die_usage();
+            const char *v = argv[++i];
+            errno = 0;
+            a->spec.limit = strtoll(v, &end, 10);
+            if (!*v || *end || a->spec.limit < 0 || errno == ERANGE) {
+                fprintf(stderr, "pqtool: --limit: '%s' is not a row count (0 to %lld)\n", v, (long long)INT64_MAX);
+                exit(2);
+            }
         } else if (!strcmp(s, "--threads") && more) a->opts.threads = atoi(argv[++i]);
         else if (!strcmp(s, "--batch-rows") && more) a->opts.batch_rows = atoi(argv[++i]);
         else if (!strcmp(s, "--no-stats")) a->opts.no_stats = true;
@@ -555,7 +565,7 @@ static int cmd_cat(int argc, char **argv)
     int rc = 0;
     inputs in;
     pq_query *q = NULL;
-    if (open_inputs(a.paths, a.n_paths, &in, &err) != PQ_OK || compile_query(&in, &a.spec, &q, &err) != PQ_OK) {
+    if (open_inputs(a.paths, a.n_paths, &in, &err) != PQ_OK || compile_query(&in, a.paths[0], &a.spec, &q, &err) != PQ_OK) {
         rc = report(&err);
         goto out;
     }
@@ -601,6 +611,12 @@ static int cmd_plan(int argc, char **argv)
 {
     cat_args a;
     parse_cat_args(argc, argv, &a);
+    /* What only a scan has: a plan reads no rows (its totals are printed). */
+    if (a.spec.limit >= 0 || a.stats || a.out_path || a.parquet) {
+        fprintf(stderr, "pqtool: plan takes --where, --select and the pruning switches; --limit, --stats, -o and "
+                        "--format are for cat\n");
+        exit(2);
+    }
     pq_error err;
     pq_error_clear(&err);
     int rc = 0;
@@ -608,7 +624,7 @@ static int cmd_plan(int argc, char **argv)
     pq_query *q = NULL;
     pq_buf out;
     pq_buf_init(&out);
-    int ok = open_inputs(a.paths, a.n_paths, &in, &err) == PQ_OK && compile_query(&in, &a.spec, &q, &err) == PQ_OK;
+    int ok = open_inputs(a.paths, a.n_paths, &in, &err) == PQ_OK && compile_query(&in, a.paths[0], &a.spec, &q, &err) == PQ_OK;
     if (ok) {
         scan_opts_for(&a.opts, &in);
         ok = pq_scan_plan(q, in.files, in.n_files, &a.opts, &out, NULL, &err) == PQ_OK;
@@ -617,11 +633,6 @@ static int cmd_plan(int argc, char **argv)
         rc = report(&err);
     } else {
         fwrite(out.data, 1, out.len, stdout);
-        if (a.stats) {
-            pq_scan_stats st;
-            memset(&st, 0, sizeof st);
-            print_scan_stats(&st, inputs_counters(&in));
-        }
     }
     pq_buf_free(&out);
     pq_query_free(q);

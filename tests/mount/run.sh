@@ -425,6 +425,15 @@ expect_errno EINVAL stat "$E/select=id/select=s" "select"
 "$PQTOOL" cat "$LAKE2/events" --select id --limit 1 >/dev/null 2>&1 && pass "pqtool: one --select and one --limit" || fail "pqtool: --select id --limit 1 failed"
 expect_errno EINVAL stat "$E/limit=abc" "limit=abc"
 expect_errno EINVAL stat "$E/limit=-1" "limit=-1"
+expect_errno EINVAL stat "$E/limit=99999999999999999999" "limit=99999999999999999999"
+expect_errno EINVAL stat "$E/limit=+5" "limit=+5"
+"$PQTOOL" cat "$LAKE2/events" --limit 99999999999999999999 >/dev/null 2>"$WORK/limit.err" && fail "pqtool took a --limit past int64" ||
+    { grep -q "^pqtool: --limit: '99999999999999999999' is not a row count" "$WORK/limit.err" && pass "pqtool: --limit past int64 refused, saying why" ||
+      fail "pqtool --limit past int64: $(cat "$WORK/limit.err")"; }
+"$PQTOOL" cat "$LAKE2/events" --where "nosuch > 1" >/dev/null 2>"$WORK/where.err" || true
+grep -qx "pqtool: $LAKE2/events: unknown column 'nosuch'" "$WORK/where.err" && pass "pqtool: a bad --where names the path" ||
+    fail "pqtool --where nosuch: $(cat "$WORK/where.err")"
+"$PQTOOL" plan "$LAKE2/events" --stats >/dev/null 2>&1 && fail "pqtool plan took --stats (a plan has no scan counters)" || pass "pqtool plan: --stats refused"
 expect_errno EINVAL stat "$E/limit=1/limit=2" "limit"
 expect_errno EINVAL stat "$E/nosuch=1" "nosuch"
 expect_errno EINVAL stat "$E/i32=abc" "i32"

@@ -353,10 +353,44 @@ static void test_dictionary_fallback(void)
 /* A copied chunk: offsets and page locations rebased to the chunk, the
  * deprecated min/max dropped, min_value/max_value and the column index kept
  * only under a declared type order; locations outside the extent refused. */
+/* Writes a page header at bytes[at] whose page ends at `end` (the page's
+ * body left as it is); the header's length depends on the size it holds. */
+static void put_page(uint8_t *bytes, int at, int end, int32_t type, int32_t num_values)
+{
+    pq_page_header h;
+    memset(&h, 0, sizeof h);
+    h.type = type;
+    if (type == PQ_PAGE_DICTIONARY) {
+        h.has_dict = true;
+        h.dict.num_values = num_values;
+        h.dict.encoding = PQ_ENC_PLAIN;
+    } else {
+        h.has_data = true;
+        h.data.num_values = num_values;
+        h.data.encoding = h.data.def_encoding = h.data.rep_encoding = PQ_ENC_PLAIN;
+    }
+    pq_buf b;
+    pq_error err;
+    for (int guess = 2; guess < 30; guess++) {
+        pq_buf_init(&b);
+        h.compressed_page_size = h.uncompressed_page_size = end - at - guess;
+        CHECK(pq_encode_page_header(&h, &b, &err) == PQ_OK);
+        bool fits = (int)b.len == guess;
+        if (fits) memcpy(bytes + at, b.data, b.len);
+        pq_buf_free(&b);
+        if (fits) return;
+    }
+    CHECK(!"a page header of 2 to 29 bytes");
+}
+
 static void test_chunk_copy(void)
 {
     uint8_t bytes[100];
     for (int i = 0; i < 100; i++) bytes[i] = (uint8_t)i;
+    /* A dictionary page, then data pages of 5 and 5 values at 40 and 70. */
+    put_page(bytes, 0, 40, PQ_PAGE_DICTIONARY, 3);
+    put_page(bytes, 40, 70, PQ_PAGE_DATA, 5);
+    put_page(bytes, 70, 100, PQ_PAGE_DATA, 5);
     int32_t encs[2] = {PQ_ENC_PLAIN, PQ_ENC_RLE};
     const char *path[1] = {"x"};
     uint8_t lo = 1, hi = 9;
@@ -399,6 +433,25 @@ static void test_chunk_copy(void)
     pq_chunk_out_free(&c);
     locs[1].compressed_page_size = 31; /* ends past the extent */
     CHECK(pq_chunk_copy(&src, 10, true, bytes, 1000, 100, &oi, NULL, 0, &c, &err) == PQ_ERR && err.cls == PQ_E_CORRUPT);
+    pq_chunk_out_free(&c);
+    /* The pages are walked (the copy is not decoded): a garbled header, a
+     * page past the chunk's end, or fewer values than the chunk claims is
+     * PQ_E_CORRUPT, as a reader would find. */
+    locs[1].compressed_page_size = 30;
+    uint8_t bad[100];
+    memcpy(bad, bytes, sizeof bad);
+    bad[40] = 0xff;
+    CHECK(pq_chunk_copy(&src, 10, true, bad, 1000, 100, &oi, NULL, 0, &c, &err) == PQ_ERR && err.cls == PQ_E_CORRUPT &&
+          strstr(err.msg, "page 1: page header at offset 40"));
+    pq_chunk_out_free(&c);
+    memcpy(bad, bytes, sizeof bad);
+    put_page(bad, 70, 101, PQ_PAGE_DATA, 5);
+    CHECK(pq_chunk_copy(&src, 10, true, bad, 1000, 100, &oi, NULL, 0, &c, &err) == PQ_ERR && err.cls == PQ_E_CORRUPT &&
+          strstr(err.msg, "overrun the column chunk"));
+    pq_chunk_out_free(&c);
+    src.num_values = 11;
+    CHECK(pq_chunk_copy(&src, 10, true, bytes, 1000, 100, &oi, NULL, 0, &c, &err) == PQ_ERR && err.cls == PQ_E_CORRUPT &&
+          strstr(err.msg, "ends after 10 of its 11 values"));
     pq_chunk_out_free(&c);
 }
 
