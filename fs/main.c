@@ -173,6 +173,19 @@ int main(int argc, char **argv, char **envp)
     mask_url_passwords(argc, argv);
     logger lg = {.foreground = cfg.foreground, .level = cfg.log_level};
     if (!cfg.foreground) openlog("pqfs", LOG_PID, LOG_DAEMON);
+    if (cfg.log_level >= PQFS_LOG_DEBUG) {
+        /* The effective configuration (command line, environment, ini and
+         * defaults merged), secrets masked: what precedence made of them. */
+        char *dump = NULL;
+        if (pqfs_config_dump(&cfg, &dump) == 0 && dump) {
+            for (char *line = strtok(dump, "\n"); line; line = strtok(NULL, "\n")) {
+                char msg[1200];
+                snprintf(msg, sizeof msg, "config: %s", line);
+                log_line(&lg, PQ_LOG_DEBUG, msg);
+            }
+        }
+        free(dump);
+    }
 
     if (pqfs_cache_area_open(cfg.cache_dir, cfg.mountpoint, &area, err, sizeof err) != 0) {
         fprintf(stderr, "pqfs: %s\n", err);

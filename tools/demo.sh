@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The first thing to run: installs what is missing, builds, writes a small demo
-# lake into build/demo-lake (once) and shows what pqtool makes of it.
+# lake into build/demo-lake (once), mounts it with pqfs and walks through a few
+# views, then unmounts.
 #
 #   tools/demo.sh            (from any directory)
 #
