@@ -174,7 +174,8 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
         free(was_left_out);
         return PQ_ERR;
     }
-    lake_logf(l, PQ_LOG_DEBUG, "table '%s': discovered %d file%s, %d partition column%s, in %llu ms", name,
+    const char *shown = name[0] ? name : "(the mount root)";
+    lake_logf(l, PQ_LOG_DEBUG, "table '%s': discovered %d file%s, %d partition column%s, in %llu ms", shown,
               pt->n_files, pt->n_files == 1 ? "" : "s", pt->n_parts, pt->n_parts == 1 ? "" : "s",
               (unsigned long long)(pq_now_ms() - now));
     table_info *t = calloc(1, sizeof *t);
@@ -202,7 +203,7 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
          * would empty the table without a word.  Said when it changes, not
          * at every rediscovery (every metadata_ttl). */
         pq_error why;
-        pq_fail(&why, PQ_E_USAGE, "table '%s': %d path%s left out, not fitting the table's layout, e.g. %s", name,
+        pq_fail(&why, PQ_E_USAGE, "table '%s': %d path%s left out, not fitting the table's layout, e.g. %s", shown,
                 pt->n_ignored, pt->n_ignored == 1 ? "" : "s", pt->ignored_first);
         if (!(t->left_out = strdup(why.msg))) goto oom;
         if (was_left_out && !strcmp(was_left_out, why.msg)) {
@@ -484,7 +485,8 @@ static int compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref *
     const table_info *t = v->t;
     *q = NULL;
     *ref = NULL;
-    if (!t->ref_path) return pq_fail(err, PQ_E_CORRUPT, "table '%s' has no data files", t->name);
+    if (!t->ref_path)
+        return pq_fail(err, PQ_E_CORRUPT, "table '%s' has no data files", t->name[0] ? t->name : "(the mount root)");
     if (pq_footer_cache_get(l->footers, l->store, t->ref_path, &t->ref_id, ref, err) != PQ_OK) {
         pq_error_prefix(err, "%s: ", t->ref_path);
         return PQ_ERR;

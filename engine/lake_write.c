@@ -573,7 +573,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
         /* The next listing sees the file; the table's schema file may be it. */
         pq_store_cached_invalidate(l->store, out_dir);
         lake_table_forget(l, t->root);
-        lake_logf(l, PQ_LOG_INFO, "wrote %s/%s: %lld rows", out_dir, out_path, (long long)rows);
+        lake_logf(l, PQ_LOG_INFO, "wrote %s%s%s: %lld rows", out_dir, out_dir[0] ? "/" : "", out_path, (long long)rows);
     }
     free(fixed);
     pq_csv_schema_free(&inferred);
