@@ -89,8 +89,12 @@ int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cac
         return -1;
     }
     struct stat st;
-    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, cap, "cache_dir %s: %s", cache_dir, S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
+    if (stat(tmp, &st) != 0) {
+        snprintf(err, cap, "cache_dir %s: %s", cache_dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, cap, "cache_dir %s: not a directory", cache_dir);
         return -1;
     }
     /* 0700 (SPEC), but never a shared directory's mode (cache_dir=/tmp):
