@@ -86,6 +86,9 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
                 for (int32_t i = nd->element_index; i < end; i++) {
                     pq_schema_element *e = &po->schema[po->n_schema++];
                     *e = m->schema[i];
+                    /* A logical type this writer cannot describe: the column
+                     * as its physical type, as data.csv shows it. */
+                    if (e->has_logical && e->logical.kind == PQ_LT_UNRECOGNIZED) e->has_logical = false;
                     e->name = pq_arena_strndup(&po->arena, e->name ? e->name : "", strlen(e->name ? e->name : ""));
                     if (!e->name) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
                 }

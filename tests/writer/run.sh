@@ -82,7 +82,9 @@ for f in "$data"/*.parquet; do
     for lim in "" 7; do
         out=$work/$name.view$lim.parquet
         if ! "$pqtool" cat "$f" ${lim:+--limit "$lim"} --format parquet -o "$out" 2>"$work/err"; then
-            if [ "$(wc -l <"$work/err")" -eq 1 ] && grep -qE '^pqtool: .*(this writer does not know|the schema cannot be written)' "$work/err"; then
+            # (a logical type the writer does not know is written as its
+            # physical type, as the CSV view shows it: never refused here)
+            if [ "$(wc -l <"$work/err")" -eq 1 ] && grep -qE '^pqtool: .*the schema cannot be written' "$work/err"; then
                 refused=$((refused + 1))
             else
                 failed "$name (cat --format parquet ${lim:+--limit $lim}): $(head -c 300 "$work/err")"
