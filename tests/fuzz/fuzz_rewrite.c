@@ -70,9 +70,16 @@ static void rewrite(pq_file *f, const pq_footer *ft, uint64_t seed)
     ro.row_group_rows = 1 + (int64_t)(seed % 64);
     ro.threads = 1 + (int)((seed >> 8) & 1);
     ro.batch_rows = 1 + (int32_t)((seed >> 12) % 32);
+    /* A quarter: the input's row groups kept, chunks copied byte for byte
+     * where they can be (pages walked, not decoded). */
+    bool copy = (seed >> 28) % 4 == 0;
+    if (copy) {
+        ro.row_group_rows = 0;
+        ro.copy_chunks = true;
+    }
     const char *key[1] = {NULL};
     const pq_node *root = ft->schema.root;
-    if ((seed >> 20) % 3 == 0 && root->n_children > 0) {
+    if (!copy && (seed >> 20) % 3 == 0 && root->n_children > 0) {
         key[0] = root->children[(seed >> 24) % (uint64_t)root->n_children]->name;
         ro.sort_by = key;
         ro.n_sort_by = 1;
@@ -85,6 +92,10 @@ static void rewrite(pq_file *f, const pq_footer *ft, uint64_t seed)
         FUZZ_CHECK(err.msg[0] != '\0', "error without a message");
         pq_buf_free(&out);
         return;
+    }
+    if (copy) {
+        /* Kept row groups: at most as many rows as the input's. */
+        ro.row_group_rows = INT64_MAX;
     }
     /* The input's rows, as the scan reads them (it may find corruption the
      * rewrite did not look at: then there is nothing to compare). */
