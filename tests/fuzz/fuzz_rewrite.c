@@ -1,7 +1,9 @@
 /* fuzz_rewrite: a whole Parquet file in memory rewritten the way a Parquet
  * file written into the lake is (pq_file_rewrite): its rows cut into row
  * groups of 1..64 rows across its own and, for a third of the inputs,
- * sorted by a top-level column (rowsort), on one or two threads.
+ * sorted by a top-level column (rowsort), on one or two threads; a quarter
+ * keep the input's row groups and copy chunks byte for byte where they can
+ * (data.parquet's fully matched row groups: pages walked, not decoded).
  *
  * A corrupt input may fail the rewrite.  When the rewrite succeeds and the
  * input scans, the output must read back: its footer, then a scan to CSV
