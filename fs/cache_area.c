@@ -17,20 +17,26 @@
  * another mount scanning at that moment never takes it for a dead one. */
 #define NEW_PREFIX "new-"
 #define LIVE_PREFIX "mount-"
+/* Inside every directory this code made: only such directories are ever
+ * emptied, so a shared cache_dir's other mount-* entries are safe. */
+#define MARKER ".pqfs-mount"
 /* How old an unlocked new-* directory must be to count as a crash's. */
 #define NEW_STALE_SECONDS 600
 
-/* Empties and removes the directory `name` in `parent` (its files only: a
- * mount's directory holds no subdirectories). */
-static void remove_area(int parent, const char *name)
+/* Empties the directory open at `fd` (its entries unlinked through the
+ * descriptor: nothing is looked up by path, so nothing swapped in is
+ * followed), then removes `name` from `parent`, which fails harmlessly if
+ * the name now means something else. */
+static void remove_area_fd(int fd, int parent, const char *name)
 {
-    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return;
-    DIR *d = fdopendir(fd);
+    int dup_fd = dup(fd);
+    if (dup_fd < 0) return;
+    DIR *d = fdopendir(dup_fd);
     if (!d) {
-        close(fd);
+        close(dup_fd);
         return;
     }
+    rewinddir(d);
     struct dirent *de;
     while ((de = readdir(d)) != NULL)
         if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) unlinkat(dirfd(d), de->d_name, 0);
@@ -39,23 +45,31 @@ static void remove_area(int parent, const char *name)
 }
 
 /* Removes the mount-* directories no daemon holds (and new-* ones a crash
- * left during setup). */
-static void remove_dead_areas(const char *dir)
+ * left during setup): only real directories (not symlinks), ours (owner
+ * and marker), unlocked.  A new-* one is looked at only once it is old, so
+ * a mount being set up now is never locked by this sweep. */
+static void remove_dead_areas(int dir_fd)
 {
-    DIR *d = opendir(dir);
-    if (!d) return;
+    int scan_fd = dup(dir_fd);
+    DIR *d = scan_fd >= 0 ? fdopendir(scan_fd) : NULL;
+    if (!d) {
+        if (scan_fd >= 0) close(scan_fd);
+        return;
+    }
+    rewinddir(d); /* a dup shares the offset: from the start */
     struct dirent *de;
     time_t now = time(NULL);
     while ((de = readdir(d)) != NULL) {
         bool live = !strncmp(de->d_name, LIVE_PREFIX, strlen(LIVE_PREFIX));
         bool fresh = !strncmp(de->d_name, NEW_PREFIX, strlen(NEW_PREFIX));
         if (!live && !fresh) continue;
-        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int fd = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) continue;
         struct stat st;
-        bool dead = flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-                    (live || (fstat(fd, &st) == 0 && now - st.st_mtime > NEW_STALE_SECONDS));
-        if (dead) remove_area(dirfd(d), de->d_name);
+        bool ours = fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+                    faccessat(fd, MARKER, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
+        bool old_enough = live || now - st.st_mtime > NEW_STALE_SECONDS;
+        if (ours && old_enough && flock(fd, LOCK_EX | LOCK_NB) == 0) remove_area_fd(fd, dir_fd, de->d_name);
         close(fd); /* drops the lock */
     }
     closedir(d);
@@ -69,6 +83,31 @@ static bool at_or_below(const char *inner, const char *outer)
     return !strncmp(inner, outer, n) && (inner[n] == '\0' || inner[n] == '/');
 }
 
+/* `path` resolved as far as it exists (its deepest existing ancestor through
+ * realpath, the rest appended): where a directory not made yet would be. */
+static bool resolve_prefix(const char *path, char *out, size_t cap)
+{
+    char head[PATH_MAX];
+    if (snprintf(head, sizeof head, "%s", path) >= (int)sizeof head) return false;
+    const char *rest = ""; /* the part of `path` that does not exist yet: "" or "/..." */
+    char real[PATH_MAX];
+    for (;;) {
+        if (head[0] && realpath(head, real)) break;
+        char *slash = strrchr(head, '/');
+        if (!slash || slash == head) {
+            /* Up to the root, or a relative path's first component. */
+            if (!realpath(slash ? "/" : ".", real)) return false;
+            rest = slash ? path : NULL;
+            break;
+        }
+        *slash = '\0';
+        rest = path + (slash - head);
+    }
+    int w = rest ? snprintf(out, cap, "%s%s", strcmp(real, "/") ? real : "", rest)
+                 : snprintf(out, cap, "%s/%s", strcmp(real, "/") ? real : "", path);
+    return w > 0 && (size_t)w < cap;
+}
+
 int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cache_area *out, char *err, size_t cap)
 {
     out->path[0] = '\0';
@@ -76,6 +115,13 @@ int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cac
     char tmp[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s", cache_dir) >= (int)sizeof tmp - 32) {
         snprintf(err, cap, "cache_dir %s: path too long", cache_dir);
+        return -1;
+    }
+    /* Refused before anything is made in the mountpoint. */
+    char where[PATH_MAX], real_mnt[PATH_MAX];
+    if (mountpoint && resolve_prefix(tmp, where, sizeof where) && realpath(mountpoint, real_mnt) &&
+        at_or_below(where, real_mnt)) {
+        snprintf(err, cap, "cache_dir %s is inside the mountpoint %s (the mount would hide it)", cache_dir, mountpoint);
         return -1;
     }
     for (char *p = tmp + 1; *p; p++) {
@@ -88,44 +134,66 @@ int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cac
         snprintf(err, cap, "cache_dir %s: %s", cache_dir, strerror(errno));
         return -1;
     }
+    int dir_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct stat st;
-    if (stat(tmp, &st) != 0) {
+    if (dir_fd < 0 || fstat(dir_fd, &st) != 0) {
         snprintf(err, cap, "cache_dir %s: %s", cache_dir, strerror(errno));
+        if (dir_fd >= 0) close(dir_fd);
         return -1;
     }
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, cap, "cache_dir %s: not a directory", cache_dir);
+    /* Ours, set to 0700 (SPEC); or a shared sticky directory such as /tmp,
+     * whose entries others cannot rename or remove, left as it is.  Another
+     * user's directory is refused: they could swap what is staged in it. */
+    bool sticky = st.st_mode & S_ISVTX;
+    if (!sticky && st.st_uid != geteuid()) {
+        snprintf(err, cap, "cache_dir %s belongs to another user (uid %lu)", cache_dir, (unsigned long)st.st_uid);
+        close(dir_fd);
         return -1;
     }
-    /* 0700 (SPEC), but never a shared directory's mode (cache_dir=/tmp):
-     * this mount's own directory below is 0700 in any case. */
-    if (!(st.st_mode & S_ISVTX) && st.st_uid == geteuid() && chmod(tmp, 0700) != 0) {
+    if (!sticky && fchmod(dir_fd, 0700) != 0) {
         snprintf(err, cap, "cache_dir %s: %s", cache_dir, strerror(errno));
+        close(dir_fd);
         return -1;
     }
-    char real_cache[PATH_MAX], real_mnt[PATH_MAX];
-    if (mountpoint && realpath(tmp, real_cache) && realpath(mountpoint, real_mnt) && at_or_below(real_cache, real_mnt)) {
-        snprintf(err, cap, "cache_dir %s is inside the mountpoint %s (the mount would hide it)", cache_dir, mountpoint);
-        return -1;
+    remove_dead_areas(dir_fd);
+    if (!sticky) {
+        /* Files an older pqfs kept directly in cache_dir (never in a shared
+         * directory: there they may be someone else's). */
+        int scan_fd = dup(dir_fd);
+        DIR *d = scan_fd >= 0 ? fdopendir(scan_fd) : NULL;
+        if (d) rewinddir(d); /* after the sweep's reading through a dup */
+        struct dirent *de;
+        while (d && (de = readdir(d)) != NULL)
+            if (!strncmp(de->d_name, "result-", 7) || !strncmp(de->d_name, "stage-", 6)) unlinkat(dir_fd, de->d_name, 0);
+        if (d) closedir(d);
+        else if (scan_fd >= 0) close(scan_fd);
     }
-    remove_dead_areas(tmp);
+    close(dir_fd);
     char fresh[PATH_MAX];
     if (snprintf(fresh, sizeof fresh, "%s/" NEW_PREFIX "XXXXXX", tmp) >= (int)sizeof fresh || !mkdtemp(fresh)) {
         snprintf(err, cap, "cache_dir %s: cannot make a directory in it: %s", cache_dir, strerror(errno));
         return -1;
     }
-    int fd = open(fresh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        snprintf(err, cap, "cache_dir %s: cannot lock %s: %s", cache_dir, fresh, strerror(errno));
+    int fd = open(fresh, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int marker = fd >= 0 ? openat(fd, MARKER, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+    /* Blocking: a sweep holds another mount's lock only for a moment. */
+    if (fd < 0 || marker < 0 || flock(fd, LOCK_EX) != 0) {
+        snprintf(err, cap, "cache_dir %s: cannot set up %s: %s", cache_dir, fresh, strerror(errno));
+        if (marker >= 0) {
+            close(marker);
+            unlinkat(fd, MARKER, 0);
+        }
         if (fd >= 0) close(fd);
         rmdir(fresh);
         return -1;
     }
+    close(marker);
     /* Locked: now it may carry the name a scan looks at. */
     if (snprintf(out->path, sizeof out->path, "%s/" LIVE_PREFIX "%s", tmp, fresh + strlen(tmp) + 1 + strlen(NEW_PREFIX)) >=
             (int)sizeof out->path ||
         rename(fresh, out->path) != 0) {
         snprintf(err, cap, "cache_dir %s: %s", cache_dir, strerror(errno));
+        unlinkat(fd, MARKER, 0);
         close(fd);
         rmdir(fresh);
         out->path[0] = '\0';
@@ -145,7 +213,8 @@ void pqfs_cache_area_close(pqfs_cache_area *a)
         *slash = '\0';
         int pfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pfd >= 0) {
-            remove_area(pfd, slash + 1);
+            /* Emptied through the locked descriptor, not by name. */
+            remove_area_fd(a->lock_fd, pfd, slash + 1);
             close(pfd);
         }
     }

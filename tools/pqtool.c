@@ -492,7 +492,7 @@ static void parse_cat_args(int argc, char **argv, cat_args *a)
             const char *v = argv[++i];
             errno = 0;
             a->spec.limit = strtoll(v, &end, 10);
-            if (!*v || *end || a->spec.limit < 0 || errno == ERANGE) {
+            if (*v < '0' || *v > '9' || *end || errno == ERANGE) { /* digits only, as limit= */
                 fprintf(stderr, "pqtool: --limit: '%s' is not a row count (0 to %lld)\n", v, (long long)INT64_MAX);
                 exit(2);
             }

@@ -430,6 +430,9 @@ expect_errno EINVAL stat "$E/limit=+5" "limit=+5"
 "$PQTOOL" cat "$LAKE2/events" --limit 99999999999999999999 >/dev/null 2>"$WORK/limit.err" && fail "pqtool took a --limit past int64" ||
     { grep -q "^pqtool: --limit: '99999999999999999999' is not a row count" "$WORK/limit.err" && pass "pqtool: --limit past int64 refused, saying why" ||
       fail "pqtool --limit past int64: $(cat "$WORK/limit.err")"; }
+for l in +2 " 2" -0; do
+    "$PQTOOL" cat "$LAKE2/events" --limit "$l" >/dev/null 2>&1 && fail "pqtool took --limit '$l'" || pass "pqtool: --limit '$l' refused (digits only)"
+done
 "$PQTOOL" cat "$LAKE2/events" --where "nosuch > 1" >/dev/null 2>"$WORK/where.err" || true
 grep -qx "pqtool: $LAKE2/events: unknown column 'nosuch'" "$WORK/where.err" && pass "pqtool: a bad --where names the path" ||
     fail "pqtool --where nosuch: $(cat "$WORK/where.err")"
@@ -800,9 +803,16 @@ MNT2=$WORK/mnt-ini
 # cache_dir is wiped at mount (SPEC section 7): each mount keeps its files in
 # a directory of its own (cache_dir/mount-*), locked while it runs; one no
 # daemon holds (a crash's) goes with its files, one a live daemon holds stays.
-mkdir -p "$WORK/cache-ini/mount-crashed" "$WORK/cache-ini/mount-live"
+# Only directories pqfs made (their .pqfs-mount marker) are emptied, through
+# their descriptor: a symlink named mount-* is not followed, another
+# program's mount-* directory is kept. Files an older pqfs left directly in
+# cache_dir go too.
+mkdir -p "$WORK/cache-ini/mount-crashed" "$WORK/cache-ini/mount-live" "$WORK/cache-ini/mount-otherapp" "$WORK/victim"
+: >"$WORK/cache-ini/mount-crashed/.pqfs-mount" && : >"$WORK/cache-ini/mount-live/.pqfs-mount"
 echo stale >"$WORK/cache-ini/mount-crashed/result-stale" && echo staged >"$WORK/cache-ini/mount-crashed/stage-AbC123"
-echo staged >"$WORK/cache-ini/mount-live/stage-Live12"
+echo staged >"$WORK/cache-ini/mount-live/stage-Live12" && echo theirs >"$WORK/cache-ini/mount-otherapp/data"
+echo precious >"$WORK/victim/file" && : >"$WORK/victim/.pqfs-mount" && ln -s "$WORK/victim" "$WORK/cache-ini/mount-evil"
+echo old >"$WORK/cache-ini/stage-Legacy1"
 flock "$WORK/cache-ini/mount-live" sleep 30 &
 LIVE_LOCK=$!
 sleep 0.2
@@ -811,8 +821,11 @@ start_pqfs "$WORK/pqfs-ini.log" "$WORK/lake.ini" "$MNT2"
     fail "cache_dir: mount-crashed survived the mount"
 [ -e "$WORK/cache-ini/mount-live/stage-Live12" ] && pass "cache_dir: a live mount's directory is left alone" ||
     fail "cache_dir: the second mount removed a live mount's staged write"
-[ "$(find "$WORK/cache-ini" -maxdepth 1 -name 'mount-*' ! -name mount-live | wc -l)" = 1 ] &&
-    [ "$(stat -c %a "$(find "$WORK/cache-ini" -maxdepth 1 -name 'mount-*' ! -name mount-live)")" = 700 ] &&
+[ -e "$WORK/cache-ini/mount-otherapp/data" ] && [ -e "$WORK/victim/file" ] && [ ! -e "$WORK/cache-ini/stage-Legacy1" ] &&
+    pass "cache_dir: another program's mount-* and a symlink's target are kept; an old version's stage file goes" ||
+    fail "cache_dir: removed what pqfs did not make, followed a symlink, or kept a legacy stage file"
+[ "$(find "$WORK/cache-ini" -maxdepth 1 -type d -name 'mount-*' ! -name mount-live ! -name mount-otherapp | wc -l)" = 1 ] &&
+    [ "$(stat -c %a "$(find "$WORK/cache-ini" -maxdepth 1 -type d -name 'mount-*' ! -name mount-live ! -name mount-otherapp)")" = 700 ] &&
     pass "cache_dir: this mount's own directory, mode 0700" || fail "cache_dir: no mount-* directory of mode 0700 for this mount"
 kill "$LIVE_LOCK" 2>/dev/null
 P2=$PQFS_PID
