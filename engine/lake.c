@@ -488,6 +488,10 @@ static int compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref *
     if (!t->ref_path)
         return pq_fail(err, PQ_E_CORRUPT, "table '%s' has no data files", t->name[0] ? t->name : "(the mount root)");
     if (pq_footer_cache_get(l->footers, l->store, t->ref_path, &t->ref_id, ref, err) != PQ_OK) {
+        /* The schema file unreadable (replaced since the listing, say): the
+         * next lookup lists and discovers again rather than fail until the
+         * TTL runs out. */
+        if (err->cls == PQ_E_IO) lake_forget_listed(l, t->root, t->ref_path);
         pq_error_prefix(err, "%s: ", t->ref_path);
         return PQ_ERR;
     }
@@ -683,16 +687,21 @@ typedef struct open_ctx {
     pq_footer_ref **refs;
 } open_ctx;
 
+void lake_forget_listed(pq_lake *l, const char *table_root, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path)) : strdup("");
+    pq_store_cached_invalidate(l->store, dir);
+    free(dir);
+    if (table_root) lake_table_forget(l, table_root);
+}
+
 /* A file replaced since the snapshot's listing: the view fails rather than
  * mix versions (SPEC 8), and the listing and the table's discovery are
  * dropped, so that the next open sees the lake as it is now. */
 static int snapshot_file_changed(open_ctx *oc, const pq_table_file *tf)
 {
-    const char *slash = strrchr(tf->path, '/');
-    char *dir = slash ? strndup(tf->path, (size_t)(slash - tf->path)) : strdup("");
-    pq_store_cached_invalidate(oc->l->store, dir);
-    free(dir);
-    if (oc->table_root) lake_table_forget(oc->l, oc->table_root);
+    lake_forget_listed(oc->l, oc->table_root, tf->path);
     return PQ_ERR;
 }
 
