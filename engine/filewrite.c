@@ -328,8 +328,12 @@ int pq_chunk_copy_from(pq_file *f, const pq_footer *ft, int32_t g, int32_t c, pq
         if (!ci_raw) rc = PQ_ERR;
     }
     if (rc == PQ_OK)
+        /* Statistics in an order the output declares: not those of a logical
+         * type the writer does not know (written as its physical type). */
         rc = pq_chunk_copy(&cc->meta, ft->meta.row_groups[g].num_rows,
-                           ft->schema.leaves[c].column_order == PQ_ORDER_TYPE_DEFINED, bytes, ext.start, ext.len,
+                           ft->schema.leaves[c].column_order == PQ_ORDER_TYPE_DEFINED &&
+                               ft->schema.leaves[c].node->logical.kind != PQ_LT_UNRECOGNIZED,
+                           bytes, ext.start, ext.len,
                            has_oi ? &oi : NULL, ci_raw, ci_raw ? (size_t)cc->column_index_length : 0, out, err);
     if (rc == PQ_OK) copy_bloom(f, ft, &cc->meta, out);
     free(bytes);
