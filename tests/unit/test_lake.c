@@ -200,6 +200,27 @@ static bool write_csv(pq_lake *l, const char *path, const char *text)
     return ok;
 }
 
+/* Renames the part file `from_prefix`* of from_dir over `to_prefix`* of
+ * to_dir (a file replaced in the lake), then reads `view` twice: the first
+ * read fails, naming the change; the second reads `want`. */
+static void replace_then_read(pq_lake *l, const char *to_dir, const char *to_prefix, const char *from_dir,
+                              const char *from_prefix, const char *view, const char *want)
+{
+    char old_part[600], new_part[600];
+    CHECK_EQ_INT(parts_found(to_dir, to_prefix, old_part, sizeof old_part), 1);
+    CHECK_EQ_INT(parts_found(from_dir, from_prefix, new_part, sizeof new_part), 1);
+    CHECK_EQ_INT(rename(new_part, old_part), 0);
+    pq_error failed;
+    pq_error_clear(&failed);
+    char *csv = read_view_or(l, view, &failed);
+    CHECK(csv == NULL);
+    CHECK(strstr(failed.msg, "changed since it was listed") != NULL);
+    free(csv);
+    csv = read_view(l, view);
+    CHECK_EQ_STR(csv, want);
+    free(csv);
+}
+
 static void test_replaced_file(void)
 {
     /* Listings trusted for a minute: the second view works from the
@@ -218,23 +239,12 @@ static void test_replaced_file(void)
     CHECK_EQ_STR(csv, "id,name,k\n1,old1,1\n2,old1,1\n3,old2,2\n4,old2,2\n");
     free(csv);
     /* k=2's part file replaced in the lake (another file renamed over it). */
-    char old_part[600], new_part[600];
-    CHECK_EQ_INT(parts_found("s/k=2", "b-", old_part, sizeof old_part), 1);
-    CHECK_EQ_INT(parts_found("other/k=2", "c-", new_part, sizeof new_part), 1);
-    CHECK_EQ_INT(rename(new_part, old_part), 0);
     /* A new view still works from the listing: the file it names is gone,
      * so the view fails, saying so; it neither reads the new file with the
-     * old footer nor serves new rows under the old listing. */
-    pq_error failed;
-    pq_error_clear(&failed);
-    csv = read_view_or(l, "s/where=id > 0/data.csv", &failed);
-    CHECK(csv == NULL);
-    CHECK(strstr(failed.msg, "changed since it was listed") != NULL);
-    free(csv);
-    /* The next open lists again and reads the lake as it is now. */
-    csv = read_view(l, "s/where=id > 0/data.csv");
-    CHECK_EQ_STR(csv, "id,name,k\n1,old1,1\n2,old1,1\n5,new2,2\n6,new2,2\n7,new2,2\n");
-    free(csv);
+     * old footer nor serves new rows under the old listing.  The next open
+     * lists again and reads the lake as it is now. */
+    replace_then_read(l, "s/k=2", "b-", "other/k=2", "c-", "s/where=id > 0/data.csv",
+                      "id,name,k\n1,old1,1\n2,old1,1\n5,new2,2\n6,new2,2\n7,new2,2\n");
     pq_lake_close(l);
 
     /* The table's schema file (its first, k=1's) replaced after a listing
@@ -247,17 +257,8 @@ static void test_replaced_file(void)
     CHECK(write_csv(l, "other2/k=1/d.csv", "id,name\n8,new1\n"));
     pq_lake_attr a;
     CHECK_EQ_INT(pq_lake_stat(l, "s/k=1", &a, NULL, NULL, &err), PQ_OK);
-    CHECK_EQ_INT(parts_found("s/k=1", "a-", old_part, sizeof old_part), 1);
-    CHECK_EQ_INT(parts_found("other2/k=1", "d-", new_part, sizeof new_part), 1);
-    CHECK_EQ_INT(rename(new_part, old_part), 0);
-    pq_error_clear(&failed);
-    csv = read_view_or(l, "s/data.csv", &failed);
-    CHECK(csv == NULL);
-    CHECK(strstr(failed.msg, "changed since it was listed") != NULL);
-    free(csv);
-    csv = read_view(l, "s/data.csv");
-    CHECK_EQ_STR(csv, "id,name,k\n8,new1,1\n5,new2,2\n6,new2,2\n7,new2,2\n");
-    free(csv);
+    replace_then_read(l, "s/k=1", "a-", "other2/k=1", "d-", "s/data.csv",
+                      "id,name,k\n8,new1,1\n5,new2,2\n6,new2,2\n7,new2,2\n");
     pq_lake_close(l);
 }
 
