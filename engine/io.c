@@ -120,7 +120,7 @@ void pq_file_keep_tail(pq_file *f, uint8_t *bytes, uint64_t off, size_t len)
 int pq_file_check_listed(const pq_file *f, const pq_stat *listed, pq_error *err)
 {
     if (!f->has_identity || (f->opened_size == listed->size && f->opened_mtime_ns == listed->mtime_ns)) return PQ_OK;
-    return pq_fail(err, PQ_E_IO, "%s: changed since it was listed (%llu bytes, listed with %llu)", f->name,
+    return pq_fail(err, PQ_E_STALE, "%s: changed since it was listed (%llu bytes, listed with %llu)", f->name,
                    (unsigned long long)f->opened_size, (unsigned long long)listed->size);
 }
 

@@ -151,9 +151,10 @@ static inline int pq_file_size(pq_file *f, uint64_t *out, pq_error *err)
 }
 /* Closes the file and frees the bytes it keeps. */
 void pq_file_close(pq_file *f);
-/* PQ_E_IO "changed since it was listed" when the opened file is not the one
- * `listed` describes (replaced between the listing and the open): a view
- * then fails instead of mixing versions of the lake. */
+/* PQ_E_STALE "changed since it was listed" when the opened file is not the
+ * one `listed` describes (replaced between the listing and the open): a view
+ * then fails instead of mixing versions of the lake (the lake drops that
+ * listing and reports the failure as PQ_E_IO). */
 int pq_file_check_listed(const pq_file *f, const pq_stat *listed, pq_error *err);
 static inline void pq_store_destroy(pq_store *s)
 {

@@ -491,7 +491,7 @@ static int compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref *
         /* The schema file unreadable (replaced since the listing, say): the
          * next lookup lists and discovers again rather than fail until the
          * TTL runs out. */
-        if (err->cls == PQ_E_IO) lake_forget_listed(l, t->root, t->ref_path);
+        (void)lake_forget_listed(l, t->root, t->ref_path, err);
         pq_error_prefix(err, "%s: ", t->ref_path);
         return PQ_ERR;
     }
@@ -687,22 +687,24 @@ typedef struct open_ctx {
     pq_footer_ref **refs;
 } open_ctx;
 
-void lake_forget_listed(pq_lake *l, const char *table_root, const char *path)
+int lake_forget_listed(pq_lake *l, const char *table_root, const char *path, pq_error *err)
 {
+    if (err->cls != PQ_E_STALE) return PQ_ERR;
+    err->cls = PQ_E_IO; /* a view that fails: EIO, reported */
     const char *slash = strrchr(path, '/');
     char *dir = slash ? strndup(path, (size_t)(slash - path)) : strdup("");
     pq_store_cached_invalidate(l->store, dir);
     free(dir);
     if (table_root) lake_table_forget(l, table_root);
+    return PQ_ERR;
 }
 
 /* A file replaced since the snapshot's listing: the view fails rather than
  * mix versions (SPEC 8), and the listing and the table's discovery are
  * dropped, so that the next open sees the lake as it is now. */
-static int snapshot_file_changed(open_ctx *oc, const pq_table_file *tf)
+static int snapshot_file_changed(open_ctx *oc, const pq_table_file *tf, pq_error *err)
 {
-    lake_forget_listed(oc->l, oc->table_root, tf->path);
-    return PQ_ERR;
+    return lake_forget_listed(oc->l, oc->table_root, tf->path, err);
 }
 
 static int open_snapshot_file(void *ctx, int f, pq_scan_file *sf, pq_error *err)
@@ -711,9 +713,10 @@ static int open_snapshot_file(void *ctx, int f, pq_scan_file *sf, pq_error *err)
     const pq_table_file *tf = &oc->s->files->files[f];
     if (!oc->files[f].file) {
         if (oc->l->store->ops->open(oc->l->store, tf->path, &oc->files[f].file, err) != PQ_OK) return PQ_ERR;
-        if (pq_file_check_listed(oc->files[f].file, &tf->st, err) != PQ_OK) return snapshot_file_changed(oc, tf);
+        if (pq_file_check_listed(oc->files[f].file, &tf->st, err) != PQ_OK) return snapshot_file_changed(oc, tf, err);
     }
     if (!oc->refs[f] && pq_footer_cache_get(oc->l->footers, oc->l->store, tf->path, &tf->st, &oc->refs[f], err) != PQ_OK) {
+        (void)lake_forget_listed(oc->l, oc->table_root, tf->path, err); /* when it changed since */
         pq_error_prefix(err, "%s: ", tf->path);
         return PQ_ERR;
     }
