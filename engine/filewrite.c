@@ -270,29 +270,19 @@ static uint8_t *read_range(pq_file *f, uint64_t file_size, int64_t off, int64_t 
 }
 
 /* The source chunk's bloom filter (header and bitset, as they are) into
- * out->bloom, when it is one a reader uses (split block, XXH64, not
- * compressed): it describes the same values.  Anything else, or a read that
- * fails, leaves the copy without one; a bloom filter is only ever a help. */
+ * out->bloom, when it is one a reader uses: it describes the same values.
+ * Anything else, or a read that fails, leaves the copy without one; a bloom
+ * filter is only ever a help. */
 static void copy_bloom(pq_file *f, const pq_footer *ft, const pq_column_meta *m, pq_chunk_out *out)
 {
-    if (!m->has_bloom_filter_offset || m->bloom_filter_offset < 0) return;
-    uint64_t off = (uint64_t)m->bloom_filter_offset;
-    if (off >= ft->file_size) return;
-    uint64_t head = ft->file_size - off < 256 ? ft->file_size - off : 256;
+    uint8_t *raw;
+    size_t len;
+    pq_bloom bloom;
     pq_error ignore;
-    uint8_t *h = read_range(f, ft->file_size, (int64_t)off, (int64_t)head, &ignore);
-    if (!h) return;
-    pq_bloom_header bh;
-    size_t hlen;
-    bool usable = pq_decode_bloom_header(h, (size_t)head, &bh, &hlen, &ignore) == PQ_OK && bh.algorithm_block &&
-                  bh.hash_xxhash && bh.compression_none && bh.num_bytes > 0 && bh.num_bytes % 32 == 0 &&
-                  (uint32_t)bh.num_bytes <= MAX_INDEX_BYTES;
-    free(h);
-    if (!usable) return;
-    uint64_t total = (uint64_t)hlen + (uint64_t)bh.num_bytes;
-    uint8_t *all = read_range(f, ft->file_size, (int64_t)off, (int64_t)total, &ignore);
-    if (all && pq_buf_append(&out->bloom, all, (size_t)total)) out->bloom.len = 0;
-    free(all);
+    if (pq_bloom_filter_load(f, ft, m, &raw, &len, &bloom, &ignore) == PQ_OK && raw &&
+        pq_buf_append(&out->bloom, raw, len))
+        out->bloom.len = 0;
+    free(raw);
 }
 
 bool pq_chunk_copyable(const pq_footer *ft, int32_t g, int32_t c)

@@ -119,9 +119,9 @@ void pq_file_keep_tail(pq_file *f, uint8_t *bytes, uint64_t off, size_t len)
 
 int pq_file_check_listed(const pq_file *f, const pq_stat *listed, pq_error *err)
 {
-    if (!f->has_identity || (f->opened_size == listed->size && f->opened_mtime_ns == listed->mtime_ns)) return PQ_OK;
+    if (!f->has_identity || (f->opened.size == listed->size && f->opened.mtime_ns == listed->mtime_ns)) return PQ_OK;
     return pq_fail(err, PQ_E_STALE, "%s: changed since it was listed (%llu bytes, listed with %llu)", f->name,
-                   (unsigned long long)f->opened_size, (unsigned long long)listed->size);
+                   (unsigned long long)f->opened.size, (unsigned long long)listed->size);
 }
 
 void pq_file_close(pq_file *f)
@@ -184,12 +184,20 @@ static void local_close(pq_file *f)
 
 static const pq_file_ops local_file_ops = {local_read_at, local_size, local_close};
 
+static void fill_stat(const struct stat *st, pq_stat *out)
+{
+    out->is_dir = S_ISDIR(st->st_mode);
+    out->size = (uint64_t)st->st_size;
+    out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
 int pq_file_open_local(const char *path, pq_io_counters *counters, pq_file **out, pq_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return pq_fail(err, PQ_E_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    bool stated = fstat(fd, &st) == 0;
+    if (stated && S_ISDIR(st.st_mode)) {
         close(fd);
         return pq_fail(err, PQ_E_USAGE, "%s: is a directory", path);
     }
@@ -205,10 +213,9 @@ int pq_file_open_local(const char *path, pq_io_counters *counters, pq_file **out
     lf->base.name = name;
     lf->base.counters = counters;
     lf->base.merge_gap = 4096;
-    if (fstat(fd, &st) == 0) {
+    if (stated) {
         lf->base.has_identity = true;
-        lf->base.opened_size = (uint64_t)st.st_size;
-        lf->base.opened_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        fill_stat(&st, &lf->base.opened);
     }
     lf->fd = fd;
     *out = &lf->base;
@@ -388,12 +395,6 @@ static int local_store_open(pq_store *s, const char *path, pq_file **out, pq_err
     return pq_file_open_local(full, &s->counters, out, err);
 }
 
-static void fill_stat(const struct stat *st, pq_stat *out)
-{
-    out->is_dir = S_ISDIR(st->st_mode);
-    out->size = (uint64_t)st->st_size;
-    out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
 
 static int local_store_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
 {

@@ -39,6 +39,12 @@ typedef struct pq_file_ops {
     void (*close)(pq_file *f);
 } pq_file_ops;
 
+typedef struct pq_stat {
+    bool is_dir;
+    uint64_t size;
+    int64_t mtime_ns;            /* or a hash of the ETag for object stores */
+} pq_stat;
+
 struct pq_file {
     const pq_file_ops *ops;
     char *name;                  /* for messages: the path as the user knows it */
@@ -50,16 +56,16 @@ struct pq_file {
     /* The ranges of one fetch read this many at a time (<= 1: one after
      * another): more for stores whose round trips, not bytes, cost. */
     int parallel_reads;
+    /* What the file was when opened (a local file: its fstat, as its
+     * listing states it), to check against the listing a scan works from.
+     * has_identity false: the store checks by itself (remote reads carry
+     * If-Match on the listed ETag). */
+    bool has_identity;
+    pq_stat opened;
     /* The bytes before the footer that its speculative tail read brought in
      * (bloom filters, page indexes, the last column chunks often sit there):
      * reads that fall in them are served from memory, not storage.  Set once,
      * by the footer read, before the file is shared between threads. */
-    /* What the file was when opened (a local file: its fstat), to check
-     * against the listing a scan works from.  has_identity false: the store
-     * checks by itself (remote reads carry If-Match on the listed ETag). */
-    bool has_identity;
-    uint64_t opened_size;
-    int64_t opened_mtime_ns;
     uint8_t *kept_tail;
     uint64_t kept_tail_off;
     size_t kept_tail_len;
@@ -76,12 +82,6 @@ struct pq_file {
         size_t len;
     } *kept;
 };
-
-typedef struct pq_stat {
-    bool is_dir;
-    uint64_t size;
-    int64_t mtime_ns;            /* or a hash of the ETag for object stores */
-} pq_stat;
 
 typedef struct pq_dirent {
     const char *name;            /* one path component */

@@ -138,6 +138,12 @@ void lake_table_forget(pq_lake *l, const char *root)
 }
 
 /* The table's layout, types and schema file, from a (cached) discovery. */
+/* A table's name in messages: a single-table mount's is empty. */
+static const char *table_label(const char *name)
+{
+    return name[0] ? name : "(the mount root)";
+}
+
 int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **out, pq_error *err)
 {
     uint64_t now = pq_now_ms();
@@ -174,7 +180,7 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
         free(was_left_out);
         return PQ_ERR;
     }
-    const char *shown = name[0] ? name : "(the mount root)";
+    const char *shown = table_label(name);
     lake_logf(l, PQ_LOG_DEBUG, "table '%s': discovered %d file%s, %d partition column%s, in %llu ms", shown,
               pt->n_files, pt->n_files == 1 ? "" : "s", pt->n_parts, pt->n_parts == 1 ? "" : "s",
               (unsigned long long)(pq_now_ms() - now));
@@ -486,7 +492,7 @@ static int compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref *
     *q = NULL;
     *ref = NULL;
     if (!t->ref_path)
-        return pq_fail(err, PQ_E_CORRUPT, "table '%s' has no data files", t->name[0] ? t->name : "(the mount root)");
+        return pq_fail(err, PQ_E_CORRUPT, "table '%s' has no data files", table_label(t->name));
     if (pq_footer_cache_get(l->footers, l->store, t->ref_path, &t->ref_id, ref, err) != PQ_OK) {
         /* The schema file unreadable (replaced since the listing, say): the
          * next lookup lists and discovers again rather than fail until the
@@ -699,21 +705,16 @@ int lake_forget_listed(pq_lake *l, const char *table_root, const char *path, pq_
     return PQ_ERR;
 }
 
-/* A file replaced since the snapshot's listing: the view fails rather than
- * mix versions (SPEC 8), and the listing and the table's discovery are
- * dropped, so that the next open sees the lake as it is now. */
-static int snapshot_file_changed(open_ctx *oc, const pq_table_file *tf, pq_error *err)
-{
-    return lake_forget_listed(oc->l, oc->table_root, tf->path, err);
-}
-
 static int open_snapshot_file(void *ctx, int f, pq_scan_file *sf, pq_error *err)
 {
     open_ctx *oc = ctx;
     const pq_table_file *tf = &oc->s->files->files[f];
     if (!oc->files[f].file) {
         if (oc->l->store->ops->open(oc->l->store, tf->path, &oc->files[f].file, err) != PQ_OK) return PQ_ERR;
-        if (pq_file_check_listed(oc->files[f].file, &tf->st, err) != PQ_OK) return snapshot_file_changed(oc, tf, err);
+        /* Replaced since the snapshot's listing: the view fails rather than
+         * mix versions (SPEC 8), and the next open lists anew. */
+        if (pq_file_check_listed(oc->files[f].file, &tf->st, err) != PQ_OK)
+            return lake_forget_listed(oc->l, oc->table_root, tf->path, err);
     }
     if (!oc->refs[f] && pq_footer_cache_get(oc->l->footers, oc->l->store, tf->path, &tf->st, &oc->refs[f], err) != PQ_OK) {
         (void)lake_forget_listed(oc->l, oc->table_root, tf->path, err); /* when it changed since */

@@ -284,6 +284,52 @@ static int dictionary_rung(const pq_plan_input *in, const pq_row_group *g, const
 
 /* ------------------------------------------------------------------ bloom rung */
 
+int pq_bloom_filter_load(pq_file *f, const pq_footer *ft, const pq_column_meta *m, uint8_t **raw, size_t *raw_len,
+                         pq_bloom *out, pq_error *err)
+{
+    *raw = NULL;
+    *raw_len = 0;
+    if (!m->has_bloom_filter_offset || m->bloom_filter_offset < 0) return PQ_OK;
+    uint64_t off = (uint64_t)m->bloom_filter_offset;
+    /* The header is small; with a known length everything is one read. */
+    uint64_t len = m->has_bloom_filter_length && m->bloom_filter_length > 0 ? (uint64_t)m->bloom_filter_length : 64;
+    uint8_t *buf;
+    PQ_TRY(read_exact(f, ft->file_size, off, len, &buf, err));
+    if (!buf && len == 64 && off < ft->file_size) {
+        len = ft->file_size - off;
+        PQ_TRY(read_exact(f, ft->file_size, off, len, &buf, err));
+    }
+    if (!buf) return PQ_OK;
+    pq_bloom_header bh;
+    size_t hlen;
+    pq_error ignore;
+    uint64_t total = 0;
+    if (pq_decode_bloom_header(buf, (size_t)len, &bh, &hlen, &ignore) != PQ_OK || !bh.algorithm_block ||
+        !bh.hash_xxhash || !bh.compression_none || bh.num_bytes <= 0 || bh.num_bytes % 32 ||
+        (uint32_t)bh.num_bytes > MAX_AUX_BYTES ||
+        (total = (uint64_t)hlen + (uint64_t)bh.num_bytes) > ft->file_size - off) {
+        free(buf);
+        return PQ_OK;
+    }
+    if (total > len) {
+        /* The bitset's rest, after what the first read brought. */
+        uint8_t *grown = realloc(buf, (size_t)total);
+        if (!grown) {
+            free(buf);
+            return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        }
+        buf = grown;
+        if (pq_read_at(f, buf + len, (size_t)(total - len), off + len, err) != PQ_OK) {
+            free(buf);
+            return PQ_ERR;
+        }
+    }
+    *raw = buf;
+    *raw_len = (size_t)total;
+    *out = (pq_bloom){buf + hlen, (uint32_t)bh.num_bytes};
+    return PQ_OK;
+}
+
 static int bloom_rung(const pq_plan_input *in, const pq_row_group *g, const pq_expr *const *conj, int n_conj,
                       bool *pruned, pq_error *err)
 {
@@ -295,45 +341,13 @@ static int bloom_rung(const pq_plan_input *in, const pq_row_group *g, const pq_e
         if (col < 0 || in->col_leaf[col] < 0) continue;
         int32_t leaf = in->col_leaf[col];
         const pq_column_chunk *cc = &g->columns[leaf];
-        if (!cc->has_meta || !cc->meta.has_bloom_filter_offset || cc->meta.bloom_filter_offset < 0) continue;
+        if (!cc->has_meta) continue;
         const pq_node *node = in->footer->schema.leaves[leaf].node;
-        uint64_t off = (uint64_t)cc->meta.bloom_filter_offset;
-        /* The header is small; with a known length everything is one read. */
-        uint64_t len = cc->meta.has_bloom_filter_length && cc->meta.bloom_filter_length > 0
-                           ? (uint64_t)cc->meta.bloom_filter_length : 64;
-        uint8_t *buf;
-        PQ_TRY(read_exact(in->file, in->footer->file_size, off, len, &buf, err));
-        if (!buf && len == 64 && off < in->footer->file_size) {
-            len = in->footer->file_size - off;
-            PQ_TRY(read_exact(in->file, in->footer->file_size, off, len, &buf, err));
-        }
-        if (!buf) continue;
-        pq_bloom_header bh;
-        size_t hlen;
-        pq_error ignore;
-        if (pq_decode_bloom_header(buf, (size_t)len, &bh, &hlen, &ignore) != PQ_OK || !bh.algorithm_block ||
-            !bh.hash_xxhash || !bh.compression_none || bh.num_bytes <= 0 || bh.num_bytes % 32 ||
-            (uint32_t)bh.num_bytes > MAX_AUX_BYTES) {
-            free(buf);
-            continue;
-        }
-        uint8_t *bits = buf;
-        uint8_t *extra = NULL;
-        if ((uint64_t)hlen + (uint64_t)bh.num_bytes > len) {
-            int rc = read_exact(in->file, in->footer->file_size, off + hlen, (uint64_t)bh.num_bytes, &extra, err);
-            if (rc != PQ_OK) {
-                free(buf);
-                return rc;
-            }
-            if (!extra) {
-                free(buf);
-                continue;
-            }
-            bits = extra;
-        } else {
-            bits = buf + hlen;
-        }
-        pq_bloom bloom = {bits, (uint32_t)bh.num_bytes};
+        uint8_t *raw;
+        size_t raw_len;
+        pq_bloom bloom;
+        PQ_TRY(pq_bloom_filter_load(in->file, in->footer, &cc->meta, &raw, &raw_len, &bloom, err));
+        if (!raw) continue;
         bool any = false;
         for (int k = 0; k < nv && !any; k++) {
             uint8_t plain[64];
@@ -355,8 +369,7 @@ static int bloom_rung(const pq_plan_input *in, const pq_row_group *g, const pq_e
             free(big);
         }
         if (!any) *pruned = true;
-        free(extra);
-        free(buf);
+        free(raw);
     }
     return PQ_OK;
 }

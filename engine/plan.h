@@ -128,6 +128,15 @@ uint64_t pq_bloom_hash(const uint8_t *plain, size_t len);
 bool pq_bloom_check_hash(const pq_bloom *b, uint64_t hash);
 /* Sets the hash's bits in a bitset of n_bytes (a multiple of 32). */
 void pq_bloom_insert_hash(uint8_t *bitset, uint32_t n_bytes, uint64_t hash);
+
+/* A chunk's bloom filter as it is in the file (header and bitset, *raw_len
+ * bytes in *raw, the caller's to free) and *out over its bitset, when it is
+ * one this reader uses (split block, XXH64, uncompressed, inside the file);
+ * *raw NULL otherwise.  With the filter's length known, one read.  Only I/O
+ * errors are errors. */
+int pq_bloom_filter_load(pq_file *f, const pq_footer *ft, const pq_column_meta *m, uint8_t **raw, size_t *raw_len,
+                         pq_bloom *out, pq_error *err);
+
 /* The bitset size for ndv distinct values at false-positive rate fpp. */
 uint32_t pq_bloom_bytes_for(uint64_t ndv, double fpp);
 
