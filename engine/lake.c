@@ -1,6 +1,5 @@
 #include "lake.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -445,10 +444,8 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             if (v->n_select == 0) return pq_fail(err, PQ_E_USAGE, "%s: no columns", c);
         } else if (kl == 5 && !strncmp(c, "limit", 5)) {
             if (has_limit) return pq_fail(err, PQ_E_USAGE, "%s: at most one limit= per path", c);
-            char *end;
-            errno = 0;
-            long long lim = strtoll(val, &end, 10);
-            if (*val < '0' || *val > '9' || *end || errno == ERANGE)
+            int64_t lim;
+            if (pq_parse_row_count(val, strlen(val), &lim) != 0)
                 return pq_fail(err, PQ_E_USAGE, "%s: not a row count (0 to %lld)", c, (long long)INT64_MAX);
             v->limit = lim;
             has_limit = true;

@@ -541,6 +541,11 @@ static int equals_word(const char *s, size_t n, const char *word)
     return 1;
 }
 
+int pq_parse_row_count(const char *s, size_t n, int64_t *out)
+{
+    return n > 0 && is_digit(s[0]) ? pq_parse_i64(s, n, out) : -1;
+}
+
 int pq_parse_double(const char *s, size_t n, double *out)
 {
     if (n == 0)

@@ -60,6 +60,9 @@ size_t pq_fmt_decimal_i64(int64_t unscaled, int32_t scale, char *out);
 /* Parsing helpers for expressions and CSV input (not hot): strict, whole
  * string, return 0 on success. */
 int pq_parse_i64(const char *s, size_t n, int64_t *out);
+/* A row count (limit= and --limit): digits only, no sign or space, up to
+ * INT64_MAX. */
+int pq_parse_row_count(const char *s, size_t n, int64_t *out);
 int pq_parse_double(const char *s, size_t n, double *out);
 /* YYYY-MM-DD -> days since epoch */
 int pq_parse_date(const char *s, size_t n, int64_t *days);

@@ -57,7 +57,6 @@ static void *exit_watch_main(void *arg)
     return NULL;
 }
 
-/* Creates the cache directory (mode 0700) and removes what a previous mount left. */
 /* The lake's storage: a directory, an HTTP(S) prefix (read-only: the
  * mount becomes read-only too) or an S3 bucket. */
 static int open_store(pqfs_config *c, pq_store **out, char *err, size_t cap)

@@ -237,8 +237,8 @@ static bool is_url(const char *p)
 
 /* A remote table directory (http(s)://, s3://): the store, with S3 settings
  * from the environment as pqfs takes them (AWS_*), and path-style URLs when
- * an endpoint is given (PQFS_S3_PATH_STYLE=false for virtual hosts). */
-/* http_no_probe: an http(s) store used only to open one named object (its
+ * an endpoint is given (PQFS_S3_PATH_STYLE=false for virtual hosts).
+ * http_no_probe: an http(s) store used only to open one named object (its
  * prefix is never listed, so not probed either). */
 static int open_remote_store(const char *url, bool http_no_probe, pq_store **out, pq_error *err)
 {
@@ -487,12 +487,9 @@ static void parse_cat_args(int argc, char **argv, cat_args *a)
         }
         else if ((!strcmp(s, "--where") || !strcmp(s, "-w")) && more) a->wheres[a->spec.n_wheres++] = argv[++i];
         else if (!strcmp(s, "--limit") && more) {
-            char *end;
             if (a->spec.limit >= 0) die_usage(); /* at most one, as limit= in a path */
             const char *v = argv[++i];
-            errno = 0;
-            a->spec.limit = strtoll(v, &end, 10);
-            if (*v < '0' || *v > '9' || *end || errno == ERANGE) { /* digits only, as limit= */
+            if (pq_parse_row_count(v, strlen(v), &a->spec.limit) != 0) { /* as limit= */
                 fprintf(stderr, "pqtool: --limit: '%s' is not a row count (0 to %lld)\n", v, (long long)INT64_MAX);
                 exit(2);
             }
