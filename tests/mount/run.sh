@@ -869,6 +869,10 @@ grep -q "debug: events/year=2024/where=i32 < 10/data.csv: scan started over [0-9
     grep -q "debug: table 'events': discovered [0-9]* files" "$WORK/pqfs-ini.log" &&
     pass "log_level = debug logs scans, cache hits and discoveries" ||
     fail "log_level = debug: $(grep -c 'debug:' "$WORK/pqfs-ini.log") debug lines; $(grep 'debug:' "$WORK/pqfs-ini.log" | head -3)"
+# ... and the effective configuration at start, as ini text.
+grep -qx "pqfs: debug: config: \[pqfs\]" "$WORK/pqfs-ini.log" && grep -qx "pqfs: debug: config: cache_dir = $WORK/cache-ini" "$WORK/pqfs-ini.log" &&
+    grep -qx "pqfs: debug: config: compression = gzip:6" "$WORK/pqfs-ini.log" &&
+    pass "log_level = debug logs the effective configuration" || fail "log_level = debug: no configuration dump in the log"
 stop_pqfs "$MNT2" "$P2"
 
 # Configuration errors: one line naming the problem (the ini line), a non-zero
@@ -910,6 +914,16 @@ grep -q '^source_read_requests ' "$MNT3/.pqfs/stats" && pass "single-table mount
 stop_pqfs "$MNT3" "$P3"
 ! grep -q 'debug:' "$WORK/pqfs-single.log" && grep -q 'info: mounted' "$WORK/pqfs-single.log" && pass "log_level info: no debug lines" ||
     fail "log_level info: $(grep -m1 'debug:' "$WORK/pqfs-single.log")"
+# A single table's messages name it as the mount root (its name is empty).
+mkdir -p "$WORK/single2/k=1/j=2"
+cp "$SHARED/testdata/parquet-testing/data/alltypes_plain.parquet" "$WORK/single2/k=1/part-0.parquet"
+cp "$SHARED/testdata/parquet-testing/data/alltypes_plain.parquet" "$WORK/single2/k=1/j=2/part-0.parquet"
+start_pqfs "$WORK/pqfs-single2.log" "$WORK/single2" "$WORK/mnt-single2" -o "cache_dir=$WORK/cache-single2"
+P7=$PQFS_PID
+cat "$WORK/mnt-single2/data.csv" >/dev/null
+stop_pqfs "$WORK/mnt-single2" "$P7"
+grep -q "warn: table '(the mount root)': 1 path left out" "$WORK/pqfs-single2.log" && ! grep -q "table ''" "$WORK/pqfs-single2.log" &&
+    pass "a single table is named the mount root in messages" || fail "single table in messages: $(grep -m1 "table '" "$WORK/pqfs-single2.log")"
 
 # A declared partition type the directories do not have (year declared a
 # date): every file is left out, as SPEC section 2 says of paths that do not

@@ -176,7 +176,17 @@ mkdir -p "$WORK/inner"
 MOUNTS+=("$WORK/inner")
 check "a cache_dir inside the mountpoint is refused at start, naming both" \
     '! timeout 10 "$PQFS" "$LAKE" "$WORK/inner" -f -o "cache_dir=$WORK/inner/cache" 2>"$WORK/inner.err" &&
-     grep -q "cache_dir $WORK/inner/cache is inside the mountpoint $WORK/inner" "$WORK/inner.err" && ! is_mounted "$WORK/inner"'
+     grep -q "cache_dir $WORK/inner/cache is inside the mountpoint $WORK/inner" "$WORK/inner.err" && ! is_mounted "$WORK/inner" &&
+     [ ! -e "$WORK/inner/cache" ]'
+# Another user's cache_dir (not a shared sticky one) is refused: they could
+# swap what is staged in it.
+if [ "$(id -u)" = 0 ]; then
+    mkdir -p "$WORK/theirs" && chown 4321 "$WORK/theirs" && mkdir -p "$WORK/mnt-theirs"
+    MOUNTS+=("$WORK/mnt-theirs")
+    check "another user's cache_dir is refused at start" \
+        '! timeout 10 "$PQFS" "$LAKE" "$WORK/mnt-theirs" -f -o "cache_dir=$WORK/theirs" 2>"$WORK/theirs.err" &&
+         grep -q "cache_dir $WORK/theirs belongs to another user (uid 4321)" "$WORK/theirs.err" && ! is_mounted "$WORK/mnt-theirs"'
+fi
 
 # ------------------------------------------------------------ Parquet input
 "$PQTOOL" write "$IN/a.csv" "$IN/same.parquet" --schema "$LAKE/events/dt=2024-01-01/region=eu/part-0.parquet"
