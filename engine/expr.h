@@ -107,9 +107,9 @@ pq_tri pq_expr_constant(const pq_expr *e);
  * returns their number and stores at most max. */
 int pq_expr_columns(const pq_expr *e, int *out, int max);
 
-/* Top-level AND conjuncts; returns their number (<= max: beyond max, the
- * first max, whose AND the expression implies).  A single non-AND expression
- * is one conjunct. */
+/* Top-level AND conjuncts: returns their number and stores at most max (as
+ * pq_expr_columns does), so a caller sees when it holds only some of them.
+ * A single non-AND expression is one conjunct. */
 int pq_expr_conjuncts(const pq_expr *e, const pq_expr **out, int max);
 
 /* When conjunct `e` is `col = literal` or `col IN (literals)` on one column,

@@ -545,12 +545,9 @@ int pq_expr_conjuncts(const pq_expr *e, const pq_expr **out, int max)
             out[0] = e;
         return 1;
     }
-    /* At most max: a subset of the conjuncts is still implied by the whole,
-     * so pruning with it stays sound. */
-    int n = e->n_args < max ? e->n_args : max;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < e->n_args && i < max; i++)
         out[i] = e->args[i];
-    return n;
+    return e->n_args;
 }
 
 /* The column under a comparison when its value converts exactly (INT ->

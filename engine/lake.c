@@ -282,21 +282,30 @@ char *lake_join(pq_arena *a, const char *dir, const char *name)
 }
 
 /* A path component percent-decoded (SPEC section 3, pq_percent_decode);
- * *decoded counts the escapes decoded. */
-static char *decode_counted(pq_arena *a, const char *s, size_t n, int *decoded)
+ * *decoded counts the escapes decoded, *has_nul says one was %00 (the text
+ * then ends early: callers refuse it). */
+static char *decode_counted(pq_arena *a, const char *s, size_t n, int *decoded, bool *has_nul)
 {
     char *out = pq_arena_alloc(a, n + 1);
     if (!out) return NULL;
     int len = pq_percent_decode(s, n, out);
     if (len < 0) return NULL;
     *decoded = (int)((n - (size_t)len) / 2);
+    *has_nul = memchr(out, '\0', (size_t)len) != NULL;
     return out;
 }
 
-static char *decode(pq_arena *a, const char *s, size_t n)
+/* A COL=VALUE component's key or value (values are C strings, so a %00
+ * would cut one short: `region=a%00b` is not `region=a`); NULL with err set
+ * for a NUL byte or out of memory. */
+static char *decode_part(pq_arena *a, const char *comp, const char *s, size_t n, pq_error *err)
 {
     int decoded;
-    return decode_counted(a, s, n, &decoded);
+    bool has_nul;
+    char *out = decode_counted(a, s, n, &decoded, &has_nul);
+    if (!out) pq_fail(err, PQ_E_NOMEM, "out of memory");
+    else if (has_nul) pq_fail(err, PQ_E_USAGE, "%s: a %%00 escape decodes to a NUL byte, which no name or value can hold", comp);
+    return has_nul ? NULL : out;
 }
 
 /* where=: an expression is text.  An escape that decodes to bytes that are
@@ -305,9 +314,14 @@ static char *decode(pq_arena *a, const char *s, size_t n)
 static char *decode_expression(pq_arena *a, const char *comp, const char *s, pq_error *err)
 {
     int decoded;
-    char *out = decode_counted(a, s, strlen(s), &decoded);
+    bool has_nul;
+    char *out = decode_counted(a, s, strlen(s), &decoded, &has_nul);
     if (!out) {
         pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (has_nul) {
+        pq_fail(err, PQ_E_USAGE, "%s: a %%00 escape decodes to a NUL byte, which an expression cannot hold", comp);
         return NULL;
     }
     size_t len = strlen(out);
@@ -424,9 +438,10 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
              * directories, which readdir lists, are directories (SPEC
              * section 3); other values of it are the keyword. */
             bool entered;
-            char *value = decode(&v->arena, val, strlen(val));
+            char *value = decode_part(&v->arena, c, val, strlen(val), err);
+            if (!value) return PQ_ERR;
             char *key = pq_arena_strndup(&v->arena, c, kl);
-            if (!value || !key) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (!key) return pq_fail(err, PQ_E_NOMEM, "out of memory");
             if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
             if (entered) continue;
         }
@@ -450,9 +465,9 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             v->limit = lim;
             has_limit = true;
         } else {
-            char *key = decode(&v->arena, c, kl);
-            char *value = decode(&v->arena, val, strlen(val));
-            if (!key || !value) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            char *key = decode_part(&v->arena, c, c, kl, err);
+            char *value = key ? decode_part(&v->arena, c, val, strlen(val), err) : NULL;
+            if (!key || !value) return PQ_ERR;
             bool is_null = !strcmp(val, "__HIVE_DEFAULT_PARTITION__");
             /* The next level of real partition directories, also after
              * virtual components (filters commute): readdir below a where=
@@ -1410,14 +1425,20 @@ static int partition_entry(void *ctx, const pq_dirent *e)
     char key[1024];
     size_t kl = (size_t)(eq - e->name);
     if (kl >= sizeof key) return 0;
-    (void)pq_percent_decode(e->name, kl, key); /* kl < sizeof key: never fails */
-    if (strcmp(key, t->part_names[v->n_real])) return 0;
-    if (r->q && r->q->pred) {
+    int klen = pq_percent_decode(e->name, kl, key); /* kl < sizeof key: never fails */
+    if (memchr(key, '\0', (size_t)klen) || strcmp(key, t->part_names[v->n_real])) return 0;
+    /* A name with a %00 is not listed: no lookup can enter it (decode_part). */
+    size_t vl = strlen(eq + 1);
+    char *val = malloc(vl + 1);
+    if (!val) return 0;
+    if (memchr(val, '\0', (size_t)pq_percent_decode(eq + 1, vl, val))) {
+        free(val);
+        return 0;
+    }
+    if (!(r->q && r->q->pred)) {
+        free(val);
+    } else {
         /* Only directories that can hold matching rows. */
-        size_t vl = strlen(eq + 1);
-        char *val = malloc(vl + 1);
-        if (!val) return 0;
-        (void)pq_percent_decode(eq + 1, vl, val);
         const char *vals[1] = {strcmp(eq + 1, "__HIVE_DEFAULT_PARTITION__") ? val : NULL};
         prune_ctx pc = {v, r->q};
         bool keep = prune_dir(&pc, 1, NULL, vals);

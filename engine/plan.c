@@ -8,7 +8,6 @@
 #include "column.h"
 #include "encoding.h"
 
-#define MAX_CONJUNCTS 64
 #define MAX_EQ_VALUES 256
 /* Bloom filters and indexes larger than this are not worth reading to prune. */
 #define MAX_AUX_BYTES (64u << 20)
@@ -444,7 +443,8 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
     if (!ranges) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     /* Leaves whose column index was used: their pages are counted once,
      * against the final selection, however many conjuncts read them. */
-    int32_t used[MAX_CONJUNCTS];
+    int32_t *used = pq_arena_alloc(arena, sizeof *used * (size_t)(n_conj ? n_conj : 1));
+    if (!used) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     int n_used = 0;
     for (int c = 0; c < n_conj && n_sel > 0; c++) {
         int col = single_column(conj[c]);
@@ -647,8 +647,10 @@ int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_r
         } else if (t == PQ_TRI_TRUE) {
             p->fully_matched = true;
         } else {
-            const pq_expr *conj[MAX_CONJUNCTS];
-            int n_conj = pq_expr_conjuncts(in->pred, conj, MAX_CONJUNCTS);
+            int n_conj = pq_expr_conjuncts(in->pred, NULL, 0);
+            const pq_expr **conj = pq_arena_alloc(arena, sizeof *conj * (size_t)n_conj);
+            if (!conj) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            pq_expr_conjuncts(in->pred, conj, n_conj);
             bool pruned = false;
             /* Bloom filters before dictionaries: both answer equality, and a
              * filter is a few KiB where a dictionary page can be megabytes.

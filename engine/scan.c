@@ -52,9 +52,11 @@ typedef struct file_state {
     int32_t n_filter;
     /* The predicate's AND conjuncts and, per conjunct, a mask of the filter
      * leaves (indexes into filter_leaves) it reads: conjuncts are evaluated
-     * as soon as their columns are decoded, cheapest column first. */
-    const pq_expr *conj[64];
-    uint64_t conj_leaves[64];
+     * as soon as their columns are decoded, cheapest column first.  The
+     * masks are 64 bits, so a predicate with more conjuncts or filter leaves
+     * than that is evaluated whole (n_conj 0): every term, only later. */
+    const pq_expr **conj;
+    uint64_t *conj_leaves;
     int n_conj;                /* 0: evaluate the whole predicate at once */
     int32_t *read_leaves;      /* projection and filter leaves, distinct */
     int32_t n_read;
@@ -203,19 +205,23 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
         fs->col_filter_leaf[i] = fs->col_leaf[i] >= 0 ? fs->col_leaf[i]
                                  : nd && nd->kind != PQ_NODE_PRIMITIVE && nd->n_leaves ? nd->first_leaf : -1;
     }
+    /* A predicate reads at most every column of the query. */
+    int *cols = fs->pred ? pq_arena_alloc(a, sizeof *cols * (size_t)(q->n_cols + 1)) : NULL;
+    if (fs->pred && !cols) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     if (fs->pred) {
-        int cols[256];
-        int n = pq_expr_columns(fs->pred, cols, 256);
-        for (int i = 0; i < n && i < 256; i++)
+        int n = pq_expr_columns(fs->pred, cols, q->n_cols);
+        for (int i = 0; i < n; i++)
             if (fs->col_filter_leaf[cols[i]] >= 0)
                 add_leaf(fs->filter_leaves, &fs->n_filter, fs->col_filter_leaf[cols[i]]);
     }
-    if (fs->pred && fs->n_filter <= 64) {
-        int n = pq_expr_conjuncts(fs->pred, fs->conj, 64);
-        fs->n_conj = n <= 64 ? n : 0;
+    int n_conj = fs->pred ? pq_expr_conjuncts(fs->pred, NULL, 0) : 0;
+    if (n_conj > 0 && n_conj <= 64 && fs->n_filter <= 64) {
+        fs->conj = pq_arena_alloc(a, sizeof *fs->conj * (size_t)n_conj);
+        fs->conj_leaves = pq_arena_alloc(a, sizeof *fs->conj_leaves * (size_t)n_conj);
+        if (!fs->conj || !fs->conj_leaves) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        fs->n_conj = pq_expr_conjuncts(fs->pred, fs->conj, n_conj);
         for (int j = 0; j < fs->n_conj; j++) {
-            int cols[256];
-            int nc = pq_expr_columns(fs->conj[j], cols, 256);
+            int nc = pq_expr_columns(fs->conj[j], cols, q->n_cols);
             for (int i = 0; i < nc; i++)
                 for (int32_t k = 0; k < fs->n_filter; k++)
                     if (fs->filter_leaves[k] == fs->col_filter_leaf[cols[i]]) fs->conj_leaves[j] |= 1ull << k;

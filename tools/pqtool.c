@@ -129,7 +129,7 @@ typedef struct inputs {
      * TABLE, filtered to those values, so the partition columns are there
      * as in DuckDB's hive_partitioning and the mount's view of it. */
     char *root;
-    char *eq_cols[16], *eq_vals[16];
+    char **eq_cols, **eq_vals;
     int n_eq;
 } inputs;
 
@@ -149,6 +149,8 @@ static void inputs_free(inputs *in)
         free(in->eq_cols[i]);
         free(in->eq_vals[i]);
     }
+    free(in->eq_cols);
+    free(in->eq_vals);
     memset(in, 0, sizeof *in);
 }
 
@@ -162,29 +164,33 @@ static int split_partition_dirs(const char *path, inputs *in)
     /* A URL's scheme and authority (user:pass=word@host) are no directory. */
     const char *scheme = strstr(path, "://");
     size_t first = scheme ? (size_t)(scheme + 3 - path) + strcspn(scheme + 3, "/") : 0;
-    char *comps[16];
+    /* Every trailing KEY=VALUE component, however many (a cap would read
+     * the rest as the table's path and lose those partition columns). */
     int k = 0;
     size_t end = n;
-    while (k < 16) {
+    for (;;) {
         size_t start = end;
         while (start > 0 && path[start - 1] != '/') start--;
         const char *c = path + start;
         const char *eq = memchr(c, '=', end - start);
         if (start == 0 || start <= first || !eq || eq == c || c[0] == '.' || c[0] == '_') break;
-        comps[k] = strndup(c, end - start);
-        if (!comps[k]) return -1;
         k++;
         end = start - 1;
     }
     if (k == 0) return 0;
     in->root = strndup(path, end);
-    if (!in->root) return -1;
-    for (int i = 0; i < k; i++) { /* outermost first */
-        char *c = comps[k - 1 - i];
-        char *eq = strchr(c, '=');
-        size_t kl = (size_t)(eq - c), vl = strlen(eq + 1);
+    in->eq_cols = calloc((size_t)k, sizeof *in->eq_cols);
+    in->eq_vals = calloc((size_t)k, sizeof *in->eq_vals);
+    if (!in->root || !in->eq_cols || !in->eq_vals) return -1;
+    const char *c = path + end + 1; /* outermost first */
+    for (int i = 0; i < k; i++) {
+        size_t cl = strcspn(c, "/");
+        if (i == k - 1) cl = n - (size_t)(c - path);
+        const char *eq = memchr(c, '=', cl);
+        size_t kl = (size_t)(eq - c), vl = cl - kl - 1;
         in->eq_cols[i] = malloc(kl + 1);
         in->eq_vals[i] = malloc(vl + 1);
+        in->n_eq = i + 1;
         if (!in->eq_cols[i] || !in->eq_vals[i]) return -1;
         /* A path component: never past INT_MAX.  %00 would cut the value. */
         if (pq_percent_decode(c, kl, in->eq_cols[i]) != (int)strlen(in->eq_cols[i]) ||
@@ -194,8 +200,7 @@ static int split_partition_dirs(const char *path, inputs *in)
             free(in->eq_vals[i]);
             in->eq_vals[i] = NULL;
         }
-        in->n_eq = i + 1;
-        free(c);
+        c += cl + 1;
     }
     return 0;
 }

@@ -221,6 +221,13 @@ view stack_d            "$E/year=2024/dt=2024-01-01/region=eu/where=flag/select=
                         "year = 2024 AND dt = '2024-01-01' AND region = 'eu' AND flag" "tags, id" 20 nonempty
 view stack_e            "$E/select=tags,id/region=eu/limit=20/dt=2024-01-01/where=flag/year=2024/data.csv" events \
                         "year = 2024 AND dt = '2024-01-01' AND region = 'eu' AND flag" "tags, id" 20 nonempty
+# No cap drops a term (69 AND terms returned every row; so did 64 stacked
+# where= components before a 65th): long conjunctions, one component or many.
+long_and="id >= -1" stacked=
+for k in $(seq 2 68); do long_and="$long_and AND id >= -$k"; done
+for k in $(seq 1 64); do stacked="$stacked/where=id >= -$k"; done
+view long_and_69        "$E/where=$long_and AND id = 7/select=id,i32/data.csv" events "$long_and AND id = 7" "id, i32" "" nonempty
+view long_stack_65      "$E${stacked}/where=id = 7/select=id,i32/data.csv" events "id = 7" "id, i32" "" nonempty
 # The corrupt-file table: views that do not touch a bad file work.
 view broken_ok_real     "broken/k=1/data.csv" broken "k = 1" "" "" nonempty
 view broken_ok_where    "broken/where=k IN (1, 5)/data.csv" broken "k IN (1, 5)" "" "" nonempty
@@ -399,6 +406,17 @@ if ls -1A "$MNT" | grep -qx '.pqfs'; then fail ".pqfs listed at the root (it is 
     [ "$(wc -l <"$WORK/pqtool-partdir.csv")" -gt 1 ] && pass "pqtool on a partition directory: its rows with the partition columns" ||
     fail "pqtool on a partition directory: $(head -2 "$WORK/pqtool-partdir.csv")"
 
+# Any number of partition directories in the path (16 were split off; the
+# rest was read as the table's own path, without those columns).
+deep=$WORK/deep/t deep_where=
+for k in $(seq 1 20); do deep=$deep/k$k=$k; deep_where="$deep_where${deep_where:+ AND }k$k = $k"; done
+mkdir -p "$deep" && cp "$(find "$LAKE2/events" -name 'part-*.parquet' | sort | head -1)" "$deep/"
+"$PQTOOL" cat "$deep" --select id,k1,k20 >"$WORK/pqtool-deep.csv" 2>&1 &&
+    "$PQTOOL" cat "$WORK/deep/t" --where "$deep_where" --select id,k1,k20 >"$WORK/pqtool-deep-ref.csv" &&
+    cmp -s "$WORK/pqtool-deep.csv" "$WORK/pqtool-deep-ref.csv" && [ "$(wc -l <"$WORK/pqtool-deep.csv")" -gt 1 ] &&
+    pass "pqtool on a partition directory 20 levels down: every partition column" ||
+    fail "pqtool on a partition directory 20 levels down: $(head -2 "$WORK/pqtool-deep.csv")"
+
 # ---------------------------------------------------------------- errors: EINVAL, ENOENT
 errors_has() { grep -qF -- "$1" "$MNT/.pqfs/errors"; }
 expect_errno() { # ERRNO OP PATH [TEXT expected in /.pqfs/errors]
@@ -414,6 +432,10 @@ expect_errno EINVAL list "$E/where=i32 >" "where=i32 >"
 expect_errno EINVAL stat "$E/where=((/data.csv" "where=(("
 expect_errno EINVAL read "$E/where=i32 = 'abc'/data.csv" "where=i32 = 'abc'"
 expect_errno EINVAL stat "$E/where=s LIKE" "where=s LIKE"
+# A %00 (a NUL byte) in a name or value: refused (region=a%00b was region=a)
+expect_errno EINVAL stat "$E/year=2024/dt=2024-01-01/region=eu%00x" "NUL byte"
+expect_errno EINVAL stat "$E/region=%00" "NUL byte"
+expect_errno EINVAL stat "$E/where=s = 'a%00'/data.csv" "NUL byte"
 # %bc would be byte 0xBC, no text: refused with the way out (was no rows)
 expect_errno EINVAL stat "$E/where=s LIKE '%bc'" "write %25 for a literal %"
 expect_errno EINVAL stat "$E/where=" "where="

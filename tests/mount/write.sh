@@ -88,6 +88,13 @@ check "cp into new nested partition directories (dt=2024-01-09/region=us/ made)"
 printf 'id,name,amount,ts\n8,h,8,\n' >"$IN/c.csv"
 check "cp into the NULL partition (__HIVE_DEFAULT_PARTITION__)" \
     'cp "$IN/c.csv" "$MNT/events/dt=2024-01-09/region=__HIVE_DEFAULT_PARTITION__/" && [ -n "$(find "$LAKE/events/dt=2024-01-09/region=__HIVE_DEFAULT_PARTITION__" -name "c-*.parquet")" ]'
+# A %00 decodes to a NUL byte: refused, nothing written (region=a%00b wrote
+# into region=a, region=%00 into region=).
+check "cp into region=a%00b or region=%00 is EINVAL and writes nothing" \
+    '! cp "$IN/c.csv" "$MNT/events/dt=2024-01-09/region=a%00b/" 2>"$WORK/nul.err" && grep -q "Invalid argument" "$WORK/nul.err" &&
+     ! cp "$IN/c.csv" "$MNT/events/dt=2024-01-09/region=%00/" 2>/dev/null &&
+     ! mkdir "$MNT/events/dt=2024-01-09/region=x%00y" 2>/dev/null &&
+     [ -z "$(find "$LAKE/events" -path "*region=a/*" -o -path "*region=/*" -o -name "*%00*")" ]'
 check "a shell redirection writes (printf > FILE)" \
     'printf "id,name,amount,ts\n9,r,9,\n" >"$MNT/events/dt=2024-01-09/region=us/redirect.csv" && [ -n "$(find "$LAKE/events/dt=2024-01-09/region=us" -name "redirect-*.parquet")" ]'
 

@@ -7,6 +7,7 @@
  * view (it never mixes versions, nor reads new bytes with the old footer),
  * and the next open sees the new file. */
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,205 @@ static void test_parquet_without_cache(void)
     pq_lake_close(l);
 }
 
+
+/* ------------------------------------------------------------ no cap changes an answer */
+
+/* A growing string (test text: aborts the test when memory runs out). */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+} text;
+
+static void addf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void addf(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (t->len + (size_t)n + 1 > t->cap) {
+        t->cap = (t->len + (size_t)n + 1) * 2;
+        t->s = realloc(t->s, t->cap);
+        if (!t->s) abort();
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* Rows of a view's CSV (its lines after the header); -1 when it fails,
+ * with the error's class in *cls when given. */
+static int view_rows(pq_lake *l, const char *path, int *cls)
+{
+    pq_error failed;
+    pq_error_clear(&failed);
+    char *csv = read_view_or(l, path, &failed);
+    if (!csv) {
+        if (cls) *cls = failed.cls;
+        else fprintf(stderr, "%.120s...: %s\n", path, failed.msg);
+        return -1;
+    }
+    int lines = 0;
+    for (const char *p = csv; *p; p++) lines += *p == '\n';
+    free(csv);
+    return lines - 1;
+}
+
+/* `c/where=id >= -1 AND ... AND id >= -(n-2) AND id = 1/data.csv`: n terms. */
+static char *conjunction_view(int n_terms)
+{
+    text t = {0};
+    addf(&t, "c/where=id >= -1");
+    for (int k = 2; k < n_terms; k++) addf(&t, " AND id >= %d", -k);
+    addf(&t, " AND id = 1/data.csv");
+    return t.s;
+}
+
+/* Every term of a long AND counts (64 were kept, the rest dropped: 69
+ * terms on 100 rows returned all 100), in the row filter and the ladder,
+ * at the old cap and past it; also as stacked where= components. */
+static void test_long_conjunctions(pq_lake *l)
+{
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_lake_mkdir(l, "c", &err), PQ_OK);
+    text csv = {0};
+    addf(&csv, "id,grp\n");
+    for (int i = 1; i <= 100; i++) addf(&csv, "%d,g%d\n", i, i % 7);
+    CHECK(write_csv(l, "c/a.csv", csv.s));
+    free(csv.s);
+    static const int terms[] = {2, 63, 64, 65, 69, 200, 1000};
+    for (size_t i = 0; i < sizeof terms / sizeof *terms; i++) {
+        char *view = conjunction_view(terms[i]);
+        CHECK_EQ_INT(view_rows(l, view, NULL), 1);
+        free(view);
+    }
+    /* Stacked components: 64 (the old cap) and 120 where= components, then
+     * where=id = 1; past the path's component cap it refuses, never drops. */
+    static const int stacked[] = {64, 120, 200};
+    for (size_t i = 0; i < sizeof stacked / sizeof *stacked; i++) {
+        text t = {0};
+        addf(&t, "c");
+        for (int k = 1; k <= stacked[i]; k++) addf(&t, "/where=id >= %d", -k);
+        addf(&t, "/where=id = 1/data.csv");
+        int cls = 0;
+        CHECK_EQ_INT(view_rows(l, t.s, stacked[i] < 126 ? NULL : &cls), stacked[i] < 126 ? 1 : -1);
+        if (stacked[i] >= 126) CHECK_EQ_INT(cls, PQ_E_USAGE);
+        free(t.s);
+    }
+    /* Long IN lists and OR chains (the equality rungs take at most 256
+     * values: past that they prove nothing, and the filter decides). */
+    static const char *const lists[] = {"id IN (3, 5", "id NOT IN (3, 5"};
+    static const int list_rows[] = {2, 98};
+    for (size_t i = 0; i < 2; i++) {
+        text t = {0};
+        addf(&t, "c/where=%s", lists[i]);
+        for (int k = 0; k < 300; k++) addf(&t, ", %d", 1000 + k);
+        addf(&t, ")/data.csv");
+        CHECK_EQ_INT(view_rows(l, t.s, NULL), list_rows[i]);
+        free(t.s);
+    }
+    text t = {0};
+    addf(&t, "c/where=id = 7 OR id = 9");
+    for (int k = 0; k < 300; k++) addf(&t, " OR id = %d", 1000 + k);
+    addf(&t, "/data.csv");
+    CHECK_EQ_INT(view_rows(l, t.s, NULL), 2);
+    free(t.s);
+    /* A LIKE prefix longer than the pruner's 64-byte successor buffer. */
+    t = (text){0};
+    addf(&t, "c/where=grp LIKE 'g1");
+    for (int k = 0; k < 100; k++) addf(&t, "x");
+    addf(&t, "%%' OR grp = 'g2'/data.csv");
+    CHECK_EQ_INT(view_rows(l, t.s, NULL), 15);
+    free(t.s);
+}
+
+/* A table of n_cols integer columns c0.. with rows 0..2 (cell = row + col). */
+static void write_wide(pq_lake *l, const char *table, int n_cols)
+{
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_lake_mkdir(l, table, &err), PQ_OK);
+    text csv = {0};
+    for (int c = 0; c < n_cols; c++) addf(&csv, c ? ",c%d" : "c%d", c);
+    addf(&csv, "\n");
+    for (int r = 0; r < 3; r++) {
+        for (int c = 0; c < n_cols; c++) addf(&csv, c ? ",%d" : "%d", r + c);
+        addf(&csv, "\n");
+    }
+    char path[256];
+    snprintf(path, sizeof path, "%s/a.csv", table);
+    CHECK(write_csv(l, path, csv.s));
+    free(csv.s);
+}
+
+/* Predicates over many columns: more filter columns than the per-conjunct
+ * masks hold (64) and than the scan's column list held (256: the columns
+ * past it were never decoded), and select= of them all. */
+static void test_wide_predicates(pq_lake *l)
+{
+    write_wide(l, "w", 300);
+    static const int spans[] = {64, 65, 70, 256, 257, 300};
+    for (size_t i = 0; i < sizeof spans / sizeof *spans; i++) {
+        int n = spans[i];
+        /* c_k >= k holds on every row; c_(n-1) = n only on row 1.  Then the
+         * same terms ORed with a FALSE branch: one conjunct, not n. */
+        for (int ored = 0; ored < 2; ored++) {
+            text t = {0};
+            addf(&t, "w/where=%sc0 >= 0", ored ? "(" : "");
+            for (int c = 1; c < n - 1; c++) addf(&t, " AND c%d >= %d", c, c);
+            addf(&t, " AND c%d = %d%s/data.csv", n - 1, n, ored ? ") OR c0 < 0" : "");
+            CHECK_EQ_INT(view_rows(l, t.s, NULL), 1);
+            free(t.s);
+        }
+    }
+    text t = {0};
+    addf(&t, "w/where=c299 = 300/select=c299");
+    for (int c = 298; c >= 0; c--) addf(&t, ",c%d", c);
+    addf(&t, "/data.csv");
+    char *csv = read_view(l, t.s);
+    CHECK(csv && !strncmp(csv, "c299,c298,", 10) && strstr(csv, "\n300,299,298,") && strstr(csv, ",3,2,1\n"));
+    free(csv);
+    free(t.s);
+}
+
+/* A value that decodes to a NUL byte is refused: a lookup and a write into
+ * `k=a%00b` (written into k=a before) or `k=%00` (the empty string). */
+static void test_nul_in_names(pq_lake *l)
+{
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_lake_mkdir(l, "n", &err), PQ_OK);
+    CHECK(write_csv(l, "n/k=a/x.csv", "id\n1\n"));
+    static const char *const bad[] = {"n/k=a%00b", "n/k=%00", "n/k%00x=a", "n/where=id = 1%00/data.csv",
+                                      "n/k=a/id=1%00"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        pq_lake_attr a;
+        pq_error_clear(&err);
+        CHECK_EQ_INT(pq_lake_stat(l, bad[i], &a, NULL, NULL, &err), PQ_ERR);
+        CHECK_EQ_INT(err.cls, PQ_E_USAGE);
+        CHECK(strstr(err.msg, "NUL") != NULL);
+    }
+    pq_lake_upload *u = NULL;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_lake_create(l, "n/k=a%00b/y.csv", &u, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_USAGE);
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_lake_create(l, "n/k=%00/y.csv", &u, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_USAGE);
+    CHECK_EQ_INT(parts_named("n/k=a", "x-"), 1);
+    CHECK_EQ_INT(parts_named("n/k=a", "y-"), 0);
+    CHECK_EQ_INT(parts_named("n/k=", "y-"), 0);
+    /* A directory of the lake whose name holds %00 is not listed. */
+    char path[600];
+    snprintf(path, sizeof path, "%s/n/k=c%%00d", root);
+    CHECK_EQ_INT(mkdir(path, 0755), 0);
+    char *csv = read_view(l, "n/data.csv");
+    CHECK(csv != NULL);
+    free(csv);
+}
+
 static int rm_tree(const char *path)
 {
     char cmd[600];
@@ -301,6 +501,9 @@ int main(void)
     if (l) {
         test_rename_then_commit(l);
         test_bad_input_writes_nothing(l);
+        test_long_conjunctions(l);
+        test_wide_predicates(l);
+        test_nul_in_names(l);
         pq_lake_close(l);
     }
     test_replaced_file();
