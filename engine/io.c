@@ -1,5 +1,7 @@
 #include "io.h"
 
+#include "fdcache.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -135,54 +137,48 @@ void pq_file_close(pq_file *f)
 
 /* ------------------------------------------------------------------ local file */
 
+typedef struct local_store {
+    pq_store base;
+    char *dir;                   /* absolute root directory */
+} local_store;
+
+/* Every open of a lake file for reading: `rel` relative to the store's root. */
+static int local_open_path(const local_store *ls, const char *rel, int flags)
+{
+    char full[PATH_MAX];
+    int n = snprintf(full, sizeof full, "%s%s%s", ls->dir, rel[0] ? "/" : "", rel);
+    if (n < 0 || (size_t)n >= sizeof full) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return open(full, flags);
+}
+
+/* A local file holds a slot of the process's descriptor set (fdcache.h), not
+ * a descriptor: it is opened again when a read finds it closed, and must then
+ * still be the file first opened. */
 typedef struct local_file {
     pq_file base;
-    int fd;
+    const local_store *store;    /* NULL: a path outside any store */
+    /* What to open again: relative to the store's root (the tail of
+     * base.name, the joined path), or base.name itself without a store,
+     * relative to the working directory, which neither pqfs nor pqtool
+     * changes once files are open. */
+    const char *path;
+    dev_t dev;                   /* with base.opened: the file's identity */
+    ino_t ino;
+    pq_fd_slot slot;
 } local_file;
 
-static int local_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
+/* A descriptor for reading `path`; when the process is out of descriptors,
+ * after closing the set's unpinned ones, once more.  -1 with errno. */
+static int open_for_read(const local_store *ls, const char *path)
 {
-    local_file *lf = (local_file *)f;
-    size_t done = 0;
-    if (off > (uint64_t)INT64_MAX - len)
-        return pq_fail(err, PQ_E_CORRUPT, "read of %zu bytes at offset %llu is out of range",
-                       len, (unsigned long long)off);
-    while (done < len) {
-        ssize_t n = pread(lf->fd, (char *)buf + done, len - done, (off_t)(off + done));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return pq_fail(err, PQ_E_IO, "read at offset %llu failed: %s",
-                           (unsigned long long)(off + done), strerror(errno));
-        }
-        if (n == 0)
-            return pq_fail(err, PQ_E_CORRUPT,
-                           "unexpected end of file reading %zu bytes at offset %llu",
-                           len, (unsigned long long)off);
-        done += (size_t)n;
+    for (int attempt = 0;; attempt++) {
+        int fd = ls ? local_open_path(ls, path, O_RDONLY | O_CLOEXEC) : open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 || (errno != EMFILE && errno != ENFILE) || attempt > 0 || pq_fd_shed() == 0) return fd;
     }
-    pq_io_count_read(f->counters, len);
-    return PQ_OK;
 }
-
-static int local_size(pq_file *f, uint64_t *out, pq_error *err)
-{
-    local_file *lf = (local_file *)f;
-    struct stat st;
-    if (fstat(lf->fd, &st) != 0)
-        return pq_fail(err, PQ_E_IO, "stat failed: %s", strerror(errno));
-    *out = (uint64_t)st.st_size;
-    return PQ_OK;
-}
-
-static void local_close(pq_file *f)
-{
-    local_file *lf = (local_file *)f;
-    close(lf->fd);
-    free(f->name);
-    free(lf);
-}
-
-static const pq_file_ops local_file_ops = {local_read_at, local_size, local_close};
 
 static void fill_stat(const struct stat *st, pq_stat *out)
 {
@@ -191,35 +187,132 @@ static void fill_stat(const struct stat *st, pq_stat *out)
     out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
-int pq_file_open_local(const char *path, pq_io_counters *counters, pq_file **out, pq_error *err)
+/* pq_fd_reopen_fn: the file again, if it is the same one (a file replaced
+ * or rewritten since it was first opened is never read as if it were the
+ * old one: PQ_E_STALE, as pq_file_check_listed reports it). */
+static int local_reopen(void *ctx, pq_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return pq_fail(err, PQ_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    bool stated = fstat(fd, &st) == 0;
-    if (stated && S_ISDIR(st.st_mode)) {
-        close(fd);
-        return pq_fail(err, PQ_E_USAGE, "%s: is a directory", path);
+    local_file *lf = ctx;
+    const char *name = lf->base.name;
+    int fd = open_for_read(lf->store, lf->path);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return pq_fail(err, PQ_E_STALE, "%s: changed since it was listed (removed while it was read)", name), -1;
+        return pq_fail(err, PQ_E_IO, "%s: cannot open again: %s", name, strerror(errno)), -1;
     }
-    local_file *lf = calloc(1, sizeof *lf);
-    char *name = strdup(path);
-    if (!lf || !name) {
-        free(lf);
-        free(name);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
         close(fd);
-        return pq_fail(err, PQ_E_NOMEM, "%s: out of memory", path);
+        return pq_fail(err, PQ_E_IO, "%s: stat failed: %s", name, strerror(e)), -1;
+    }
+    pq_stat now;
+    fill_stat(&st, &now);
+    if (st.st_dev != lf->dev || st.st_ino != lf->ino || now.size != lf->base.opened.size ||
+        now.mtime_ns != lf->base.opened.mtime_ns) {
+        close(fd);
+        return pq_fail(err, PQ_E_STALE, "%s: changed since it was listed (%llu bytes, %llu when first opened)", name,
+                       (unsigned long long)now.size, (unsigned long long)lf->base.opened.size), -1;
+    }
+    return fd;
+}
+
+static int local_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
+{
+    local_file *lf = (local_file *)f;
+    size_t done = 0;
+    if (off > (uint64_t)INT64_MAX - len)
+        return pq_fail(err, PQ_E_CORRUPT, "read of %zu bytes at offset %llu is out of range",
+                       len, (unsigned long long)off);
+    int fd = pq_fd_slot_pin(&lf->slot, local_reopen, lf, err);
+    if (fd < 0) return PQ_ERR;
+    int rc = PQ_OK;
+    while (done < len && rc == PQ_OK) {
+        ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0)
+            rc = pq_fail(err, PQ_E_IO, "read at offset %llu failed: %s", (unsigned long long)(off + done),
+                         strerror(errno));
+        else if (n == 0)
+            rc = pq_fail(err, PQ_E_CORRUPT, "unexpected end of file reading %zu bytes at offset %llu", len,
+                         (unsigned long long)off);
+        else
+            done += (size_t)n;
+    }
+    pq_fd_slot_unpin(&lf->slot);
+    if (rc == PQ_OK) pq_io_count_read(f->counters, len);
+    return rc;
+}
+
+/* The size it had when opened: every reopen checks it still has it. */
+static int local_size(pq_file *f, uint64_t *out, pq_error *err)
+{
+    (void)err;
+    *out = f->opened.size;
+    return PQ_OK;
+}
+
+static void local_close(pq_file *f)
+{
+    local_file *lf = (local_file *)f;
+    pq_fd_slot_close(&lf->slot);
+    free(f->name);
+    free(lf);
+}
+
+static const pq_file_ops local_file_ops = {local_read_at, local_size, local_close};
+
+/* pq_fd_open_fn of a file's first open: its identity, what it must be when
+ * opened again. */
+static int local_first_open(void *ctx, pq_error *err)
+{
+    local_file *lf = ctx;
+    const char *name = lf->base.name;
+    int fd = open_for_read(lf->store, lf->path);
+    if (fd < 0) return pq_fail(err, PQ_E_IO, "%s: cannot open: %s", name, strerror(errno)), -1;
+    struct stat st;
+    int rc = PQ_OK;
+    if (fstat(fd, &st) != 0) rc = pq_fail(err, PQ_E_IO, "%s: stat failed: %s", name, strerror(errno));
+    else if (S_ISDIR(st.st_mode)) rc = pq_fail(err, PQ_E_USAGE, "%s: is a directory", name);
+    if (rc != PQ_OK) {
+        close(fd);
+        return -1;
+    }
+    lf->base.has_identity = true;
+    fill_stat(&st, &lf->base.opened);
+    lf->dev = st.st_dev;
+    lf->ino = st.st_ino;
+    return fd;
+}
+
+/* Opens `path` (relative to ls's root, or outside any store with ls NULL),
+ * named `name` (taken: freed on failure) in messages. */
+static int local_file_open(const local_store *ls, const char *path, char *name, pq_io_counters *counters,
+                           pq_file **out, pq_error *err)
+{
+    local_file *lf = name ? calloc(1, sizeof *lf) : NULL;
+    if (!lf) {
+        free(name);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     lf->base.ops = &local_file_ops;
     lf->base.name = name;
     lf->base.counters = counters;
     lf->base.merge_gap = 4096;
-    if (stated) {
-        lf->base.has_identity = true;
-        fill_stat(&st, &lf->base.opened);
+    lf->store = ls;
+    lf->path = name + strlen(name) - strlen(path); /* the joined path ends in it */
+    if (pq_fd_slot_open(&lf->slot, local_first_open, lf, err) != PQ_OK) {
+        free(name);
+        free(lf);
+        return PQ_ERR;
     }
-    lf->fd = fd;
     *out = &lf->base;
     return PQ_OK;
+}
+
+int pq_file_open_local(const char *path, pq_io_counters *counters, pq_file **out, pq_error *err)
+{
+    return local_file_open(NULL, path, strdup(path), counters, out, err);
 }
 
 /* ------------------------------------------------------------------ memory file */
@@ -375,11 +468,6 @@ int pq_open_anon_file(const char *dir, const char *stem)
 
 /* ------------------------------------------------------------------ local store */
 
-typedef struct local_store {
-    pq_store base;
-    char *dir;                   /* absolute root directory */
-} local_store;
-
 static int join_path(local_store *ls, const char *rel, char *out, size_t cap, pq_error *err)
 {
     int n = snprintf(out, cap, "%s%s%s", ls->dir, rel[0] ? "/" : "", rel);
@@ -392,7 +480,7 @@ static int local_store_open(pq_store *s, const char *path, pq_file **out, pq_err
 {
     char full[PATH_MAX];
     PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
-    return pq_file_open_local(full, &s->counters, out, err);
+    return local_file_open((local_store *)s, path, strdup(full), &s->counters, out, err);
 }
 
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "fdcache.h"
 #include "lake_internal.h"
 #include "numfmt.h"
 #include "query.h"
@@ -709,8 +710,9 @@ int lake_forget_listed(pq_lake *l, const char *table_root, const char *path, pq_
 {
     if (err->cls != PQ_E_STALE) return PQ_ERR;
     err->cls = PQ_E_IO; /* a view that fails: EIO, reported */
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, (size_t)(slash - path)) : strdup("");
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    char *dir = !path ? NULL : slash ? strndup(path, (size_t)(slash - path)) : strdup("");
+    if (path && !dir) return PQ_ERR; /* out of memory: the next listing after the TTL sees the change */
     pq_store_cached_invalidate(l->store, dir);
     free(dir);
     if (table_root) lake_table_forget(l, table_root);
@@ -804,6 +806,9 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
         } else {
             rc = pq_scan_csv(q, oc.files, j->snap.files->n_files, &o, sink, &st, err);
         }
+        /* A file found changed when it was opened again (the descriptor
+         * set had closed it): the message names it, so every listing goes. */
+        if (rc != PQ_OK) (void)lake_forget_listed(l, oc.table_root, NULL, err);
         account_scan(l, &st);
         if (l->log_level >= PQ_LOG_DEBUG)
             lake_logf(l, PQ_LOG_DEBUG,
@@ -868,6 +873,7 @@ static int plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
             rc = e ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
         }
         else rc = pq_scan_plan(q, oc.files, s.files->n_files, &o, out, NULL, err);
+        if (rc != PQ_OK) (void)lake_forget_listed(l, oc.table_root, NULL, err); /* as data_job_run */
     }
     close_files(&oc);
     snapshot_free(&s);
@@ -906,6 +912,11 @@ static int stats_text(pq_lake *l, pq_buf *out)
     LINE("values_decoded", atomic_load(&c->rows_decoded));
     LINE("rows_out", atomic_load(&c->rows_out));
     LINE("errors", atomic_load(&c->errors));
+    pq_fd_stats fds;
+    pq_fd_stats_get(&fds);
+    LINE("lake_files_open", fds.open);
+    LINE("lake_files_open_budget", fds.budget);
+    LINE("lake_files_reopened", fds.reopens);
 #undef LINE
     return rc;
 }

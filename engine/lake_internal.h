@@ -110,8 +110,9 @@ void lake_table_info_put(pq_lake *l, table_info *t);
 /* Drops the cached discovery of the table at `root` (after a write). */
 void lake_table_forget(pq_lake *l, const char *root);
 /* After a failure: when it is a local file found changed since it was
- * listed (PQ_E_STALE), drops the listing of path's directory and the
- * table's discovery, so the next lookup sees the lake anew, and makes the
+ * listed (PQ_E_STALE), drops the listing of path's directory (every
+ * listing with path NULL: a file the message names) and the table's
+ * discovery, so the next lookup sees the lake anew, and makes the
  * failure PQ_E_IO.  Returns PQ_ERR. */
 int lake_forget_listed(pq_lake *l, const char *table_root, const char *path, pq_error *err);
 /* Whether `name` is a table without files: declared in the ini or made by mkdir. */

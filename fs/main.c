@@ -16,6 +16,7 @@
 
 #include "cache_area.h"
 #include "config.h"
+#include "fdcache.h"
 #include "filewrite.h"
 #include "fs.h"
 #include "http.h"
@@ -144,6 +145,9 @@ int main(int argc, char **argv, char **envp)
      * row group: keep them in the heap instead of faulting them in each time. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    /* Lake files hold descriptors from a bounded set (fdcache.h) sized from
+     * this limit; FUSE, result cache files and sockets take the rest. */
+    pq_fd_raise_limit();
     pqfs_config cfg;
     pqfs_config_init(&cfg);
     char err[2048];

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "csvimport.h"
+#include "fdcache.h"
 #include "filewrite.h"
 #include "footer.h"
 #include "io.h"
@@ -1020,6 +1021,8 @@ int main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     signal(SIGPIPE, SIG_IGN);
+    /* A table's files hold descriptors from a bounded set sized from it. */
+    pq_fd_raise_limit();
     if (argc < 2) die_usage();
     if (!strcmp(argv[1], "cat")) return cmd_cat(argc - 2, argv + 2);
     if (!strcmp(argv[1], "meta")) return cmd_meta(argc - 2, argv + 2);

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Descriptors stay bounded however many files a table has (docs/architecture.md,
+# "Resource bounds"), with the real pqtool and pqfs under a limit of 1,024
+# descriptors (soft and hard, so neither can raise it): without the bound,
+# a scan holds one descriptor per file and every scan below fails with EMFILE.
+#   1. A 25,000-file table (100 partitions of 250 copies of a 3-row file):
+#      `pqtool cat` of it in full, and its data.csv through the mount, give
+#      every row (count and the sum of the partition column), while the
+#      process's descriptors on lake files, sampled, stay within the budget
+#      (a quarter of the limit).
+#   2. 16 concurrent readers of a 3,000-file table through the mount, 16
+#      different views (16 scans, not one shared result): all succeed with
+#      every row, no EIO, /.pqfs/stats counts no error, the daemon's lake
+#      descriptors sampled within the bound.
+#   tests/mount/fds.sh BUILD_DIR
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+[ $# -eq 1 ] || { echo "usage: fds.sh BUILD_DIR" >&2; exit 2; }
+BUILD=$(cd "$1" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+mount_test_init
+
+LIMIT=1024
+ulimit -n "$LIMIT"
+BUDGET=$((LIMIT / 4)) # engine/fdcache.h: a quarter of the soft limit
+LAKE=$WORK/lake MNT=$WORK/mnt
+mkdir -p "$LAKE"
+
+printf 'id,name\n1,a\n2,b\n3,c\n' >"$WORK/seed.csv"
+"$PQTOOL" write "$WORK/seed.csv" "$WORK/seed.parquet"
+
+# make_table NAME PARTITIONS FILES_PER_PARTITION: copies (not links: each
+# file its own inode, as in a real lake) of the seed file.
+make_table() {
+    python3 - "$WORK/seed.parquet" "$LAKE/$1" "$2" "$3" <<'PY'
+import os, sys
+seed, table, parts, per = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+data = open(seed, 'rb').read()
+for p in range(parts):
+    d = os.path.join(table, 'p=%d' % p)
+    os.makedirs(d)
+    for i in range(per):
+        with open(os.path.join(d, 'part-%05d.parquet' % i), 'wb') as f:
+            f.write(data)
+PY
+}
+
+# sample_fds PID OUT: until PID ends or OUT.stop exists, the most descriptors
+# PID held, and the most of them on Parquet files of the lake, into OUT.
+sample_fds() {
+    python3 - "$1" "$LAKE/" "$2" <<'PY' &
+import os, sys, time
+pid, lake, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+most = most_lake = samples = 0
+while not os.path.exists(out + '.stop'):
+    try:
+        fds = os.listdir('/proc/%d/fd' % pid)
+    except OSError:
+        break
+    on_lake = 0
+    for fd in fds:
+        try:
+            target = os.readlink('/proc/%d/fd/%s' % (pid, fd))
+            on_lake += target.startswith(lake) and target.endswith('.parquet')
+        except OSError:
+            pass
+    most, most_lake, samples = max(most, len(fds)), max(most_lake, on_lake), samples + 1
+    time.sleep(0.005)
+with open(out, 'w') as f:
+    f.write('%d %d %d\n' % (most, most_lake, samples))
+PY
+    SAMPLER=$!
+}
+stop_sampling() {
+    touch "$1.stop"
+    wait "$SAMPLER" || true
+    read -r FD_MOST FD_LAKE FD_SAMPLES <"$1"
+}
+check_bound() {
+    local what=$1
+    if [ "$FD_LAKE" -le "$BUDGET" ] && [ "$FD_MOST" -lt "$LIMIT" ] && [ "$FD_SAMPLES" -gt 0 ]; then
+        pass "$what: at most $FD_LAKE lake descriptors ($FD_MOST in all, $FD_SAMPLES samples)"
+    else
+        fail "$what: $FD_LAKE lake descriptors, $FD_MOST in all, $FD_SAMPLES samples (budget $BUDGET; limit $LIMIT)"
+    fi
+}
+
+# check_rows WHAT CSV ROWS PSUM: the CSV has ROWS rows whose column p sums to PSUM.
+check_rows() {
+    local got
+    got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "p") c = i; next }
+                   { n++; s += $c } END { printf "%d %d", n, s }' "$2" 2>&1 || true)
+    if [ "$got" = "$3 $4" ]; then pass "$1: $3 rows"; else fail "$1: rows and sum of p: $got, want $3 $4"; fi
+}
+psum() { echo $(($3 * $2 * ($1 - 1) * $1 / 2)); } # PARTS PER ROWS_PER_FILE
+
+# ---------------------------------------------------------------- 1. 25,000 files
+# Both tables before the mount (its listings are trusted for metadata_ttl).
+PARTS=100 PER=250
+make_table big "$PARTS" "$PER"
+ROWS=$((PARTS * PER * 3)) PSUM=$(psum "$PARTS" "$PER" 3)
+PARTS3=30 PER3=100
+make_table mid "$PARTS3" "$PER3"
+ROWS3=$((PARTS3 * PER3 * 3)) PSUM3=$(psum "$PARTS3" "$PER3" 3)
+
+t0=$(date +%s.%N)
+"$PQTOOL" cat "$LAKE/big" >"$WORK/pqtool.csv" 2>"$WORK/pqtool.err" &
+PID=$!
+sample_fds "$PID" "$WORK/pqtool.fds"
+rc=0
+wait "$PID" || rc=$?
+stop_sampling "$WORK/pqtool.fds"
+t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+if [ "$rc" -eq 0 ]; then pass "pqtool cat of 25,000 files (${t}s)"
+else fail "pqtool cat of 25,000 files: exit $rc: $(head -c 300 "$WORK/pqtool.err")"; fi
+check_rows "pqtool cat big" "$WORK/pqtool.csv" "$ROWS" "$PSUM"
+check_bound "pqtool cat big"
+
+start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache"
+DAEMON=$PQFS_PID
+sample_fds "$DAEMON" "$WORK/mount.fds"
+t0=$(date +%s.%N)
+if cp "$MNT/big/data.csv" "$WORK/mount.csv" 2>"$WORK/cp.err"; then
+    t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    pass "big/data.csv read through the mount (${t}s)"
+else
+    fail "big/data.csv through the mount: $(head -c 300 "$WORK/cp.err")"
+fi
+stop_sampling "$WORK/mount.fds"
+check_rows "big/data.csv" "$WORK/mount.csv" "$ROWS" "$PSUM"
+check_bound "mount, big/data.csv"
+[ "$(stat_val "$MNT" lake_files_open_budget)" = "$BUDGET" ] && pass "lake_files_open_budget $BUDGET" ||
+    fail "lake_files_open_budget: $(stat_val "$MNT" lake_files_open_budget), want $BUDGET"
+open_now=$(stat_val "$MNT" lake_files_open)
+[ "$open_now" != missing ] && [ "$open_now" -le "$BUDGET" ] && pass "lake_files_open $open_now after the scan" ||
+    fail "lake_files_open after the scan: $open_now (budget $BUDGET)"
+
+# ---------------------------------------------------------------- 2. 16 readers
+errors_before=$(stat_val "$MNT" errors)
+sample_fds "$DAEMON" "$WORK/readers.fds"
+pids=()
+for i in $(seq 16); do
+    # id >= -i: every row, yet 16 predicates, so 16 results and 16 scans.
+    cp "$MNT/mid/where=id >= -$i/data.csv" "$WORK/r$i.csv" 2>"$WORK/r$i.err" &
+    pids+=($!)
+done
+failed=0
+for i in $(seq 16); do
+    if ! wait "${pids[$((i - 1))]}"; then
+        failed=$((failed + 1))
+        echo "reader $i: $(head -c 200 "$WORK/r$i.err")"
+    fi
+done
+stop_sampling "$WORK/readers.fds"
+[ "$failed" -eq 0 ] && pass "16 concurrent readers of a 3,000-file table" || fail "$failed of 16 readers failed"
+for i in $(seq 16); do check_rows "reader $i" "$WORK/r$i.csv" "$ROWS3" "$PSUM3"; done
+check_bound "mount, 16 readers"
+errors_after=$(stat_val "$MNT" errors)
+[ "$errors_after" = "$errors_before" ] && pass "no errors counted" ||
+    fail "/.pqfs/stats errors went from $errors_before to $errors_after"
+[ "$(stat_val "$MNT" results_started)" -ge 17 ] && pass "17 scans (one result each)" ||
+    fail "results_started $(stat_val "$MNT" results_started), want 17 scans"
+
+stop_pqfs "$MNT" "$DAEMON"
+summary "mount fds"
