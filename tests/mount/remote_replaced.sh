@@ -16,7 +16,9 @@
 # on fake_s3 told to ignore preconditions (S3: the ETag; a file no listing
 # showed, by its HEAD's), python's http.server (Last-Modified; it takes no
 # precondition and no range), and nginx behind a proxy that drops them
-# (ETag from an HTML index's HEAD, Last-Modified from a JSON listing).
+# (ETag from an HTML index's HEAD, Last-Modified from a JSON listing); and
+# s3rver itself, with the AWS SDK putting the new version, when tools/js
+# has them.
 #   tests/mount/remote_replaced.sh BUILD_DIR
 set -euo pipefail
 
@@ -199,6 +201,31 @@ start_fake_s3 s3-noetag --no-etag-on-get
 check "S3, a GET reply without the listed ETag: pqtool fails, naming the file" \
     '! AWS_ENDPOINT_URL="http://127.0.0.1:$FAKE_S3_PORT" AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST "$PQTOOL" cat s3://bkt/lake/t_noetag >"$WORK/noetag.csv" 2>"$WORK/noetag.err" &&
      grep -q "t_noetag/part-0.parquet: the reply has no ETag, the listing gave \"" "$WORK/noetag.err"'
+
+# s3rver itself (tools/js devDependency), which ignores If-Match, with the
+# AWS SDK putting the new version mid-scan.
+if [ -d "$root/tools/js/node_modules/s3rver" ] && [ -d "$root/tools/js/node_modules/@aws-sdk/client-s3" ]; then
+    for t in s_csv s_tool; do place "$WORK/s3rver-lake/$t"; done
+    mkdir -p "$WORK/s3rver-store"
+    start_listener s3rver env NODE_NO_WARNINGS=1 node "$here/s3rver_lake.mjs" --dir "$WORK/s3rver-store" \
+        --lake "$WORK/s3rver-lake" --log "$WORK/s3rver.log"
+    S3RVER_PORT=$LISTEN_PORT
+    arm_s3rver() {
+        curl -sfG "http://127.0.0.1:$S3RVER_PORT/" -d s3rver-replace --data-urlencode "key=$1" -d after=2 \
+            --data-urlencode "from=$(next_version)"
+    }
+    sed -e "s#^endpoint = .*#endpoint = http://127.0.0.1:$S3RVER_PORT#" -e "s#^access_key_id = .*#access_key_id = S3RVER#" \
+        -e "s#^secret_access_key = .*#secret_access_key = S3RVER#" -e "s#cache-s3#cache-s3rver#" "$WORK/s3.ini" >"$WORK/s3rver.ini"
+    start_pqfs "$WORK/pqfs-s3rver.log" "$WORK/s3rver.ini" "$WORK/mnt-s3rver"
+    replaced_view "s3rver, the AWS SDK replacing" csv "$WORK/mnt-s3rver" s_csv "$WORK/s3rver.log" \
+        /bkt/lake/s_csv/part-0.parquet etag= arm_s3rver lake/s_csv/part-0.parquet
+    stop_pqfs "$WORK/mnt-s3rver" "$PQFS_PID"
+    PQTOOL_ENV=(AWS_ENDPOINT_URL="http://127.0.0.1:$S3RVER_PORT" AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER)
+    replaced_pqtool "s3rver, the AWS SDK replacing" s3://bkt/lake/s_tool s_tool "$WORK/s3rver.log" \
+        /bkt/lake/s_tool/part-0.parquet etag= arm_s3rver lake/s_tool/part-0.parquet
+else
+    echo "note: s3rver or @aws-sdk/client-s3 missing in tools/js/node_modules (tools/setup-deps.sh): its cases skipped"
+fi
 
 # ------------------------------------------------------------ HTTP
 HLAKE=$WORK/http-lake
