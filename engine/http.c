@@ -151,6 +151,7 @@ typedef struct transfer {
     long status;                 /* of the response being received */
     uint64_t skip;               /* body bytes before the range (a server that ignores ranges) */
     uint64_t upload_at;
+    bool oom;                    /* a header could not be kept */
 } transfer;
 
 static bool header_is(const char *line, size_t n, const char *name, const char **value, size_t *vlen)
@@ -185,8 +186,12 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
     const char *v;
     size_t vl;
     if (n >= 5 && !strncmp(line, "HTTP/", 5)) {
-        /* A new response (after a 100 Continue): its headers only. */
+        /* A new response (after a 100 Continue, a redirect): its headers only. */
         memset(rp, 0, sizeof *rp);
+        if (t->rq->etag) {
+            t->rq->etag->len = 0;
+            t->rq->etag->data[0] = '\0'; /* attempt() made room */
+        }
         const char *sp = memchr(line, ' ', n);
         t->status = sp && sp + 4 <= line + n ? strtol(sp + 1, NULL, 10) : 0;
         /* A 200 to a range request is the whole object: the range is
@@ -202,11 +207,20 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *ctx)
             parse_u64(slash + 1, (size_t)(end - slash - 1), &rp->total))
             rp->has_total = true;
     } else if (header_is(line, n, "ETag", &v, &vl)) {
-        if (vl < sizeof rp->etag) {
-            memcpy(rp->etag, v, vl);
-            rp->etag[vl] = '\0';
+        rp->has_etag = true;
+        pq_buf *e = t->rq->etag;
+        if (e) {
+            pq_buf_clear(e);
+            if (pq_buf_reserve(e, vl + 1)) {
+                t->oom = true;
+                return 0; /* curl stops the transfer */
+            }
+            memcpy(e->data, v, vl);
+            e->data[vl] = '\0';
+            e->len = vl;
         }
     } else if (header_is(line, n, "Last-Modified", &v, &vl)) {
+        /* Every date form is under 64 bytes: a longer value is no date. */
         char date[64];
         if (vl < sizeof date) {
             memcpy(date, v, vl);
@@ -324,6 +338,11 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
 {
     memset(rp, 0, sizeof *rp);
     if (rq->body) pq_buf_clear(rq->body);
+    if (rq->etag) {
+        pq_buf_clear(rq->etag);
+        if (pq_buf_reserve(rq->etag, 1)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        rq->etag->data[0] = '\0';
+    }
     CURL *c = take_handle(h);
     if (!c) return pq_fail(err, PQ_E_NOMEM, "out of memory for an HTTP handle");
     transfer t = {.rq = rq, .rp = rp};
@@ -403,6 +422,7 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
     if (*crc == CURLE_WRITE_ERROR && t.overflow) *crc = CURLE_OK; /* had all it asked for */
     cu.slist_free_all(hdrs);
     give_handle(h, c, *crc == CURLE_OK);
+    if (t.oom) return pq_fail(err, PQ_E_NOMEM, "%s %s: out of memory for a reply header", rq->method, rq->url);
     return PQ_OK;
 }
 

@@ -42,6 +42,11 @@ typedef struct pq_http_req {
     void *into;
     size_t into_cap;
     pq_buf *body;
+    /* When set, gets the reply's ETag whole, as sent (quotes and a W/
+     * included; NUL-terminated), however long: remote reads compare it
+     * byte for byte with what a listing said.  rp->has_etag says whether
+     * the reply had one. */
+    pq_buf *etag;
     /* PUT and POST: the request body, upload_len bytes at upload_data. */
     const void *upload_data;
     uint64_t upload_len;
@@ -58,8 +63,8 @@ typedef struct pq_http_reply {
     uint64_t content_length;
     bool has_total;              /* Content-Range: bytes A-B/TOTAL */
     uint64_t range_start, total;
-    char etag[128];              /* as sent, quotes included; "" when none */
-    int64_t last_modified;       /* Unix seconds; 0 when none */
+    bool has_etag;               /* an ETag header came (its value: pq_http_req.etag) */
+    int64_t last_modified;       /* Unix seconds; 0 when none (or not a date) */
     char content_type[96];
 } pq_http_reply;
 

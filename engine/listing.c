@@ -309,7 +309,12 @@ int pq_listing_parse_s3(const char *body, size_t len, const char *prefix, const 
                         void *ctx, char *next_token, size_t token_cap, bool *stopped, pq_error *err)
 {
     const char *p = body, *end = body + len;
-    char key[4096], val[256], etag[128];
+    char key[4096], val[256];
+    /* An ETag is kept whole, however long (reads compare it byte for byte):
+     * room for all of its entry's text. */
+    char *etag = NULL;
+    size_t etag_cap = 0;
+    int rc = PQ_OK;
     size_t plen = strlen(prefix);
     next_token[0] = '\0';
     *stopped = false;
@@ -321,7 +326,10 @@ int pq_listing_parse_s3(const char *body, size_t len, const char *prefix, const 
         bool is_dir = cp && (!c || cp < c);
         const char *a = is_dir ? cp : c;
         const char *b = find(a, end, is_dir ? "</CommonPrefixes>" : "</Contents>");
-        if (!b) return pq_fail(err, PQ_E_IO, "%s: a listing entry is cut short", what);
+        if (!b) {
+            rc = pq_fail(err, PQ_E_IO, "%s: a listing entry is cut short", what);
+            break;
+        }
         p = b + 1;
         if (!tag_text(a, b, is_dir ? "Prefix" : "Key", key, sizeof key)) continue;
         size_t kl = strlen(key);
@@ -336,15 +344,27 @@ int pq_listing_parse_s3(const char *body, size_t len, const char *prefix, const 
                 e.size = strtoull(val, &q, 10);
                 e.has_size = q > val && *q == '\0';
             }
-            if (tag_text(a, b, "ETag", etag, sizeof etag)) e.etag = etag;
+            size_t need = (size_t)(b - a) + 1;
+            if (need > etag_cap) {
+                char *grown = realloc(etag, need);
+                if (!grown) {
+                    rc = pq_fail(err, PQ_E_NOMEM, "%s: out of memory", what);
+                    break;
+                }
+                etag = grown;
+                etag_cap = need;
+            }
+            if (tag_text(a, b, "ETag", etag, etag_cap)) e.etag = etag;
         }
-        int rc = emit(cb, ctx, &e, err);
-        if (rc < 0) return PQ_ERR;
-        if (rc > 0) {
-            *stopped = true;
-            return PQ_OK;
+        int k = emit(cb, ctx, &e, err);
+        if (k != 0) {
+            rc = k < 0 ? PQ_ERR : PQ_OK;
+            *stopped = k > 0;
+            break;
         }
     }
+    free(etag);
+    if (rc != PQ_OK || *stopped) return rc;
     if (tag_text(body, end, "IsTruncated", val, sizeof val) && !strcmp(val, "true") &&
         !tag_text(body, end, "NextContinuationToken", next_token, token_cap))
         return pq_fail(err, PQ_E_IO, "%s: a truncated listing without a continuation token", what);

@@ -15,8 +15,8 @@
 typedef struct known_entry {
     struct known_entry *next;
     uint64_t size;
-    int64_t mtime;
-    char etag[96];
+    int64_t mtime;               /* Unix seconds; 0: not given */
+    char *etag;                  /* whole, as listed; NULL: not given */
     char path[];
 } known_entry;
 
@@ -47,6 +47,7 @@ void pq_remote_fini(pq_remote *r)
         for (int i = 0; i < KNOWN_BUCKETS; i++)
             for (known_entry *e = r->known->b[i], *n; e; e = n) {
                 n = e->next;
+                free(e->etag);
                 free(e);
             }
         pthread_mutex_destroy(&r->known->mu);
@@ -56,8 +57,13 @@ void pq_remote_fini(pq_remote *r)
     memset(r, 0, sizeof *r);
 }
 
-void pq_remote_know(pq_remote *r, const char *path, uint64_t size, const char *etag, int64_t mtime)
+/* Remembers what a listing said of `path` (etag "" or NULL: none; mtime 0:
+ * none).  The ETag is kept whole, whatever its length: a part of one could
+ * not be compared, and a file without one is read unchecked. */
+static int remember(pq_remote *r, const char *path, uint64_t size, const char *etag, int64_t mtime, pq_error *err)
 {
+    char *tag = NULL;
+    if (etag && etag[0] && !(tag = strdup(etag))) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     size_t n = strlen(path);
     unsigned h = (unsigned)(pq_hash_bytes(path, n) % KNOWN_BUCKETS);
     pthread_mutex_lock(&r->known->mu);
@@ -65,29 +71,41 @@ void pq_remote_know(pq_remote *r, const char *path, uint64_t size, const char *e
     while (e && strcmp(e->path, path)) e = e->next;
     if (!e && (e = malloc(sizeof *e + n + 1)) != NULL) {
         memcpy(e->path, path, n + 1);
+        e->etag = NULL;
         e->next = r->known->b[h];
         r->known->b[h] = e;
     }
     if (e) {
         e->size = size;
         e->mtime = mtime;
-        snprintf(e->etag, sizeof e->etag, "%s", etag && strlen(etag) < sizeof e->etag ? etag : "");
+        free(e->etag);
+        e->etag = tag;
     }
     pthread_mutex_unlock(&r->known->mu);
+    if (!e) {
+        free(tag);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    return PQ_OK;
 }
 
-static bool known(pq_remote *r, const char *path, uint64_t *size, char *etag, size_t cap, int64_t *mtime)
+/* What the last listing said of `path`: 1 (*etag malloc'd, or NULL), 0 when
+ * none showed it, PQ_ERR when out of memory. */
+static int recall(pq_remote *r, const char *path, uint64_t *size, char **etag, int64_t *mtime, pq_error *err)
 {
     unsigned h = (unsigned)(pq_hash_bytes(path, strlen(path)) % KNOWN_BUCKETS);
+    bool oom = false;
     pthread_mutex_lock(&r->known->mu);
     known_entry *e = r->known->b[h];
     while (e && strcmp(e->path, path)) e = e->next;
     if (e) {
         *size = e->size;
         *mtime = e->mtime;
-        snprintf(etag, cap, "%s", e->etag);
+        *etag = e->etag ? strdup(e->etag) : NULL;
+        oom = e->etag && !*etag;
     }
     pthread_mutex_unlock(&r->known->mu);
+    if (oom) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     return e != NULL;
 }
 
@@ -105,17 +123,18 @@ int pq_remote_list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
         e.st.mtime_ns = pq_remote_identity(le->etag, le->mtime);
         char *path = pq_path_join(lc->dir, le->name);
         if (!path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        pq_remote_know(lc->r, path, le->size, le->etag, le->mtime);
+        int rc = remember(lc->r, path, le->size, le->etag, le->mtime, err);
         free(path);
+        if (rc != PQ_OK) return PQ_ERR;
     }
     return lc->cb(lc->cb_ctx, &e) ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------ requests */
 
-int pq_remote_head(pq_remote *r, const char *url, pq_http_reply *rp, pq_error *err)
+int pq_remote_head(pq_remote *r, const char *url, pq_http_reply *rp, pq_buf *etag, pq_error *err)
 {
-    pq_http_req rq = {.method = "HEAD", .url = url, .sign = r->sign, .sign_ctx = r->sign_ctx};
+    pq_http_req rq = {.method = "HEAD", .url = url, .etag = etag, .sign = r->sign, .sign_ctx = r->sign_ctx};
     PQ_TRY(pq_http_do(r->http, &rq, rp, err));
     pq_io_count_read(r->counters, 0);
     if (rp->status / 100 != 2) return pq_http_status_fail(&rq, rp, NULL, err);
@@ -141,9 +160,42 @@ typedef struct remote_file {
     pthread_mutex_t mu;          /* the lazy HEAD */
     bool has_size;
     uint64_t size;
-    char etag[96];
-    char if_match[112];          /* "If-Match: ETAG", or "If-Unmodified-Since: DATE" */
+    /* What every reply must carry: the listing's ETag and time (a file no
+     * listing showed: its HEAD's), fixed before the first read. */
+    char *etag;                  /* NULL: none given */
+    int64_t mtime;               /* Unix seconds; 0: none given */
+    char *precondition;          /* "If-Match: ETAG", "If-Unmodified-Since: DATE", or NULL */
 } remote_file;
+
+static bool http_date(int64_t t, char *out, size_t cap)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    return gmtime_r(&tt, &tm) && strftime(out, cap, "%a, %d %b %Y %H:%M:%S GMT", &tm) > 0;
+}
+
+/* Takes `etag` (malloc'd, or NULL) and `mtime` as the file's identity, and
+ * the precondition that asks the server for it: If-Match on the ETag, else
+ * If-Unmodified-Since on the time (on failure, etag stays the caller's).
+ * A weak ETag (W/"...") goes as the time: If-Match compares strongly (RFC
+ * 9110 13.1.1), so a server that honours it would refuse every read. */
+static int set_identity(remote_file *rf, char *etag, int64_t mtime, pq_error *err)
+{
+    pq_buf b;
+    pq_buf_init(&b);
+    char date[64];
+    int e = 0;
+    if (etag && strncmp(etag, "W/", 2)) e = pq_buf_printf(&b, "If-Match: %s", etag);
+    else if (mtime > 0 && http_date(mtime, date, sizeof date)) e = pq_buf_printf(&b, "If-Unmodified-Since: %s", date);
+    if (e) {
+        pq_buf_free(&b);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    rf->precondition = b.data;
+    rf->etag = etag;
+    rf->mtime = mtime;
+    return PQ_OK;
+}
 
 static int file_size(pq_file *f, uint64_t *out, pq_error *err)
 {
@@ -151,22 +203,85 @@ static int file_size(pq_file *f, uint64_t *out, pq_error *err)
     pthread_mutex_lock(&rf->mu);
     int rc = PQ_OK;
     if (!rf->has_size) {
+        /* Never listed: the HEAD says what the file is, reads hold it to that. */
         pq_http_reply rp;
-        rc = pq_remote_head(rf->r, rf->url, &rp, err);
-        if (rc == PQ_OK && !rp.has_length)
-            rc = pq_fail(err, PQ_E_IO, "HEAD %s: no Content-Length", rf->url);
+        pq_buf etag;
+        pq_buf_init(&etag);
+        rc = pq_remote_head(rf->r, rf->url, &rp, &etag, err);
+        if (rc == PQ_OK && !rp.has_length) rc = pq_fail(err, PQ_E_IO, "HEAD %s: no Content-Length", rf->url);
+        if (rc == PQ_OK && !rf->etag && !rf->mtime) {
+            char *tag = rp.has_etag && etag.len ? strdup(etag.data) : NULL;
+            if (rp.has_etag && etag.len && !tag) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            else rc = set_identity(rf, tag, rp.last_modified, err);
+            if (rc != PQ_OK) free(tag);
+        }
         if (rc == PQ_OK) {
             rf->size = rp.content_length;
             rf->has_size = true;
-            if (!rf->etag[0] && rp.etag[0] && strlen(rp.etag) < sizeof rf->etag) {
-                snprintf(rf->etag, sizeof rf->etag, "%s", rp.etag);
-                snprintf(rf->if_match, sizeof rf->if_match, "If-Match: %s", rf->etag);
-            }
         }
+        pq_buf_free(&etag);
     }
     *out = rf->size;
     pthread_mutex_unlock(&rf->mu);
     return rc;
+}
+
+/* A reply must carry the identity its file was listed with: the same ETag,
+ * byte for byte (a W/ and a multipart "-N" tag included), and the same
+ * Last-Modified, to the second, whichever of the two the listing gave.  A
+ * server that ignores If-Match and If-Unmodified-Since (s3rver; python's
+ * http.server, which takes no precondition) serves a replaced object
+ * anyway, whose bytes at the old footer's offsets would mix two versions.
+ * A reply without a header the listing gave cannot be told from a changed
+ * object, and fails as one. */
+static int check_identity(const remote_file *rf, const pq_http_reply *rp, const pq_buf *etag, pq_error *err)
+{
+    if (rf->etag) {
+        if (!rp->has_etag || !etag->len)
+            return pq_fail(err, PQ_E_IO, "GET %s: the reply has no ETag, the listing gave %s: cannot tell it is the object listed",
+                           rf->url, rf->etag);
+        if (strcmp(etag->data, rf->etag))
+            return pq_fail(err, PQ_E_IO, "GET %s: changed since it was listed (ETag %s, listed %s)", rf->url, etag->data,
+                           rf->etag);
+    }
+    if (rf->mtime > 0) {
+        char got[64] = "", want[64] = "";
+        if (!http_date(rf->mtime, want, sizeof want)) snprintf(want, sizeof want, "%lld", (long long)rf->mtime);
+        if (!rp->last_modified)
+            return pq_fail(err, PQ_E_IO,
+                           "GET %s: the reply has no Last-Modified, the listing gave %s: cannot tell it is the object listed",
+                           rf->url, want);
+        if (rp->last_modified != rf->mtime) {
+            if (!http_date(rp->last_modified, got, sizeof got))
+                snprintf(got, sizeof got, "%lld", (long long)rp->last_modified);
+            return pq_fail(err, PQ_E_IO, "GET %s: changed since it was listed (Last-Modified %s, listed %s)", rf->url,
+                           got, want);
+        }
+    }
+    return PQ_OK;
+}
+
+/* The reply to a range read of [off, off + len) of a file of `size` bytes:
+ * a 2xx for the object listed, with those bytes. */
+static int check_reply(const remote_file *rf, const pq_http_req *rq, const pq_http_reply *rp, const pq_buf *etag,
+                       uint64_t size, pq_error *err)
+{
+    if (rp->status != 206 && rp->status != 200) {
+        pq_http_status_fail(rq, rp, NULL, err);
+        /* A file the listing had: gone now is a storage error (EIO), not
+         * "no such file" for a name that is still listed. */
+        if (err->cls == PQ_E_NOTFOUND) err->cls = PQ_E_IO;
+        return PQ_ERR;
+    }
+    if (rp->has_total && rp->total != size)
+        return pq_fail(err, PQ_E_IO, "GET %s: the object is %llu bytes now, %llu when listed (changed)", rf->url,
+                       (unsigned long long)rp->total, (unsigned long long)size);
+    PQ_TRY(check_identity(rf, rp, etag, err));
+    if (rp->body_len != rq->range_len || (rp->has_total && rp->range_start != rq->range_off))
+        return pq_fail(err, PQ_E_IO, "GET %s: asked for %llu bytes at %llu, got %llu", rf->url,
+                       (unsigned long long)rq->range_len, (unsigned long long)rq->range_off,
+                       (unsigned long long)rp->body_len);
+    return PQ_OK;
 }
 
 static int file_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
@@ -178,37 +293,29 @@ static int file_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_erro
     if (off > size || len > size - off)
         return pq_fail(err, PQ_E_CORRUPT, "unexpected end of file reading %zu bytes at offset %llu", len,
                        (unsigned long long)off);
+    /* The identity is fixed once the size is known (file_size). */
     const char *hdr[1];
     int n_hdr = 0;
-    pthread_mutex_lock(&rf->mu);
-    if (rf->if_match[0]) hdr[n_hdr++] = rf->if_match;
-    pthread_mutex_unlock(&rf->mu);
+    if (rf->precondition) hdr[n_hdr++] = rf->precondition;
+    pq_buf etag;
+    pq_buf_init(&etag);
     pq_http_req rq = {.method = "GET", .url = rf->url, .has_range = true, .range_off = off, .range_len = len,
-                      .headers = hdr, .n_headers = n_hdr, .into = buf, .into_cap = len,
+                      .headers = hdr, .n_headers = n_hdr, .into = buf, .into_cap = len, .etag = &etag,
                       .sign = rf->r->sign, .sign_ctx = rf->r->sign_ctx};
     pq_http_reply rp;
-    PQ_TRY(pq_http_do(rf->r->http, &rq, &rp, err));
-    if (rp.status != 206 && rp.status != 200) {
-        pq_http_status_fail(&rq, &rp, NULL, err);
-        /* A file the listing had: gone now is a storage error (EIO), not
-         * "no such file" for a name that is still listed. */
-        if (err->cls == PQ_E_NOTFOUND) err->cls = PQ_E_IO;
-        return PQ_ERR;
-    }
-    if (rp.has_total && rp.total != size)
-        return pq_fail(err, PQ_E_IO, "GET %s: the object is %llu bytes now, %llu when listed (changed)", rf->url,
-                       (unsigned long long)rp.total, (unsigned long long)size);
-    if (rp.body_len != len || (rp.has_total && rp.range_start != off))
-        return pq_fail(err, PQ_E_IO, "GET %s: asked for %zu bytes at %llu, got %llu", rf->url, len,
-                       (unsigned long long)off, (unsigned long long)rp.body_len);
-    pq_io_count_read(f->counters, len);
-    return PQ_OK;
+    int rc = pq_http_do(rf->r->http, &rq, &rp, err);
+    if (rc == PQ_OK) rc = check_reply(rf, &rq, &rp, &etag, size, err);
+    pq_buf_free(&etag);
+    if (rc == PQ_OK) pq_io_count_read(f->counters, len);
+    return rc;
 }
 
 static void file_close(pq_file *f)
 {
     remote_file *rf = (remote_file *)f;
     pthread_mutex_destroy(&rf->mu);
+    free(rf->precondition);
+    free(rf->etag);
     free(rf->url);
     free(f->name);
     free(rf);
@@ -235,17 +342,21 @@ int pq_remote_open(pq_remote *r, const char *path, const char *url, pq_file **ou
     rf->base.parallel_reads = PQ_REMOTE_PARALLEL_READS;
     rf->r = r;
     rf->url = u;
+    char *etag = NULL;
     int64_t mtime = 0;
-    rf->has_size = known(r, path, &rf->size, rf->etag, sizeof rf->etag, &mtime);
-    if (rf->etag[0]) {
-        snprintf(rf->if_match, sizeof rf->if_match, "If-Match: %s", rf->etag);
-    } else if (mtime > 0) {
-        /* No ETag (nginx's JSON listing): the listed time, to the second. */
-        time_t t = (time_t)mtime;
-        struct tm tm;
-        if (gmtime_r(&t, &tm))
-            strftime(rf->if_match, sizeof rf->if_match, "If-Unmodified-Since: %a, %d %b %Y %H:%M:%S GMT", &tm);
+    int k = recall(r, path, &rf->size, &etag, &mtime, err);
+    if (k == 1) k = set_identity(rf, etag, mtime, err) == PQ_OK ? 1 : PQ_ERR;
+    if (k == PQ_ERR) {
+        free(etag);
+        file_close(&rf->base);
+        return PQ_ERR;
     }
+    rf->has_size = k == 1;
+    /* What the last listing said, to check against the listing a scan
+     * works from: another listing may have come since. */
+    rf->base.has_identity = rf->has_size;
+    rf->base.opened.size = rf->size;
+    rf->base.opened.mtime_ns = pq_remote_identity(etag, mtime);
     *out = &rf->base;
     return PQ_OK;
 }

@@ -4,8 +4,9 @@
  * Both hand out files read with ranged GETs (pq_file), whose size comes from
  * the last listing of their directory (a HEAD when the file was never
  * listed), and whose listed ETag is sent as If-Match (without one, the
- * listed time as If-Unmodified-Since), so a file replaced while it is read
- * fails instead of mixing two versions. */
+ * listed time as If-Unmodified-Since).  Every reply must also carry that
+ * ETag and time (servers that ignore the preconditions exist), so a file
+ * replaced while it is read fails instead of mixing two versions. */
 #ifndef PQ_REMOTE_H
 #define PQ_REMOTE_H
 
@@ -40,17 +41,14 @@ typedef struct pq_remote {
     pq_remote_sign_fn sign;
     void *sign_ctx;
     pq_io_counters *counters;
-    pq_remote_known *known;      /* path -> size and ETag, from listings */
+    pq_remote_known *known;      /* path -> size, ETag and time, from listings */
 } pq_remote;
 
 int pq_remote_init(pq_remote *r, const pq_http_opts *ho, pq_io_counters *counters, pq_error *err);
 void pq_remote_fini(pq_remote *r);
-/* Remembers what a listing said of `path` (etag may be "" or NULL; mtime
- * in Unix seconds, 0 when not given). */
-void pq_remote_know(pq_remote *r, const char *path, uint64_t size, const char *etag, int64_t mtime);
 /* A listed entry passed on to a store's list callback: a file's size,
- * ETag and time remembered for its reads (pq_remote_know), its identity
- * made from them.  A pq_listing_cb over this context. */
+ * ETag and time remembered for its reads, its identity made from them.  A
+ * pq_listing_cb over this context. */
 typedef struct pq_remote_list_ctx {
     pq_remote *r;
     const char *dir;             /* the store path listed */
@@ -59,10 +57,12 @@ typedef struct pq_remote_list_ctx {
 } pq_remote_list_ctx;
 int pq_remote_list_entry(void *ctx, const pq_listing_entry *le, pq_error *err);
 /* Opens `url` (the store's `path`): no request until a read, or a HEAD for
- * the size of a file no listing showed. */
+ * the size and identity of a file no listing showed.  A listed file's
+ * pq_file.opened is what the last listing said (pq_file_check_listed). */
 int pq_remote_open(pq_remote *r, const char *path, const char *url, pq_file **out, pq_error *err);
-/* HEAD url: PQ_E_NOTFOUND when it is not there. */
-int pq_remote_head(pq_remote *r, const char *url, pq_http_reply *rp, pq_error *err);
+/* HEAD url: PQ_E_NOTFOUND when it is not there.  etag (may be NULL) gets
+ * the reply's ETag (pq_http_req.etag). */
+int pq_remote_head(pq_remote *r, const char *url, pq_http_reply *rp, pq_buf *etag, pq_error *err);
 /* GET url into body (a listing); counts a list request. */
 int pq_remote_get(pq_remote *r, const char *url, pq_buf *body, pq_http_reply *rp, pq_error *err);
 

@@ -51,20 +51,22 @@ static int http_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
     char *url = url_of(hs, path, false);
     if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     pq_http_reply rp;
-    pq_http_req rq = {.method = "HEAD", .url = url};
+    pq_buf etag;
+    pq_buf_init(&etag);
+    pq_http_req rq = {.method = "HEAD", .url = url, .etag = &etag};
     int rc = pq_http_do(hs->r.http, &rq, &rp, err);
     if (rc == PQ_OK && rp.status / 100 == 2 && rp.has_length && strncmp(rp.content_type, "text/html", 9)) {
         out->size = rp.content_length;
-        out->mtime_ns = pq_remote_identity(rp.etag, rp.last_modified);
+        out->mtime_ns = pq_remote_identity(rp.has_etag ? etag.data : NULL, rp.last_modified);
     } else if (rc == PQ_OK) {
         /* A directory answers with a redirect to its slashed name, or with
          * its index. */
         free(url);
         url = url_of(hs, path, true);
-        if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-        rc = pq_remote_head(&hs->r, url, &rp, err);
+        rc = url ? pq_remote_head(&hs->r, url, &rp, NULL, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
         out->is_dir = rc == PQ_OK;
     }
+    pq_buf_free(&etag);
     free(url);
     return rc;
 }
@@ -87,16 +89,21 @@ static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
     char *url = path ? url_of(hs, path, false) : NULL;
     free(path);
     pq_http_reply rp;
-    int rc = url ? pq_remote_head(&hs->r, url, &rp, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    pq_buf etag;
+    pq_buf_init(&etag);
+    int rc = url ? pq_remote_head(&hs->r, url, &rp, &etag, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
     if (rc == PQ_OK && !rp.has_length) rc = pq_fail(err, PQ_E_IO, "HEAD %s: no Content-Length", url);
     free(url);
-    if (rc != PQ_OK) return PQ_ERR;
-    pq_listing_entry sized = *le;
-    sized.has_size = true;
-    sized.size = rp.content_length;
-    sized.etag = rp.etag;
-    sized.mtime = rp.last_modified;
-    return pq_remote_list_entry(ctx, &sized, err);
+    if (rc == PQ_OK) {
+        pq_listing_entry sized = *le;
+        sized.has_size = true;
+        sized.size = rp.content_length;
+        sized.etag = rp.has_etag ? etag.data : "";
+        sized.mtime = rp.last_modified;
+        rc = pq_remote_list_entry(ctx, &sized, err);
+    }
+    pq_buf_free(&etag);
+    return rc;
 }
 
 static int http_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)

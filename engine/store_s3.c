@@ -181,13 +181,16 @@ static int s3_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
     char *url = object_url(ss, path);
     if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     pq_http_reply rp;
-    int rc = pq_remote_head(&ss->r, url, &rp, err);
+    pq_buf etag;
+    pq_buf_init(&etag);
+    int rc = pq_remote_head(&ss->r, url, &rp, &etag, err);
     free(url);
     if (rc == PQ_OK) {
         out->size = rp.content_length;
-        out->mtime_ns = pq_remote_identity(rp.etag, rp.last_modified);
-        return PQ_OK;
+        out->mtime_ns = pq_remote_identity(rp.has_etag ? etag.data : NULL, rp.last_modified);
     }
+    pq_buf_free(&etag);
+    if (rc == PQ_OK) return PQ_OK;
     if (err && err->cls != PQ_E_NOTFOUND) return PQ_ERR;
     /* Not an object: a "directory" when some key is under it. */
     stat_probe sp = {false};
@@ -230,7 +233,7 @@ typedef struct part_slot {
     int number;
     int rc;
     pq_error err;
-    char etag[128];
+    pq_buf etag;                 /* the part's ETag, whole (the completion names it) */
 } part_slot;
 
 struct s3_upload {
@@ -250,10 +253,10 @@ struct s3_upload {
 /* A request with `data` as its body; PQ_OK only for a 2xx reply.  `body`
  * gets the reply's body. */
 static int s3_request(s3_upload *su, const char *method, const char *url, const void *data, size_t len,
-                      pq_buf *body, pq_http_reply *rp, pq_error *err)
+                      pq_buf *body, pq_http_reply *rp, pq_buf *etag, pq_error *err)
 {
-    pq_http_req rq = {.method = method, .url = url, .body = body, .upload_data = data,
-                      .upload_len = len, .sign = su->ss->r.sign, .sign_ctx = su->ss->r.sign_ctx};
+    pq_http_req rq = {.method = method, .url = url, .body = body, .upload_data = data, .upload_len = len,
+                      .etag = etag, .sign = su->ss->r.sign, .sign_ctx = su->ss->r.sign_ctx};
     PQ_TRY(pq_http_do(su->ss->r.http, &rq, rp, err));
     if (rp->status / 100 != 2) {
         pq_http_status_fail(&rq, rp, body, err);
@@ -287,7 +290,6 @@ static void *send_part_main(void *arg)
 {
     part_slot *ps = arg;
     pq_error_clear(&ps->err);
-    ps->etag[0] = '\0';
     char *url = upload_url(ps->su, ps->number);
     if (!url) {
         ps->rc = pq_fail(&ps->err, PQ_E_NOMEM, "out of memory");
@@ -296,10 +298,9 @@ static void *send_part_main(void *arg)
     pq_buf body;
     pq_buf_init(&body);
     pq_http_reply rp;
-    ps->rc = s3_request(ps->su, "PUT", url, ps->data.data, ps->data.len, &body, &rp, &ps->err);
-    if (ps->rc == PQ_OK && !rp.etag[0])
+    ps->rc = s3_request(ps->su, "PUT", url, ps->data.data, ps->data.len, &body, &rp, &ps->etag, &ps->err);
+    if (ps->rc == PQ_OK && (!rp.has_etag || !ps->etag.len))
         ps->rc = pq_fail(&ps->err, PQ_E_IO, "PUT %s: the part's reply has no ETag", url);
-    if (ps->rc == PQ_OK) memcpy(ps->etag, rp.etag, sizeof ps->etag);
     pq_buf_free(&body);
     free(url);
     return NULL;
@@ -310,7 +311,7 @@ static void *send_part_main(void *arg)
 static int record_part(s3_upload *su, const part_slot *ps, pq_error *err)
 {
     bool ok = !pq_buf_printf(&su->parts_xml, "<Part><PartNumber>%d</PartNumber><ETag>", ps->number);
-    for (const char *c = ps->etag; ok && *c; c++)
+    for (const char *c = ps->etag.data; ok && *c; c++)
         ok = !(*c == '&' ? pq_buf_cat(&su->parts_xml, "&amp;")
                : *c == '<' ? pq_buf_cat(&su->parts_xml, "&lt;")
                : *c == '>' ? pq_buf_cat(&su->parts_xml, "&gt;")
@@ -353,7 +354,7 @@ static int start_multipart(s3_upload *su, pq_error *err)
     if (pq_buf_printf(&u, "%s?uploads", su->url)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     char *url = u.data;
     pq_http_reply rp;
-    int rc = s3_request(su, "POST", url, NULL, 0, &body, &rp, err);
+    int rc = s3_request(su, "POST", url, NULL, 0, &body, &rp, NULL, err);
     char id[1024];
     if (rc == PQ_OK && !pq_xml_text(body.data, body.len, "UploadId", id, sizeof id))
         rc = pq_fail(err, PQ_E_IO, "POST %s: the answer names no UploadId", url);
@@ -415,7 +416,7 @@ static void abandon_multipart(s3_upload *su)
     pq_buf body;
     pq_buf_init(&body);
     pq_http_reply rp;
-    (void)s3_request(su, "DELETE", url, NULL, 0, &body, &rp, &ignored);
+    (void)s3_request(su, "DELETE", url, NULL, 0, &body, &rp, NULL, &ignored);
     pq_buf_free(&body);
     free(url);
 }
@@ -423,7 +424,10 @@ static void abandon_multipart(s3_upload *su)
 static void s3_upload_free(s3_upload *su)
 {
     pq_buf_free(&su->fill);
-    for (int i = 0; i < PARTS_IN_FLIGHT; i++) pq_buf_free(&su->slots[i].data);
+    for (int i = 0; i < PARTS_IN_FLIGHT; i++) {
+        pq_buf_free(&su->slots[i].data);
+        pq_buf_free(&su->slots[i].etag);
+    }
     pq_buf_free(&su->parts_xml);
     free(su->upload_id);
     free(su->url);
@@ -445,7 +449,7 @@ static int complete_multipart(s3_upload *su, pq_error *err)
         rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
     for (int attempt = 1; rc == PQ_OK; attempt++) {
         pq_http_reply rp;
-        rc = s3_request(su, "POST", url, req.data, req.len, &body, &rp, err);
+        rc = s3_request(su, "POST", url, req.data, req.len, &body, &rp, NULL, err);
         char code[64];
         if (rc != PQ_OK || !pq_xml_text(body.data, body.len, "Code", code, sizeof code) ||
             !memmem(body.data, body.len, "<Error>", 7))
@@ -467,7 +471,7 @@ static int s3_upload_commit(pq_upload *u, pq_error *err)
         pq_buf body;
         pq_buf_init(&body);
         pq_http_reply rp;
-        rc = s3_request(su, "PUT", su->url, su->fill.data, su->fill.len, &body, &rp, err);
+        rc = s3_request(su, "PUT", su->url, su->fill.data, su->fill.len, &body, &rp, NULL, err);
         pq_buf_free(&body);
     } else {
         if (su->fill.len) rc = send_part(su, err);
@@ -495,7 +499,10 @@ static int s3_create(pq_store *s, const char *path, pq_upload **out, pq_error *e
     if (!su) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     su->ss = ss;
     pq_buf_init(&su->fill);
-    for (int i = 0; i < PARTS_IN_FLIGHT; i++) pq_buf_init(&su->slots[i].data);
+    for (int i = 0; i < PARTS_IN_FLIGHT; i++) {
+        pq_buf_init(&su->slots[i].data);
+        pq_buf_init(&su->slots[i].etag);
+    }
     pq_buf_init(&su->parts_xml);
     su->url = object_url(ss, path);
     if (!su->url) {

@@ -5,7 +5,8 @@
 //
 // node fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S]
 //                  [--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N]
-//                  [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--reset-every N] [--stall-range-gets] [--log FILE]
+//                  [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--reset-every N] [--stall-range-gets]
+//                  [--ignore-preconditions] [--etag-form md5|long|weak] [--no-etag-on-get] [--log FILE]
 // --session-token T: signed requests must carry x-amz-security-token T (and,
 // like every x-amz-* header sent, sign it).
 // --fail-every N: every Nth request is answered 503 SlowDown.
@@ -15,6 +16,15 @@
 // under a client that reuses it: the client must send the body again).
 // --stall-range-gets: a GET with a Range header (a footer, a column chunk) is
 // never answered: a stalled transfer (listings still answer).
+// --ignore-preconditions: If-Match and If-Unmodified-Since on a GET or HEAD
+// are ignored (as s3rver ignores them), so a client that sends them is
+// served whatever the object is now. Without it they are S3's: 412
+// PreconditionFailed when the ETag differs (compared strongly, as RFC 9110
+// says for If-Match: a weak tag never matches) or the object is newer.
+// --etag-form long|weak: ETags of 300 characters ("<md5 hex repeated>"), or
+// weak ones (W/"<md5 hex>"), in listings and replies alike (default md5:
+// "<32 hex>"). --no-etag-on-get: a GET's reply has no ETag header (listings
+// and HEADs still have one).
 // --delay-ms N: every request waits N ms before it is handled (a slow network),
 // so the log's inflight= (requests open when it arrived, itself included) shows
 // how many requests a client keeps going at once.
@@ -39,6 +49,15 @@
 // creates nothing; at most once per upload id, so a retrying client gets through.
 // GET /?fake-pending-uploads (test-only, no auth, never faulted) answers, as
 // text/plain, how many uploads were created and neither completed nor aborted.
+// GET /?fake-replace&key=KEY&after=N&from=FILE (test-only, no auth, never
+// faulted) arms a replacement: the first N GETs of KEY from now on are served
+// the object as it is, then FILE is renamed over it, before the next GET of
+// KEY opens it (GETs and HEADs of KEY open in arrival order meanwhile, so
+// exactly those N saw the old one). The log gets a line "REPLACED KEY". A
+// client's reads of one object can so be made to straddle a replacement.
+//
+// The log has a line per request: METHOD URL RANGE STATUS BYTES, for a GET or
+// HEAD of an object etag=ETAG, then inflight=N (and parts=N for an UploadPart).
 //
 // Prints "listening PORT" on stdout once ready; nothing else goes to stdout.
 import http from 'node:http';
@@ -52,19 +71,22 @@ const TMP_PREFIX = '.fake-s3-tmp-';
 
 // ---- command line ----
 const USAGE = 'usage: fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S] ' +
-  '[--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--reset-every N] [--stall-range-gets] [--log FILE]';
+  '[--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N] [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--reset-every N] [--stall-range-gets] [--ignore-preconditions] [--etag-form md5|long|weak] [--no-etag-on-get] [--log FILE]';
 function die(msg) { process.stderr.write(`fake_s3: ${msg}\n${USAGE}\n`); process.exit(2); }
 
 function parseArgs(argv) {
   const names = { '--root': 'root', '--bucket': 'bucket', '--port': 'port', '--access-key': 'accessKey',
     '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--delay-ms': 'delayMs', '--part-delay-ms': 'partDelayMs', '--mbps': 'mbps', '--log': 'log',
-    '--complete-error-every': 'completeErrorEvery', '--session-token': 'sessionToken', '--reset-every': 'resetEvery' };
-  const o = { port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0', partDelayMs: '0', mbps: '0', completeErrorEvery: '0', resetEvery: '0' };
+    '--complete-error-every': 'completeErrorEvery', '--session-token': 'sessionToken', '--reset-every': 'resetEvery',
+    '--etag-form': 'etagForm' };
+  const o = { etagForm: 'md5', port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0', partDelayMs: '0', mbps: '0', completeErrorEvery: '0', resetEvery: '0' };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
     const eq = a.indexOf('=');
     if (a.startsWith('--') && eq > 0) { v = a.slice(eq + 1); a = a.slice(0, eq); }
     if (a === '--stall-range-gets') { o.stallRangeGets = true; continue; }
+    if (a === '--ignore-preconditions') { o.ignorePreconditions = true; continue; }
+    if (a === '--no-etag-on-get') { o.noEtagOnGet = true; continue; }
     if (!names[a]) die(`unknown argument ${a}`);
     if (v === undefined) { if (i + 1 >= argv.length) die(`${a} needs a value`); v = argv[++i]; }
     o[names[a]] = v;
@@ -90,6 +112,7 @@ function parseArgs(argv) {
   if (!Number.isInteger(o.partDelayMs) || o.partDelayMs < 0) die('bad --part-delay-ms');
   if (!(o.mbps >= 0)) die('bad --mbps');
   if (!Number.isInteger(o.completeErrorEvery) || o.completeErrorEvery < 0) die('bad --complete-error-every');
+  if (!['md5', 'long', 'weak'].includes(o.etagForm)) die('bad --etag-form');
   o.logFd = o.log ? fs.openSync(o.log, 'a') : null;
   return o;
 }
@@ -143,7 +166,10 @@ function keySegments(key) {
   return key && !segs.some((s) => s === '' || s === '.' || s === '..' || s.includes('\0')) ? segs : null;
 }
 // ETag from key+size+mtime (not the content MD5): cheap, and a replaced file gets a new one.
-const etagOf = (key, st) => '"' + crypto.createHash('md5').update(`${key}\0${st.size}\0${st.mtimeMs}`).digest('hex') + '"';
+function etagOf(key, st) {
+  const hex = crypto.createHash('md5').update(`${key}\0${st.size}\0${st.mtimeMs}`).digest('hex');
+  return opts.etagForm === 'long' ? `"${hex.repeat(10).slice(0, 298)}"` : opts.etagForm === 'weak' ? `W/"${hex}"` : `"${hex}"`;
+}
 const notFound = (e) => ['ENOENT', 'ENOTDIR', 'EISDIR'].includes(e?.code);
 
 // ---- responses and the request log ----
@@ -153,7 +179,11 @@ function logLine(ctx, status, bytes) {
   // log right after its client finished sees the line. BYTES = body bytes announced.
   const range = (ctx.req.headers.range ?? '').replace(/\s+/g, '') || '--';
   const parts = ctx.partsInflight ? ` parts=${ctx.partsInflight}` : '';
-  fs.writeSync(opts.logFd, `${ctx.req.method} ${ctx.req.url} ${range} ${status} ${bytes} inflight=${ctx.inflight}${parts}\n`);
+  const etag = ctx.etag ? ` etag=${ctx.etag}` : '';
+  fs.writeSync(opts.logFd, `${ctx.req.method} ${ctx.req.url} ${range} ${status} ${bytes}${etag} inflight=${ctx.inflight}${parts}\n`);
+}
+function logNote(text) {
+  if (opts.logFd !== null) fs.writeSync(opts.logFd, `${text}\n`);
 }
 
 function reply(ctx, status, headers = {}, body = null) {
@@ -305,8 +335,32 @@ function parseRange(h, size) {
   if (end < start) return null; // syntactically invalid: ignored, as RFC 9110 says
   return start >= size ? 'unsatisfiable' : { start, end: Math.min(end, size - 1) };
 }
+// If-None-Match compares weakly (W/ dropped on both sides), If-Match strongly.
 const etagMatches = (h, etag) => h.split(',').map((t) => t.trim().replace(/^W\//, ''))
-  .some((t) => t === '*' || t === etag || `"${t}"` === etag);
+  .some((t) => t === '*' || t === etag.replace(/^W\//, '') || `"${t}"` === etag);
+const etagMatchesStrongly = (h, etag) => !etag.startsWith('W/') &&
+  h.split(',').map((t) => t.trim()).some((t) => t === '*' || t === etag);
+
+// Armed replacements (GET /?fake-replace): key -> { after, from, seen, chain }.
+// Opens of an armed key are chained, so they happen in arrival order and the
+// rename lands after the Nth GET's open and before the next one's.
+const replacements = new Map();
+function openObject(req, key, file) {
+  const r = replacements.get(key);
+  if (!r) return fsp.open(file, 'r');
+  if (req.method === 'GET' && ++r.seen === r.after + 1)
+    r.chain = r.chain.then(() => fsp.rename(r.from, file)).then(() => logNote(`REPLACED ${key}`));
+  const opened = r.chain.then(() => fsp.open(file, 'r'));
+  r.chain = opened.then(() => {}, () => {});
+  return opened;
+}
+function armReplacement(ctx, q) {
+  const key = q.get('key') ?? '', after = Number(q.get('after') ?? ''), from = q.get('from') ?? '';
+  if (!keySegments(key) || !Number.isInteger(after) || after < 0 || !from)
+    return reply(ctx, 400, { 'Content-Type': 'text/plain' }, 'fake-replace needs key=KEY&after=N&from=FILE\n');
+  replacements.set(key, { after, from: path.resolve(from), seen: 0, chain: Promise.resolve() });
+  reply(ctx, 200, { 'Content-Type': 'text/plain' }, 'armed\n');
+}
 
 let getCount = 0; // GETs with a body, for --drop-every
 const faulted = new Set();
@@ -323,7 +377,7 @@ async function getObject(ctx, key, segs) {
   try {
     // fstat of the opened file: the ETag and the bytes come from the same inode
     // even if the file is replaced by a rename meanwhile.
-    fh = await fsp.open(path.join(opts.root, ...segs), 'r');
+    fh = await openObject(req, key, path.join(opts.root, ...segs));
     st = await fh.stat();
   } catch (e) {
     await fh?.close();
@@ -332,11 +386,18 @@ async function getObject(ctx, key, segs) {
   }
   if (!st.isFile()) { await fh.close(); return sendError(ctx, 404, 'NoSuchKey', 'The specified key does not exist.', { Key: key }); }
   const etag = etagOf(key, st);
+  ctx.etag = etag;
   const headers = { ETag: etag, 'Last-Modified': new Date(st.mtimeMs).toUTCString(), 'Accept-Ranges': 'bytes' };
-  const ifMatch = req.headers['if-match'], ifNoneMatch = req.headers['if-none-match'];
-  if (ifMatch !== undefined && !etagMatches(ifMatch, etag)) {
+  if (opts.noEtagOnGet && req.method === 'GET') delete headers.ETag;
+  const ifMatch = opts.ignorePreconditions ? undefined : req.headers['if-match'], ifNoneMatch = req.headers['if-none-match'];
+  const ifUnmodified = opts.ignorePreconditions ? undefined : req.headers['if-unmodified-since'];
+  // S3 compares If-Unmodified-Since to the second (Last-Modified has no more).
+  const since = ifUnmodified === undefined ? NaN : Date.parse(ifUnmodified);
+  const failed = ifMatch !== undefined ? (etagMatchesStrongly(ifMatch, etag) ? null : 'If-Match')
+    : !Number.isNaN(since) && Math.floor(st.mtimeMs / 1000) * 1000 > since ? 'If-Unmodified-Since' : null;
+  if (failed) {
     await fh.close();
-    return sendError(ctx, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', { Condition: 'If-Match' });
+    return sendError(ctx, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', { Condition: failed });
   }
   if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, etag)) { await fh.close(); return reply(ctx, 304, headers); }
   const range = parseRange(req.headers.range, st.size);
@@ -549,6 +610,8 @@ async function handle(ctx) {
   // Test-only introspection, before faults and auth: uploads neither completed nor aborted.
   if (req.method === 'GET' && rawPath === '/' && query.length === 1 && query[0][0].toString() === 'fake-pending-uploads')
     return reply(ctx, 200, { 'Content-Type': 'text/plain' }, `${uploads.size}\n`);
+  if (req.method === 'GET' && rawPath === '/' && query.length > 0 && query[0][0].toString() === 'fake-replace')
+    return armReplacement(ctx, new Map(query.map(([k, v]) => [k.toString(), v.toString()])));
   if (opts.failEvery > 0 && ctx.n % opts.failEvery === 0 && faultOnce('503', req)) return sendError(ctx, 503, 'SlowDown', 'Please reduce your request rate.');
   if (opts.accessKey) {
     const fail = checkAuth(req, rawPath, query);

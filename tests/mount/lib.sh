@@ -1,4 +1,4 @@
-# Helpers shared by tests/mount/run.sh and tests/mount/stress.sh (sourced).
+# Helpers shared by the mount tests in tests/mount (sourced).
 #
 # The caller sets `here` (this directory), `root` (the repository) and BUILD,
 # then calls mount_test_init.  Every daemon started with start_pqfs is
@@ -159,6 +159,32 @@ stop_pqfs() {
     fi
     is_mounted "$mnt" && fail "$mnt still mounted after fusermount3 -u"
     return 0
+}
+
+# check WHAT CONDITION: passes when CONDITION (evaluated) holds.
+check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start_listener NAME CMD...: a test server (fake_s3.mjs, fault_proxy.mjs)
+# that prints "listening PORT" once ready, its output in WORK/NAME.out and
+# .err; ended by the EXIT trap.  Sets LISTEN_PORT.
+start_listener() {
+    local name=$1
+    shift
+    "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+    DAEMONS+=("$!")
+    for _ in $(seq 50); do grep -q '^listening' "$WORK/$name.out" 2>/dev/null && break; sleep 0.1; done
+    LISTEN_PORT=$(awk '/^listening/ { print $2 }' "$WORK/$name.out")
+}
+
+# start_fake_s3 NAME ARGS...: a fake S3 over S3ROOT (bucket bkt, keys
+# AKTEST/SKTEST) logging to WORK/NAME.log; sets FAKE_S3_PORT.
+start_fake_s3() {
+    local name=$1
+    shift
+    start_listener "$name" node "$here/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST \
+        --secret-key SKTEST "$@" --log "$WORK/$name.log"
+    FAKE_S3_PORT=$LISTEN_PORT
 }
 
 pass() { PASSES=$((PASSES + 1)); [ "${VERBOSE:-0}" = 1 ] && echo "ok: $*"; return 0; }

@@ -34,8 +34,6 @@ mount_test_init
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || skip "nginx is not installed"
 
-check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # ------------------------------------------------------------ the lake
 LAKE=$WORK/lake
@@ -263,17 +261,6 @@ check "HTTP: a prefix the server does not have fails the mount, naming the statu
 S3ROOT=$WORK/s3
 mkdir -p "$S3ROOT"
 cp -r "$LAKE" "$S3ROOT/lake"
-# start_fake_s3 NAME ARGS...: a fake S3 over S3ROOT (bucket bkt, keys
-# AKTEST/SKTEST) logging to WORK/NAME.log; sets FAKE_S3_PORT.
-start_fake_s3() {
-    local name=$1
-    shift
-    node "$here/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST --secret-key SKTEST \
-        "$@" --log "$WORK/$name.log" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-    DAEMONS+=("$!")
-    for _ in $(seq 50); do grep -q '^listening' "$WORK/$name.out" 2>/dev/null && break; sleep 0.1; done
-    FAKE_S3_PORT=$(awk '/^listening/ { print $2 }' "$WORK/$name.out")
-}
 start_fake_s3 s3 --fail-every 7 --drop-every 5 --complete-error-every 1 --reset-every 2
 S3_PORT=$FAKE_S3_PORT
 # s3_ini FILE SECRET [TOKEN]: a mount of the first server, path style; with

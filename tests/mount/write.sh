@@ -28,7 +28,6 @@ BUILD=$(cd "$1" && pwd)
 . "$here/lib.sh"
 mount_test_init
 
-check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 # close_errno CMD...: runs a copy and prints OK or the errno name its close/open gave.
 copy_errno() {
     python3 - "$1" "$2" <<'PY'
