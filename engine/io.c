@@ -404,18 +404,18 @@ int pq_open_anon_file(const char *dir, const char *stem)
 #define TMP_TAG ".tmp-"
 #define TMP_RANDOM 6
 
-typedef struct warned_path {
-    struct warned_path *next;
-    char path[];
-} warned_path;
+typedef struct warned_link {
+    struct warned_link *next;
+    char key[];                  /* "/DEV:INO" of the link, or the path */
+} warned_link;
 
 typedef struct local_store {
     pq_store base;
     char *dir;                   /* absolute root directory, resolved ("" for "/"); or the one file */
     int root_fd;                 /* O_PATH descriptor of the root directory; -1: the root is one file */
-    /* The links out of the root warned about: one warning a path. */
+    /* The links out of the root warned about: one warning a link. */
     pthread_mutex_t warned_mu;
-    warned_path *warned[WARNED_BUCKETS];
+    warned_link *warned[WARNED_BUCKETS];
 } local_store;
 
 /* The test hook, or the kernel (or a seccomp filter) has no openat2. */
@@ -680,18 +680,23 @@ static int open_parent(const local_store *ls, const char *rel, const char **name
     return fd;
 }
 
-/* A link out of the root, left out: one warning per path. */
-static void warn_escape(local_store *ls, const char *rel)
+/* A link out of the root, left out: one warning per link (`link`, its
+ * lstat, when it is known: a link met through several paths, say through a
+ * linked partition, is one), else per path. */
+static void warn_escape(local_store *ls, const char *rel, const struct stat *link)
 {
     if (!ls->base.warn) return;
-    uint64_t b = pq_hash_str(rel) % WARNED_BUCKETS;
+    char id[64];
+    if (link) snprintf(id, sizeof id, "/%llx:%llx", (unsigned long long)link->st_dev, (unsigned long long)link->st_ino);
+    const char *key = link ? id : rel; /* a path never starts with '/' */
+    uint64_t b = pq_hash_str(key) % WARNED_BUCKETS;
     bool seen = false;
     pthread_mutex_lock(&ls->warned_mu);
-    for (const warned_path *w = ls->warned[b]; w && !seen; w = w->next) seen = !strcmp(w->path, rel);
-    size_t n = strlen(rel);
-    warned_path *w = seen ? NULL : malloc(sizeof *w + n + 1);
+    for (const warned_link *w = ls->warned[b]; w && !seen; w = w->next) seen = !strcmp(w->key, key);
+    size_t n = strlen(key);
+    warned_link *w = seen ? NULL : malloc(sizeof *w + n + 1);
     if (w) {
-        memcpy(w->path, rel, n + 1);
+        memcpy(w->key, key, n + 1);
         w->next = ls->warned[b];
         ls->warned[b] = w;
     }
@@ -708,7 +713,7 @@ static void warn_escape(local_store *ls, const char *rel)
 static int read_fail(local_store *ls, const char *rel, const char *what, int e, pq_error *err)
 {
     if (e == EXDEV) {
-        warn_escape(ls, rel);
+        warn_escape(ls, rel, NULL);
         return pq_fail(err, PQ_E_NOTFOUND, "%s%s%s: a symbolic link out of the lake (not followed)", ls->dir,
                        rel[0] ? "/" : "", rel);
     }
@@ -752,15 +757,15 @@ static int local_store_stat(pq_store *s, const char *path, pq_stat *out, pq_erro
     return PQ_OK;
 }
 
-/* A listed symbolic link dir/name: its target's stat when it resolves
- * beneath the root.  One out of it is warned about (once) and, like a
- * dangling one, left out. */
+/* A listed symbolic link dir/name (*st its lstat): its target's stat when
+ * it resolves beneath the root.  One out of it is warned about (once) and,
+ * like a dangling one, left out. */
 static bool follow_listed_link(local_store *ls, const char *dir, const char *name, struct stat *st)
 {
     char *rel = dir[0] ? join_rest(dir, name) : strdup(name);
     int fd = rel ? local_open_path(ls, rel, O_PATH) : -1;
+    if (fd < 0 && rel && errno == EXDEV) warn_escape(ls, rel, st);
     bool ok = fd >= 0 && fstat(fd, st) == 0;
-    if (fd < 0 && rel && errno == EXDEV) warn_escape(ls, rel);
     if (fd >= 0) close(fd);
     free(rel);
     return ok;
@@ -953,7 +958,7 @@ static void local_store_destroy(pq_store *s)
     local_store *ls = (local_store *)s;
     for (int b = 0; b < WARNED_BUCKETS; b++)
         while (ls->warned[b]) {
-            warned_path *w = ls->warned[b];
+            warned_link *w = ls->warned[b];
             ls->warned[b] = w->next;
             free(w);
         }
@@ -1099,6 +1104,7 @@ int pq_store_local_sweep(pq_store *s, int64_t min_age_s, const _Atomic bool *sto
 {
     if (s->ops != &local_store_ops || ((local_store *)s)->root_fd < 0) return PQ_OK;
     const local_store *ls = (const local_store *)s;
+    out->walked = true;
     char **todo = malloc(sizeof *todo * 16);
     size_t n = 0, cap = 16;
     if (!todo || !(todo[n++] = strdup(""))) {

@@ -176,7 +176,7 @@ int pq_open_anon_file(const char *dir, const char *stem);
  * beneath the root (a relative link that stays inside, or an absolute one
  * naming a place under the root's resolved path); a link that leads out is
  * left out of listings and is PQ_E_NOTFOUND to open or stat, with one
- * warning per path.  Writes (create, mkdir, rmdir) follow no link at all:
+ * warning per link (through store->warn).  Writes (create, mkdir, rmdir) follow no link at all:
  * a symbolic link on the path is PQ_E_DENIED.  A part file is written as
  * .NAME.tmp-XXXXXX in its directory, flocked while it is written, and
  * renamed to NAME by the commit. */
@@ -187,6 +187,7 @@ int pq_store_local_new(const char *root, pq_store **out, pq_error *err);
 typedef struct pq_sweep_counts {
     uint64_t temporaries;        /* .NAME.parquet.tmp-XXXXXX files */
     uint64_t dirs;               /* COL=VALUE directories they left empty */
+    bool walked;                 /* false: the store has no directory to sweep */
 } pq_sweep_counts;
 
 /* Removes the part-file temporaries no live writer holds: regular files

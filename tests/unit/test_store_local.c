@@ -2,8 +2,8 @@
  * written.
  * Reads: a table directory, a partition directory and a .parquet file that
  * are symbolic links out of the root (relative or absolute) are left out of
- * listings and are NOTFOUND to open and stat, with one warning per path
- * however often they are listed; the same kinds of link resolving inside
+ * listings and are NOTFOUND to open and stat, with one warning per link
+ * however often, and through whatever path, they are listed; the same kinds of link resolving inside
  * (relative, absolute under the root, through '..') are followed.
  * Writes follow no link: a write or mkdir into a linked directory (inside or
  * out) is DENIED and leaves nothing anywhere; a real directory still takes
@@ -204,6 +204,9 @@ static void test_reads(const char *mode)
     CHECK_EQ_INT(w.n, 5);
     CHECK_EQ_INT(listing_size(st, "ev/dt=4"), 3);
     CHECK_EQ_INT(listing_size(st, "t_in/dt=5"), 3);
+    CHECK_EQ_INT(listing_size(st, "t_in"), 4);
+    /* The same links met through linked directories: no new warning. */
+    CHECK_EQ_INT(w.n, 5);
 
     char buf[64];
     int cls;
