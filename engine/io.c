@@ -880,7 +880,8 @@ static int make_temporary(int dir_fd, const char *name, char *tmp, size_t cap)
     for (int attempt = 0; attempt < 100; attempt++) {
         unsigned char r[TMP_RANDOM];
         if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
-            uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20) ^ (atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ull);
+            uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20) ^
+                         (atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ull);
             memcpy(r, &x, sizeof r);
         }
         for (int i = 0; i < TMP_RANDOM; i++) tmp[n + i] = alnum[r[i] % (sizeof alnum - 1)];
@@ -1076,15 +1077,19 @@ static int sweep_dir(const local_store *ls, char *rel, int64_t min_age_s, char *
     struct dirent *de;
     while (rc == PQ_OK && (de = readdir(d)) != NULL) {
         const char *name = de->d_name;
+        struct stat st;
         if (is_part_temporary(name)) {
-            if (sweep_temporary(fd, name, min_age_s)) {
+            /* Nothing but a regular file is opened (not a device or FIFO so named). */
+            bool regular = de->d_type != DT_UNKNOWN
+                               ? de->d_type == DT_REG
+                               : fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+            if (regular && sweep_temporary(fd, name, min_age_s)) {
                 out->temporaries++;
                 swept = true;
             }
             continue;
         }
         if (name[0] == '.' || name[0] == '_') continue;
-        struct stat st;
         bool is_dir = de->d_type != DT_UNKNOWN ? de->d_type == DT_DIR
                                                : fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
         if (!is_dir) continue;
