@@ -2,15 +2,24 @@
 
 #include "fdcache.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "mem.h"
 
 void pq_io_count_read(pq_io_counters *c, size_t len)
 {
@@ -137,22 +146,12 @@ void pq_file_close(pq_file *f)
 
 /* ------------------------------------------------------------------ local file */
 
-typedef struct local_store {
-    pq_store base;
-    char *dir;                   /* absolute root directory */
-} local_store;
-
-/* Every open of a lake file for reading: `rel` relative to the store's root. */
-static int local_open_path(const local_store *ls, const char *rel, int flags)
-{
-    char full[PATH_MAX];
-    int n = snprintf(full, sizeof full, "%s%s%s", ls->dir, rel[0] ? "/" : "", rel);
-    if (n < 0 || (size_t)n >= sizeof full) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    return open(full, flags);
-}
+typedef struct local_store local_store;
+/* Every open of a lake file for reading: `rel` beneath the store's root
+ * (the local store below: symbolic links followed only inside the root). */
+static int local_open_path(const local_store *ls, const char *rel, int flags);
+/* A failed open of rel, errno e: a link out of the root is not found. */
+static int read_fail(local_store *ls, const char *rel, const char *what, int e, pq_error *err);
 
 /* A local file holds a slot of the process's descriptor set (fdcache.h), not
  * a descriptor: it is opened again when a read finds it closed, and must then
@@ -269,6 +268,7 @@ static int local_first_open(void *ctx, pq_error *err)
     local_file *lf = ctx;
     const char *name = lf->base.name;
     int fd = open_for_read(lf->store, lf->path);
+    if (fd < 0 && lf->store) return read_fail((local_store *)lf->store, lf->path, "cannot open: ", errno, err), -1;
     if (fd < 0) return pq_fail(err, PQ_E_IO, "%s: cannot open: %s", name, strerror(errno)), -1;
     struct stat st;
     int rc = PQ_OK;
@@ -468,6 +468,68 @@ int pq_open_anon_file(const char *dir, const char *stem)
 
 /* ------------------------------------------------------------------ local store */
 
+/* Nothing outside the root is read or written (io.h, pq_store_local_new).
+ * Paths are resolved relative to a descriptor of the root, opened once:
+ * reads by openat2(RESOLVE_BENEATH), or component by component where the
+ * kernel has no openat2; writes with RESOLVE_NO_SYMLINKS (or O_NOFOLLOW on
+ * every component). */
+
+/* Symbolic links one path may pass through (the kernel's own limit, which
+ * openat2 applies): more is ELOOP, as for any open. */
+#define LINK_HOPS 40
+#define WARNED_BUCKETS 64
+/* A part file's temporary: .NAME.tmp-XXXXXX beside NAME. */
+#define TMP_TAG ".tmp-"
+#define TMP_RANDOM 6
+
+typedef struct warned_link {
+    struct warned_link *next;
+    char key[];                  /* "/DEV:INO" of the link, or the path */
+} warned_link;
+
+struct local_store {
+    pq_store base;
+    char *dir;                   /* absolute root directory, resolved ("" for "/"); or the one file */
+    int root_fd;                 /* O_PATH descriptor of the root directory; -1: the root is one file */
+    /* The links out of the root warned about: one warning a link. */
+    pthread_mutex_t warned_mu;
+    warned_link *warned[WARNED_BUCKETS];
+};
+
+/* The test hook, or the kernel (or a seccomp filter) has no openat2. */
+static _Atomic bool without_openat2;
+
+void pq_store_local_test_without_openat2(bool on)
+{
+    atomic_store(&without_openat2, on);
+}
+
+/* openat2(2); -1 with ENOSYS where there is none. */
+static int openat2_at(int dir_fd, const char *path, int flags, uint64_t resolve)
+{
+#ifdef SYS_openat2
+    if (!atomic_load_explicit(&without_openat2, memory_order_relaxed)) {
+        struct open_how how = {.flags = (uint64_t)(unsigned)flags, .resolve = resolve};
+        int fd = (int)syscall(SYS_openat2, dir_fd, path, &how, sizeof how);
+        if (fd >= 0 || errno != ENOSYS) return fd;
+        atomic_store(&without_openat2, true);
+    }
+#else
+    (void)dir_fd, (void)path, (void)flags, (void)resolve;
+#endif
+    errno = ENOSYS;
+    return -1;
+}
+
+/* Whether openat2 failed where resolving by hand may still answer: none
+ * (ENOSYS, or EPERM from a seccomp filter that denies it), a rename raced
+ * the walk (EAGAIN), or EXDEV (with RESOLVE_BENEATH: a link out of the
+ * root, or an absolute one, which may name a place inside). */
+static bool try_by_hand(int e, bool exdev_too)
+{
+    return e == ENOSYS || e == EPERM || e == EAGAIN || (exdev_too && e == EXDEV);
+}
+
 static int join_path(local_store *ls, const char *rel, char *out, size_t cap, pq_error *err)
 {
     int n = snprintf(out, cap, "%s%s%s", ls->dir, rel[0] ? "/" : "", rel);
@@ -476,39 +538,333 @@ static int join_path(local_store *ls, const char *rel, char *out, size_t cap, pq
     return PQ_OK;
 }
 
+/* Whether the absolute path `target` is the root or below it; *rest is
+ * then the part below ("" or "/..."). */
+static bool under_root(const local_store *ls, const char *target, const char **rest)
+{
+    size_t n = strlen(ls->dir);
+    if (strncmp(target, ls->dir, n) || (target[n] && target[n] != '/')) return false;
+    *rest = target + n;
+    return true;
+}
+
+/* The target of the symbolic link open at fd (O_PATH | O_NOFOLLOW),
+ * malloc'd; NULL with errno. */
+static char *link_target(int fd, size_t hint)
+{
+    for (size_t cap = hint + 2 > 64 ? hint + 2 : 64;; cap *= 2) {
+        char *buf = malloc(cap);
+        if (!buf) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        ssize_t n = readlinkat(fd, "", buf, cap);
+        if (n >= 0 && (size_t)n < cap) {
+            buf[n] = '\0';
+            return buf;
+        }
+        int e = errno;
+        free(buf);
+        if (n < 0 || cap > SIZE_MAX / 4) {
+            errno = n < 0 ? e : ENAMETOOLONG;
+            return NULL;
+        }
+    }
+}
+
+/* "a" + "/" + "b", malloc'd (the rest of a path after a link's target). */
+static char *join_rest(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    char *p = malloc(na + nb + 2);
+    if (!p) return NULL;
+    memcpy(p, a, na);
+    p[na] = '/';
+    memcpy(p + na + 1, b, nb + 1);
+    return p;
+}
+
+/* Resolves rel beneath the root one component at a time (openat with
+ * O_NOFOLLOW), following each symbolic link by hand: where openat2 is
+ * missing, and for what RESOLVE_BENEATH refuses that may still stay inside
+ * (an absolute link naming a place under the root).  A step above the root
+ * ('..' at the root, in the path or in a link) is EXDEV, as is an absolute
+ * link elsewhere: the rule openat2 applies. */
+static int open_by_hand(const local_store *ls, const char *rel, int flags)
+{
+    int *dirs = NULL;            /* the directories walked below the root, innermost last */
+    size_t n_dirs = 0, cap_dirs = 0, pos = 0;
+    char *todo = strdup(rel);    /* the path still to walk, from pos */
+    int hops = 0, fd = -1, e = todo ? 0 : ENOMEM;
+    while (todo) {
+        pos += strspn(todo + pos, "/");
+        int at = n_dirs ? dirs[n_dirs - 1] : ls->root_fd;
+        size_t len = strcspn(todo + pos, "/");
+        if (!len) { /* the path ends at a directory (the root for "") */
+            if ((fd = openat(at, ".", flags | O_CLOEXEC)) < 0) e = errno;
+            break;
+        }
+        char comp[NAME_MAX + 1];
+        if (len > NAME_MAX) {
+            e = ENAMETOOLONG;
+            break;
+        }
+        memcpy(comp, todo + pos, len);
+        comp[len] = '\0';
+        pos += len;
+        bool last = todo[pos + strspn(todo + pos, "/")] == '\0';
+        if (!strcmp(comp, ".")) continue;
+        if (!strcmp(comp, "..")) {
+            if (!n_dirs) {
+                e = EXDEV;
+                break;
+            }
+            close(dirs[--n_dirs]);
+            continue;
+        }
+        int cfd = openat(at, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (cfd < 0 || fstat(cfd, &st) != 0) {
+            e = errno;
+            if (cfd >= 0) close(cfd);
+            break;
+        }
+        if (S_ISLNK(st.st_mode)) { /* the walk goes on at its target, then the rest */
+            char *target = NULL;
+            if (++hops > LINK_HOPS) e = ELOOP;
+            else if (!(target = link_target(cfd, (size_t)st.st_size))) e = errno;
+            close(cfd);
+            const char *from = target;
+            if (target && target[0] == '/') {
+                if (!under_root(ls, target, &from)) e = EXDEV;
+                while (!e && n_dirs) close(dirs[--n_dirs]); /* from the root again */
+            }
+            char *next = target && !e ? join_rest(from, todo + pos) : NULL;
+            if (target && !e && !next) e = ENOMEM;
+            free(target);
+            free(todo);
+            todo = next;
+            pos = 0;
+            continue;
+        }
+        if (last) {
+            if ((flags & O_DIRECTORY) && !S_ISDIR(st.st_mode)) {
+                e = ENOTDIR;
+            } else if (flags & O_PATH) {
+                fd = cfd;
+                cfd = -1;
+            } else if ((fd = openat(at, comp, flags | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+                e = errno;
+            }
+            if (cfd >= 0) close(cfd);
+            break;
+        }
+        int *grown = n_dirs < cap_dirs ? dirs : realloc(dirs, sizeof *dirs * (cap_dirs = cap_dirs * 2 + 8));
+        if (!S_ISDIR(st.st_mode) || !grown) {
+            e = grown ? ENOTDIR : ENOMEM;
+            close(cfd);
+            break;
+        }
+        dirs = grown;
+        dirs[n_dirs++] = cfd;
+    }
+    while (n_dirs) close(dirs[--n_dirs]);
+    free(dirs);
+    free(todo);
+    if (fd < 0) errno = e;
+    return fd;
+}
+
+/* Opens rel (relative to the root, "" the root itself) for reading, by the
+ * lake's rule: symbolic links are followed while they resolve beneath the
+ * root; a path that leads out is EXDEV.  Every read of a lake path opens
+ * it here.  -1 with errno on failure. */
+static int local_open_path(const local_store *ls, const char *rel, int flags)
+{
+    if (ls->root_fd < 0) { /* the root is one file, its only path */
+        if (rel[0]) {
+            errno = ENOTDIR;
+            return -1;
+        }
+        return open(ls->dir, flags | O_CLOEXEC);
+    }
+    int fd = openat2_at(ls->root_fd, rel[0] ? rel : ".", flags | O_CLOEXEC, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+    if (fd >= 0 || !try_by_hand(errno, true)) return fd;
+    return open_by_hand(ls, rel, flags);
+}
+
+/* Opens the directory rel beneath the root for a write: no symbolic link
+ * is followed anywhere on the path (ELOOP when there is one, or ENOTDIR
+ * for one swapped in meanwhile).  flags: O_PATH or O_RDONLY. */
+static int local_open_dir_nofollow(const local_store *ls, const char *rel, int flags)
+{
+    if (ls->root_fd < 0) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    flags |= O_DIRECTORY | O_CLOEXEC;
+    int fd = openat2_at(ls->root_fd, rel[0] ? rel : ".", flags,
+                        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+    if (fd >= 0 || !try_by_hand(errno, false)) return fd;
+    int at = ls->root_fd, e = 0;
+    for (const char *p = rel; !e;) {
+        p += strspn(p, "/");
+        size_t len = strcspn(p, "/");
+        if (!len) break;
+        char comp[NAME_MAX + 1];
+        if (len > NAME_MAX) {
+            e = ENAMETOOLONG;
+            break;
+        }
+        memcpy(comp, p, len);
+        comp[len] = '\0';
+        p += len;
+        if (!strcmp(comp, ".")) continue;
+        struct stat st;
+        if (!strcmp(comp, "..")) e = EXDEV; /* writes name no '..' */
+        else if (fstatat(at, comp, &st, AT_SYMLINK_NOFOLLOW) != 0) e = errno;
+        else if (S_ISLNK(st.st_mode)) e = ELOOP;
+        int next = e ? -1 : openat(at, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (!e && next < 0) e = errno;
+        if (at != ls->root_fd) close(at);
+        at = next < 0 ? ls->root_fd : next;
+    }
+    fd = e ? -1 : openat(at, ".", flags);
+    if (!e && fd < 0) e = errno;
+    if (at != ls->root_fd) close(at);
+    if (fd < 0) errno = e;
+    return fd;
+}
+
+/* The directory of rel, opened for a write (local_open_dir_nofollow), and
+ * rel's last component in *name. */
+static int open_parent(const local_store *ls, const char *rel, const char **name)
+{
+    const char *slash = strrchr(rel, '/');
+    *name = slash ? slash + 1 : rel;
+    if (!**name || !strcmp(*name, ".") || !strcmp(*name, "..")) {
+        errno = EINVAL;
+        return -1;
+    }
+    char *dir = strndup(rel, slash ? (size_t)(slash - rel) : 0);
+    if (!dir) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int fd = local_open_dir_nofollow(ls, dir, O_PATH);
+    int e = errno;
+    free(dir);
+    errno = e;
+    return fd;
+}
+
+/* A link out of the root, left out: one warning per link (`link`, its
+ * lstat, when it is known: a link met through several paths, say through a
+ * linked partition, is one), else per path. */
+static void warn_escape(local_store *ls, const char *rel, const struct stat *link)
+{
+    if (!ls->base.warn) return;
+    char id[64];
+    if (link) snprintf(id, sizeof id, "/%llx:%llx", (unsigned long long)link->st_dev, (unsigned long long)link->st_ino);
+    const char *key = link ? id : rel; /* a path never starts with '/' */
+    uint64_t b = pq_hash_str(key) % WARNED_BUCKETS;
+    bool seen = false;
+    pthread_mutex_lock(&ls->warned_mu);
+    for (const warned_link *w = ls->warned[b]; w && !seen; w = w->next) seen = !strcmp(w->key, key);
+    size_t n = strlen(key);
+    warned_link *w = seen ? NULL : malloc(sizeof *w + n + 1);
+    if (w) {
+        memcpy(w->key, key, n + 1);
+        w->next = ls->warned[b];
+        ls->warned[b] = w;
+    }
+    pthread_mutex_unlock(&ls->warned_mu);
+    if (seen) return;
+    char msg[PATH_MAX + 128];
+    snprintf(msg, sizeof msg, "%s%s%s: a symbolic link out of the lake: left out (links are followed only inside it)",
+             ls->dir, rel[0] ? "/" : "", rel);
+    ls->base.warn(ls->base.warn_ctx, msg);
+}
+
+/* A read of rel that failed with errno e: a path out of the root is not
+ * there (PQ_E_NOTFOUND, warned about once); anything else PQ_E_IO. */
+static int read_fail(local_store *ls, const char *rel, const char *what, int e, pq_error *err)
+{
+    if (e == EXDEV) {
+        warn_escape(ls, rel, NULL);
+        return pq_fail(err, PQ_E_NOTFOUND, "%s%s%s: a symbolic link out of the lake (not followed)", ls->dir,
+                       rel[0] ? "/" : "", rel);
+    }
+    return pq_fail(err, PQ_E_IO, "%s%s%s: %s%s", ls->dir, rel[0] ? "/" : "", rel, what, strerror(e));
+}
+
+/* A write of rel that failed with errno e: a symbolic link on the path is a
+ * refusal (PQ_E_DENIED: writes follow none). */
+static int write_fail(const local_store *ls, const char *rel, const char *what, int e, pq_error *err)
+{
+    if (e == ELOOP)
+        return pq_fail(err, PQ_E_DENIED, "%s%s%s: %s: a symbolic link is on the path (writes follow none)", ls->dir,
+                       rel[0] ? "/" : "", rel, what);
+    return pq_fail(err, e == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s%s%s: %s: %s", ls->dir, rel[0] ? "/" : "", rel, what,
+                   strerror(e));
+}
+
 static int local_store_open(pq_store *s, const char *path, pq_file **out, pq_error *err)
 {
+    local_store *ls = (local_store *)s;
     char full[PATH_MAX];
-    PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
-    return local_file_open((local_store *)s, path, strdup(full), &s->counters, out, err);
+    PQ_TRY(join_path(ls, path, full, sizeof full, err));
+    return local_file_open(ls, path, strdup(full), &s->counters, out, err);
 }
 
 
 static int local_store_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
 {
-    char full[PATH_MAX];
-    PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
+    local_store *ls = (local_store *)s;
+    int fd = local_open_path(ls, path, O_PATH);
     struct stat st;
-    if (stat(full, &st) != 0)
-        return pq_fail(err, PQ_E_IO, "%s: %s", full, strerror(errno));
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return read_fail(ls, path, "", e, err);
+    }
+    close(fd);
     fill_stat(&st, out);
     return PQ_OK;
 }
 
+/* A listed symbolic link dir/name (*st its lstat): its target's stat when
+ * it resolves beneath the root.  One out of it is warned about (once) and,
+ * like a dangling one, left out. */
+static bool follow_listed_link(local_store *ls, const char *dir, const char *name, struct stat *st)
+{
+    char *rel = dir[0] ? join_rest(dir, name) : strdup(name);
+    int fd = rel ? local_open_path(ls, rel, O_PATH) : -1;
+    if (fd < 0 && rel && errno == EXDEV) warn_escape(ls, rel, st);
+    bool ok = fd >= 0 && fstat(fd, st) == 0;
+    if (fd >= 0) close(fd);
+    free(rel);
+    return ok;
+}
+
 static int local_store_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_error *err)
 {
-    char full[PATH_MAX];
-    PQ_TRY(join_path((local_store *)s, dir, full, sizeof full, err));
-    DIR *d = opendir(full);
-    if (!d) return pq_fail(err, PQ_E_IO, "%s: cannot list: %s", full, strerror(errno));
+    local_store *ls = (local_store *)s;
+    int fd = local_open_path(ls, dir, O_RDONLY | O_DIRECTORY);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return read_fail(ls, dir, "cannot list: ", e, err);
+    }
     atomic_fetch_add_explicit(&s->counters.list_requests, 1, memory_order_relaxed);
-    int fd = dirfd(d);
     struct dirent *de;
     int rc = PQ_OK;
     while ((de = readdir(d)) != NULL) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         struct stat st;
-        if (fstatat(fd, de->d_name, &st, 0) != 0) continue; /* vanished or dangling */
+        if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* vanished */
+        if (S_ISLNK(st.st_mode) && !follow_listed_link(ls, dir, de->d_name, &st)) continue;
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) continue;
         pq_dirent e = {.name = de->d_name};
         fill_stat(&st, &e.st);
@@ -520,9 +876,11 @@ static int local_store_list(pq_store *s, const char *dir, pq_list_cb cb, void *c
 
 typedef struct local_upload {
     pq_upload base;
-    int fd;
-    char *tmp_path;
-    char *final_path;
+    int fd;                      /* the temporary, flocked until it is renamed or removed */
+    int dir_fd;                  /* its directory, opened following no link */
+    char *tmp_name;              /* .NAME.tmp-XXXXXX in dir_fd */
+    char *final_name;
+    char *final_path;            /* for messages */
 } local_upload;
 
 static int local_upload_write(pq_upload *u, const void *buf, size_t len, pq_error *err)
@@ -545,7 +903,10 @@ static int local_upload_write(pq_upload *u, const void *buf, size_t len, pq_erro
 
 static void local_upload_free(local_upload *lu)
 {
-    free(lu->tmp_path);
+    if (lu->fd >= 0) close(lu->fd);
+    if (lu->dir_fd >= 0) close(lu->dir_fd);
+    free(lu->tmp_name);
+    free(lu->final_name);
     free(lu->final_path);
     free(lu);
 }
@@ -554,15 +915,16 @@ static int local_upload_commit(pq_upload *u, pq_error *err)
 {
     local_upload *lu = (local_upload *)u;
     int rc = PQ_OK;
-    /* mkostemp made it 0600; a lake file is for every reader of the lake. */
-    if (fchmod(lu->fd, 0644) != 0 || fsync(lu->fd) != 0 || close(lu->fd) != 0) {
+    /* Made 0600; a lake file is for every reader of the lake.  Renamed
+     * before it is closed: its lock tells a sweep it is live until then. */
+    if (fchmod(lu->fd, 0644) != 0 || fsync(lu->fd) != 0) {
         rc = pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: cannot flush: %s",
                      lu->final_path, strerror(errno));
-        unlink(lu->tmp_path);
-    } else if (rename(lu->tmp_path, lu->final_path) != 0) {
+        unlinkat(lu->dir_fd, lu->tmp_name, 0);
+    } else if (renameat(lu->dir_fd, lu->tmp_name, lu->dir_fd, lu->final_name) != 0) {
         rc = pq_fail(err, PQ_E_IO, "%s: cannot rename into place: %s", lu->final_path,
                      strerror(errno));
-        unlink(lu->tmp_path);
+        unlinkat(lu->dir_fd, lu->tmp_name, 0);
     }
     local_upload_free(lu);
     return rc;
@@ -571,38 +933,71 @@ static int local_upload_commit(pq_upload *u, pq_error *err)
 static void local_upload_abort(pq_upload *u)
 {
     local_upload *lu = (local_upload *)u;
-    close(lu->fd);
-    unlink(lu->tmp_path);
+    unlinkat(lu->dir_fd, lu->tmp_name, 0);
     local_upload_free(lu);
 }
 
 static const pq_upload_ops local_upload_ops = {local_upload_write, local_upload_commit,
                                                local_upload_abort};
 
+/* Creates .NAME.tmp-XXXXXX in dir_fd (a new name: O_EXCL, never through a
+ * link), its name in tmp, and locks it for the time of the write.  A
+ * dot-prefixed name in the same directory: ignored by listings, and a
+ * rename within one directory is atomic.  -1 with errno. */
+static int make_temporary(int dir_fd, const char *name, char *tmp, size_t cap)
+{
+    static const char alnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    static _Atomic uint64_t counter;
+    int n = snprintf(tmp, cap, ".%s" TMP_TAG, name);
+    if (n < 0 || (size_t)n + TMP_RANDOM >= cap) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned char r[TMP_RANDOM];
+        if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+            uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20) ^
+                         (atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ull);
+            memcpy(r, &x, sizeof r);
+        }
+        for (int i = 0; i < TMP_RANDOM; i++) tmp[n + i] = alnum[r[i] % (sizeof alnum - 1)];
+        tmp[n + TMP_RANDOM] = '\0';
+        int fd = openat(dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            /* Where flock is not supported, no sweep can lock it either:
+             * nothing is swept there. */
+            (void)flock(fd, LOCK_EX);
+            return fd;
+        }
+        if (errno != EEXIST) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 static int local_store_create(pq_store *s, const char *path, pq_upload **out, pq_error *err)
 {
+    local_store *ls = (local_store *)s;
     char full[PATH_MAX];
-    PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
+    PQ_TRY(join_path(ls, path, full, sizeof full, err));
     local_upload *lu = calloc(1, sizeof *lu);
     if (!lu) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    lu->fd = lu->dir_fd = -1;
+    const char *name;
+    lu->dir_fd = open_parent(ls, path, &name);
+    int e = errno;
     lu->final_path = strdup(full);
-    size_t tlen = strlen(full) + 32;
-    lu->tmp_path = malloc(tlen);
-    if (!lu->final_path || !lu->tmp_path) {
+    lu->final_name = strdup(name);
+    size_t tlen = strlen(name) + sizeof "." TMP_TAG + TMP_RANDOM;
+    lu->tmp_name = malloc(tlen);
+    if (!lu->final_path || !lu->final_name || !lu->tmp_name) {
         local_upload_free(lu);
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
-    /* A dot-prefixed temp name in the same directory: ignored by listings,
-     * and rename() within one directory is atomic. */
-    char *slash = strrchr(full, '/');
-    size_t dirlen = slash ? (size_t)(slash - full) + 1 : 0;
-    snprintf(lu->tmp_path, tlen, "%.*s.%s.tmp-XXXXXX", (int)dirlen, full, full + dirlen);
-    lu->fd = mkostemp(lu->tmp_path, O_CLOEXEC);
+    if (lu->dir_fd >= 0 && (lu->fd = make_temporary(lu->dir_fd, name, lu->tmp_name, tlen)) < 0) e = errno;
     if (lu->fd < 0) {
-        int e = errno;
         local_upload_free(lu);
-        return pq_fail(err, e == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: cannot create: %s", full,
-                       strerror(e));
+        return write_fail(ls, path, "cannot create", e, err);
     }
     lu->base.ops = &local_upload_ops;
     lu->base.counters = &s->counters;
@@ -612,24 +1007,40 @@ static int local_store_create(pq_store *s, const char *path, pq_upload **out, pq
 
 static int local_store_mkdir(pq_store *s, const char *path, pq_error *err)
 {
-    char full[PATH_MAX];
-    PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
-    if (mkdir(full, 0755) != 0 && errno != EEXIST)
-        return pq_fail(err, PQ_E_IO, "%s: cannot create directory: %s", full, strerror(errno));
-    return PQ_OK;
+    local_store *ls = (local_store *)s;
+    const char *name;
+    int pfd = open_parent(ls, path, &name);
+    int e = errno;
+    struct stat st;
+    if (pfd >= 0 && mkdirat(pfd, name, 0755) == 0) e = 0;
+    else if (pfd >= 0 && (e = errno) == EEXIST && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        e = S_ISDIR(st.st_mode) ? 0 : S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR; /* a link there is not followed */
+    if (pfd >= 0) close(pfd);
+    return e ? write_fail(ls, path, "cannot create directory", e, err) : PQ_OK;
 }
 
 static int local_store_rmdir(pq_store *s, const char *path, pq_error *err)
 {
-    char full[PATH_MAX];
-    PQ_TRY(join_path((local_store *)s, path, full, sizeof full, err));
-    if (rmdir(full) != 0) return pq_fail(err, PQ_E_IO, "%s: cannot remove directory: %s", full, strerror(errno));
-    return PQ_OK;
+    local_store *ls = (local_store *)s;
+    const char *name;
+    int pfd = open_parent(ls, path, &name);
+    int e = errno;
+    if (pfd >= 0) e = unlinkat(pfd, name, AT_REMOVEDIR) == 0 ? 0 : errno; /* a link: ENOTDIR, not followed */
+    if (pfd >= 0) close(pfd);
+    return e ? write_fail(ls, path, "cannot remove directory", e, err) : PQ_OK;
 }
 
 static void local_store_destroy(pq_store *s)
 {
     local_store *ls = (local_store *)s;
+    for (int b = 0; b < WARNED_BUCKETS; b++)
+        while (ls->warned[b]) {
+            warned_link *w = ls->warned[b];
+            ls->warned[b] = w->next;
+            free(w);
+        }
+    pthread_mutex_destroy(&ls->warned_mu);
+    if (ls->root_fd >= 0) close(ls->root_fd);
     free(ls->dir);
     free(s->root);
     free(ls);
@@ -644,12 +1055,20 @@ int pq_store_local_new(const char *root, pq_store **out, pq_error *err)
 {
     char *abs = realpath(root, NULL);
     if (!abs) return pq_fail(err, PQ_E_IO, "%s: %s", root, strerror(errno));
+    /* The root, once: every path is resolved beneath this descriptor. */
+    int root_fd = open(abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root_fd < 0 && errno != ENOTDIR) {
+        int e = errno;
+        free(abs);
+        return pq_fail(err, PQ_E_IO, "%s: %s", root, strerror(e));
+    }
     local_store *ls = calloc(1, sizeof *ls);
     char *r = strdup(root);
     if (!ls || !r) {
         free(abs);
         free(ls);
         free(r);
+        if (root_fd >= 0) close(root_fd);
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     /* "/" as root joins as "//x": harmless, but keep it tidy. */
@@ -657,6 +1076,129 @@ int pq_store_local_new(const char *root, pq_store **out, pq_error *err)
     ls->base.ops = &local_store_ops;
     ls->base.root = r;
     ls->dir = abs;
+    ls->root_fd = root_fd;
+    pthread_mutex_init(&ls->warned_mu, NULL);
     *out = &ls->base;
     return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ leftovers */
+
+bool pq_fd_abandoned(int fd, int64_t min_age_s)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_uid != geteuid()) return false;
+    if (min_age_s > 0 && (int64_t)time(NULL) - (int64_t)st.st_mtime <= min_age_s) return false;
+    return flock(fd, LOCK_EX | LOCK_NB) == 0;
+}
+
+/* Whether name is a part file's temporary: .NAME.parquet.tmp-XXXXXX
+ * (local_store_create of a part file, lake_write.c's <stem>-<hex>.parquet). */
+static bool is_part_temporary(const char *name)
+{
+    static const char tag[] = ".parquet" TMP_TAG;
+    size_t n = strlen(name), k = sizeof tag - 1;
+    if (name[0] != '.' || n < 2 + k + TMP_RANDOM) return false;
+    for (size_t i = n - TMP_RANDOM; i < n; i++)
+        if (!isalnum((unsigned char)name[i])) return false;
+    return !memcmp(name + n - TMP_RANDOM - k, tag, k);
+}
+
+/* Removes name from dir_fd when it is a dead writer's temporary. */
+static bool sweep_temporary(int dir_fd, const char *name, int64_t min_age_s)
+{
+    int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st;
+    /* Locked by us now: a writer that holds it is alive (and its name is
+     * unique, so no other file takes it meanwhile). */
+    bool removed = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pq_fd_abandoned(fd, min_age_s) &&
+                   unlinkat(dir_fd, name, 0) == 0;
+    close(fd);
+    return removed;
+}
+
+/* After a temporary's removal from rel: rel, then each parent, while it is
+ * a COL=VALUE directory now empty (rmdir refuses one that is not).  Table
+ * directories and the root stay. */
+static void remove_emptied(const local_store *ls, char *rel, pq_sweep_counts *out)
+{
+    for (;;) {
+        char *slash = strrchr(rel, '/');
+        const char *name = slash ? slash + 1 : rel;
+        if (!strchr(name, '=') || name[0] == '=') return;
+        int pfd = open_parent(ls, rel, &name);
+        bool gone = pfd >= 0 && unlinkat(pfd, name, AT_REMOVEDIR) == 0;
+        if (pfd >= 0) close(pfd);
+        if (!gone) return;
+        out->dirs++;
+        if (!slash) return;
+        *slash = '\0';
+    }
+}
+
+/* Sweeps the directory rel; its subdirectories (real ones, not '.' or '_'
+ * names) are pushed on *todo. */
+static int sweep_dir(const local_store *ls, char *rel, int64_t min_age_s, char ***todo, size_t *n, size_t *cap,
+                     pq_sweep_counts *out, pq_error *err)
+{
+    int fd = local_open_dir_nofollow(ls, rel, O_RDONLY);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) { /* gone, or a link swapped in: nothing of ours */
+        if (fd >= 0) close(fd);
+        return PQ_OK;
+    }
+    bool swept = false;
+    int rc = PQ_OK;
+    struct dirent *de;
+    while (rc == PQ_OK && (de = readdir(d)) != NULL) {
+        const char *name = de->d_name;
+        struct stat st;
+        if (is_part_temporary(name)) {
+            /* Nothing but a regular file is opened (not a device or FIFO so named). */
+            bool regular = de->d_type != DT_UNKNOWN
+                               ? de->d_type == DT_REG
+                               : fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+            if (regular && sweep_temporary(fd, name, min_age_s)) {
+                out->temporaries++;
+                swept = true;
+            }
+            continue;
+        }
+        if (name[0] == '.' || name[0] == '_') continue;
+        bool is_dir = de->d_type != DT_UNKNOWN ? de->d_type == DT_DIR
+                                               : fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        if (!is_dir) continue;
+        char **grown = *n < *cap ? *todo : realloc(*todo, sizeof **todo * (*cap = *cap * 2 + 16));
+        char *sub = grown ? (rel[0] ? join_rest(rel, name) : strdup(name)) : NULL;
+        if (grown) *todo = grown;
+        if (!sub) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        else (*todo)[(*n)++] = sub;
+    }
+    closedir(d);
+    if (swept && rel[0]) remove_emptied(ls, rel, out);
+    return rc;
+}
+
+int pq_store_local_sweep(pq_store *s, int64_t min_age_s, const _Atomic bool *stop, pq_sweep_counts *out,
+                         pq_error *err)
+{
+    if (s->ops != &local_store_ops || ((local_store *)s)->root_fd < 0) return PQ_OK;
+    const local_store *ls = (const local_store *)s;
+    out->walked = true;
+    char **todo = malloc(sizeof *todo * 16);
+    size_t n = 0, cap = 16;
+    if (!todo || !(todo[n++] = strdup(""))) {
+        free(todo);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    int rc = PQ_OK;
+    while (n && rc == PQ_OK && !(stop && atomic_load(stop))) {
+        char *rel = todo[--n];
+        rc = sweep_dir(ls, rel, min_age_s, &todo, &n, &cap, out, err);
+        free(rel);
+    }
+    while (n) free(todo[--n]);
+    free(todo);
+    return rc;
 }

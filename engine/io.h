@@ -121,6 +121,11 @@ struct pq_store {
     const pq_store_ops *ops;
     char *root;                  /* as given by the user, for messages */
     pq_io_counters counters;
+    /* Where the store's warnings go (a symbolic link out of the lake, left
+     * out): set by its owner (the lake's log, pqtool's stderr); NULL drops
+     * them. */
+    void (*warn)(void *ctx, const char *msg);
+    void *warn_ctx;
     /* Requests worth having in flight at once when their answers are all
      * needed (footers of a table's files): 0 for local disks, where the
      * scan's threads suffice; remote stores wait on round trips, not on
@@ -165,8 +170,47 @@ static inline void pq_store_destroy(pq_store *s)
  * once): gone with its last descriptor.  -1 with errno on failure. */
 int pq_open_anon_file(const char *dir, const char *stem);
 
-/* Local directory (or a single file when root names one).  */
+/* Local directory (or a single file when root names one), opened once.
+ * Nothing outside it is served or written (docs/architecture.md, "Nothing
+ * outside the lake"): reads follow a symbolic link only while it resolves
+ * beneath the root (a relative link that stays inside, or an absolute one
+ * naming a place under the root's resolved path); a link that leads out is
+ * left out of listings and is PQ_E_NOTFOUND to open or stat, with one
+ * warning per link (through store->warn).  Writes (create, mkdir, rmdir) follow no link at all:
+ * a symbolic link on the path is PQ_E_DENIED.  A part file is written as
+ * .NAME.tmp-XXXXXX in its directory, flocked while it is written, and
+ * renamed to NAME by the commit. */
 int pq_store_local_new(const char *root, pq_store **out, pq_error *err);
+
+/* What a crashed writer left in a local lake, removed by
+ * pq_store_local_sweep. */
+typedef struct pq_sweep_counts {
+    uint64_t temporaries;        /* .NAME.parquet.tmp-XXXXXX files */
+    uint64_t dirs;               /* COL=VALUE directories they left empty */
+    bool walked;                 /* false: the store has no directory to sweep */
+} pq_sweep_counts;
+
+/* Removes the part-file temporaries no live writer holds: regular files
+ * named .NAME.parquet.tmp-XXXXXX, the caller's (euid), unlocked (a writer
+ * holds an flock on its temporary until it is renamed or removed) and not
+ * modified for more than min_age_s seconds; then each COL=VALUE directory
+ * (and COL=VALUE parent) such a removal left empty.  Walks the real
+ * directories beneath the root (no symbolic link, none named '.' or '_'),
+ * until *stop.  Adds to *out; other stores (remote, a single file) have
+ * nothing to sweep. */
+int pq_store_local_sweep(pq_store *s, int64_t min_age_s, const _Atomic bool *stop, pq_sweep_counts *out,
+                         pq_error *err);
+
+/* Whether the file or directory open at fd is a dead writer's: the
+ * caller's (euid), not modified for more than min_age_s seconds (0: any
+ * age), and locked (flock) by no one.  When true, the caller holds the
+ * lock until it closes fd. */
+bool pq_fd_abandoned(int fd, int64_t min_age_s);
+
+/* Test hook: true makes the local store resolve paths component by
+ * component (the fallback for kernels without openat2) instead of
+ * openat2(RESOLVE_BENEATH). */
+void pq_store_local_test_without_openat2(bool on);
 
 /* Opens one local file outside any store (pqtool on a plain path). */
 int pq_file_open_local(const char *path, pq_io_counters *counters, pq_file **out,

@@ -30,6 +30,11 @@ void lake_logf(pq_lake *l, pq_log_level lv, const char *fmt, ...)
     l->log(l->log_ctx, lv, msg);
 }
 
+static void lake_store_warn(void *ctx, const char *msg)
+{
+    lake_logf(ctx, PQ_LOG_WARN, "%s", msg);
+}
+
 void pq_lake_report(pq_lake *l, const pq_error *err)
 {
     time_t now = time(NULL);
@@ -917,6 +922,9 @@ static int stats_text(pq_lake *l, pq_buf *out)
     LINE("lake_files_open", fds.open);
     LINE("lake_files_open_budget", fds.budget);
     LINE("lake_files_reopened", fds.reopens);
+    LINE("staged_files_expired", atomic_load(&c->staged_expired));
+    LINE("leftover_temporaries_removed", atomic_load(&c->leftover_temporaries));
+    LINE("leftover_dirs_removed", atomic_load(&c->leftover_dirs));
 #undef LINE
     return rc;
 }
@@ -1177,6 +1185,11 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
     l->log = o->log;
     l->log_ctx = o->log_ctx;
     l->log_level = o->log_level;
+    /* The store's warnings (a symbolic link out of the lake) go to the log. */
+    if (!o->store->warn) {
+        o->store->warn = lake_store_warn;
+        o->store->warn_ctx = l;
+    }
     if (o->cache_dir && !(l->cache_dir = strdup(o->cache_dir))) goto oom;
     if (o->n_tables) {
         l->decls = calloc((size_t)o->n_tables, sizeof *l->decls);

@@ -126,6 +126,16 @@ bool pq_lake_upload_committed(pq_lake_upload *u);
 int pq_lake_upload_commit(pq_lake_upload *u, bool (*abandon)(void *), void *abandon_ctx, pq_error *err);
 /* Frees the upload, discarding what was staged. */
 void pq_lake_upload_free(pq_lake_upload *u);
+/* pq_lake_upload_free of a file whose time to be renamed ran out (a
+ * temporary name never renamed to one that takes data): logged, and counted
+ * in .pqfs/stats as staged_files_expired. */
+void pq_lake_upload_expire(pq_lake_upload *u);
+/* Removes what crashed writes left in a local lake (pq_store_local_sweep:
+ * part-file temporaries no live writer holds, not modified for more than
+ * min_age_s seconds, and the COL=VALUE directories they leave empty), until
+ * *stop; logged, and counted in .pqfs/stats.  A mount that takes writes
+ * calls it once at start (pqtool never does). */
+int pq_lake_sweep_leftovers(pq_lake *l, int64_t min_age_s, const _Atomic bool *stop, pq_error *err);
 /* mkdir: at the root a new table (its schema from the first file written).
  * Partition directories need none: a write into COL=VALUE/ (a path that
  * resolves as a filter until the directory exists) makes them. */

@@ -340,6 +340,14 @@ void pq_lake_upload_free(pq_lake_upload *u)
     free(u);
 }
 
+void pq_lake_upload_expire(pq_lake_upload *u)
+{
+    if (!u) return;
+    atomic_fetch_add(&u->l->c.staged_expired, 1);
+    lake_logf(u->l, PQ_LOG_INFO, "%s: a temporary file never renamed: discarded", u->path);
+    pq_lake_upload_free(u);
+}
+
 /* ------------------------------------------------------------------ commit */
 
 typedef struct upload_sink {
@@ -708,4 +716,23 @@ int pq_lake_rmdir(pq_lake *l, const char *path, pq_error *err)
     pq_store_cached_invalidate(l->store, "");
     lake_logf(l, PQ_LOG_INFO, "removed the empty table %s", name);
     return PQ_OK;
+}
+
+/* ------------------------------------------------------------------ leftovers */
+
+int pq_lake_sweep_leftovers(pq_lake *l, int64_t min_age_s, const _Atomic bool *stop, pq_error *err)
+{
+    pq_sweep_counts n = {0};
+    int rc = pq_store_local_sweep(pq_store_cached_inner(l->store), min_age_s, stop, &n, err);
+    atomic_fetch_add(&l->c.leftover_temporaries, n.temporaries);
+    atomic_fetch_add(&l->c.leftover_dirs, n.dirs);
+    if (n.dirs) pq_store_cached_invalidate(l->store, NULL);
+    bool stopped = stop && atomic_load(stop);
+    if (n.walked)
+        lake_logf(l, PQ_LOG_INFO,
+                  "swept the lake for what crashed writes left: %llu temporar%s and %llu empty partition director%s "
+                  "removed%s%s%s", (unsigned long long)n.temporaries, n.temporaries == 1 ? "y" : "ies",
+                  (unsigned long long)n.dirs, n.dirs == 1 ? "y" : "ies", stopped ? " (stopped by the unmount)" : "",
+                  rc == PQ_OK ? "" : "; stopped: ", rc == PQ_OK ? "" : err->msg);
+    return rc;
 }

@@ -10,8 +10,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "io.h"
 
 /* A directory still being set up (made, not yet locked) has this prefix, so
  * another mount scanning at that moment never takes it for a dead one. */
@@ -58,18 +59,16 @@ static void remove_dead_areas(int dir_fd)
     }
     rewinddir(d); /* a dup shares the offset: from the start */
     struct dirent *de;
-    time_t now = time(NULL);
     while ((de = readdir(d)) != NULL) {
         bool live = !strncmp(de->d_name, LIVE_PREFIX, strlen(LIVE_PREFIX));
         bool fresh = !strncmp(de->d_name, NEW_PREFIX, strlen(NEW_PREFIX));
         if (!live && !fresh) continue;
         int fd = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) continue;
-        struct stat st;
-        bool ours = fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
-                    faccessat(fd, MARKER, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
-        bool old_enough = live || now - st.st_mtime > NEW_STALE_SECONDS;
-        if (ours && old_enough && flock(fd, LOCK_EX | LOCK_NB) == 0) remove_area_fd(fd, dir_fd, de->d_name);
+        /* The owner, age and lock test the lake's sweep of part-file
+         * temporaries makes too (pq_fd_abandoned). */
+        bool marked = faccessat(fd, MARKER, F_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
+        if (marked && pq_fd_abandoned(fd, live ? 0 : NEW_STALE_SECONDS)) remove_area_fd(fd, dir_fd, de->d_name);
         close(fd); /* drops the lock */
     }
     closedir(d);

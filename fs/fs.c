@@ -77,7 +77,8 @@ struct pqfs_fs {
     int n_written;
     /* Closed files with a temporary name (starting with '.', as rsync's
      * .NAME.XXXXXX): not in the lake until renamed to a name without the
-     * dot, which commits them; unlinked, or never renamed, nothing lands.
+     * dot, which commits them; unlinked, or never renamed within
+     * o.staged_timeout_s of their close (pqfs_fs_expire), nothing lands.
      * Under mu. */
     struct parked_upload {
         struct parked_upload *next;
@@ -461,7 +462,7 @@ static pq_lake_upload *parked_locked(pqfs_fs *fs, const char *path, bool take)
         struct parked_upload *p = *pp;
         if (now > p->until || (path && take && !found && !strcmp(p->path, path))) {
             *pp = p->next;
-            if (now > p->until) pq_lake_upload_free(p->upload); /* never renamed: nothing lands */
+            if (now > p->until) pq_lake_upload_expire(p->upload); /* never renamed: nothing lands */
             else found = p->upload;
             free(p->path);
             free(p);
@@ -488,7 +489,8 @@ static bool park(pqfs_fs *fs, pq_lake_upload *u, open_handle *oh, const char *as
         free(path);
         return false;
     }
-    *p = (struct parked_upload){.path = path, .upload = u, .until = time(NULL) + PARKED_SECONDS};
+    int timeout = fs->o.staged_timeout_s > 0 ? fs->o.staged_timeout_s : PARKED_SECONDS;
+    *p = (struct parked_upload){.path = path, .upload = u, .until = time(NULL) + timeout};
     pthread_mutex_lock(&fs->mu);
     /* The same name written again replaces the file parked under it. */
     pq_lake_upload *old = parked_locked(fs, path, true);
@@ -1470,6 +1472,14 @@ pqfs_fs *pqfs_fs_new(pq_lake *lake, const pqfs_fs_opts *o)
     fs->mount_time = time(NULL);
     pthread_mutex_init(&fs->mu, NULL);
     return fs;
+}
+
+void pqfs_fs_expire(pqfs_fs *fs)
+{
+    /* The exit watch calls this: it never waits (busy: the next second). */
+    if (pthread_mutex_trylock(&fs->mu) != 0) return;
+    if (fs->parked) (void)parked_locked(fs, NULL, false);
+    pthread_mutex_unlock(&fs->mu);
 }
 
 void pqfs_fs_set_session(pqfs_fs *fs, struct fuse_session *se)

@@ -14,6 +14,9 @@ typedef struct pqfs_fs pqfs_fs;
 typedef struct pqfs_fs_opts {
     double entry_timeout;        /* seconds directory entries are trusted (metadata_ttl) */
     bool read_only;
+    /* Seconds a closed file with a temporary name (.NAME, as rsync's) waits
+     * for its rename before it is discarded; 0: 600. */
+    int staged_timeout_s;
 } pqfs_fs_opts;
 
 pqfs_fs *pqfs_fs_new(pq_lake *lake, const pqfs_fs_opts *o);
@@ -21,6 +24,9 @@ void pqfs_fs_free(pqfs_fs *fs);
 /* Marks the session so blocked reads can give up on shutdown. */
 void pqfs_fs_set_session(pqfs_fs *fs, struct fuse_session *se);
 const struct fuse_lowlevel_ops *pqfs_fs_ops(void);
+/* Discards the parked temporary files whose time ran out (called once a
+ * second: the space they hold in the cache is freed even on an idle mount). */
+void pqfs_fs_expire(pqfs_fs *fs);
 
 /* The errno for an engine error class. */
 int pqfs_errno(const pq_error *err);

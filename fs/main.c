@@ -1,6 +1,7 @@
 /* pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]: mounts a Parquet lake.
  * Configuration (config/), the lake (engine/lake.h), the FUSE adapter (fs.c). */
 #include <errno.h>
+#include <stdint.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +21,7 @@
 #include "filewrite.h"
 #include "fs.h"
 #include "http.h"
+#include "numfmt.h"
 #include "remote.h"
 
 typedef struct logger {
@@ -40,9 +42,11 @@ static void log_line(void *ctx, pq_log_level lv, const char *msg)
 /* Cancels remote transfers as soon as the session is told to exit (a
  * signal, the unmount): a request blocked in a stalled transfer (a lookup
  * reading a footer) would otherwise hold the loop, whose end waits for its
- * workers, for the whole stall timeout. */
+ * workers, for the whole stall timeout.  Once a second meanwhile, parked
+ * temporary files past their time are discarded (pqfs_fs_expire). */
 typedef struct exit_watch {
     struct fuse_session *se;
+    pqfs_fs *fs;
     pthread_t thread;
     _Atomic bool loop_done;
 } exit_watch;
@@ -50,12 +54,41 @@ typedef struct exit_watch {
 static void *exit_watch_main(void *arg)
 {
     exit_watch *ew = arg;
-    while (!atomic_load(&ew->loop_done) && !fuse_session_exited(ew->se)) {
+    for (int tick = 1; !atomic_load(&ew->loop_done) && !fuse_session_exited(ew->se); tick++) {
         struct timespec ts = {0, 100 * 1000000L};
         nanosleep(&ts, NULL);
+        if (tick % 10 == 0) pqfs_fs_expire(ew->fs);
     }
     pq_http_cancel_all();
     return NULL;
+}
+
+/* The leftovers of crashed writes, swept once at start beside the loop (a
+ * large lake takes a while to walk), stopped at unmount. */
+typedef struct sweeper {
+    pq_lake *lake;
+    int64_t min_age_s;
+    pthread_t thread;
+    _Atomic bool stop;
+} sweeper;
+
+static void *sweeper_main(void *arg)
+{
+    sweeper *sw = arg;
+    pq_error e;
+    pq_error_clear(&e);
+    (void)pq_lake_sweep_leftovers(sw->lake, sw->min_age_s, &sw->stop, &e);
+    return NULL;
+}
+
+/* Test hooks (docs/conformance.md): seconds from the environment variable
+ * `name` (a whole number >= 0), else `fallback`. */
+static int64_t test_hook_seconds(const char *name, int64_t fallback)
+{
+    const char *v = getenv(name);
+    int64_t s;
+    if (!v || !*v || pq_parse_i64(v, strlen(v), &s) != 0 || s < 0 || s > INT32_MAX) return fallback;
+    return s;
 }
 
 /* The lake's storage: a directory, an HTTP(S) prefix (read-only: the
@@ -262,7 +295,9 @@ int main(int argc, char **argv, char **envp)
         fprintf(stderr, "pqfs: %s: %s\n", shown_source, e.msg);
         goto out;
     }
-    pqfs_fs_opts fo = {.entry_timeout = (double)cfg.metadata_ttl_ms / 1000.0, .read_only = cfg.read_only};
+    pqfs_fs_opts fo = {.entry_timeout = (double)cfg.metadata_ttl_ms / 1000.0,
+                       .read_only = cfg.read_only,
+                       .staged_timeout_s = (int)test_hook_seconds("PQFS_TEST_STAGED_TIMEOUT", 600)};
     fs = pqfs_fs_new(lake, &fo);
     if (!fs) {
         fprintf(stderr, "pqfs: out of memory\n");
@@ -301,12 +336,18 @@ int main(int argc, char **argv, char **envp)
         fuse_loop_cfg_set_max_threads(lc, 64);
         fuse_loop_cfg_set_idle_threads(lc, 8);
     }
-    exit_watch ew = {.se = se};
+    exit_watch ew = {.se = se, .fs = fs};
     bool watching = pthread_create(&ew.thread, NULL, exit_watch_main, &ew) == 0;
+    /* Only a mount that writes sweeps (a read-only one changes nothing);
+     * after fuse_daemonize, whose fork keeps no thread. */
+    sweeper sw = {.lake = lake, .min_age_s = test_hook_seconds("PQFS_TEST_LEFTOVER_AGE", 60)};
+    bool sweeping = !cfg.read_only && pthread_create(&sw.thread, NULL, sweeper_main, &sw) == 0;
     int rc = fuse_session_loop_mt(se, lc);
     if (lc) fuse_loop_cfg_destroy(lc);
     atomic_store(&ew.loop_done, true);
+    atomic_store(&sw.stop, true);
     if (watching) pthread_join(ew.thread, NULL);
+    if (sweeping) pthread_join(sw.thread, NULL);
     pq_http_cancel_all(); /* a stalled remote read would hold the exit for its stall timeout */
     pq_lake_shutdown(lake);
     fuse_session_unmount(se);

@@ -266,9 +266,20 @@ static int open_remote_store(const char *url, bool http_no_probe, pq_store **out
     return pq_store_s3_new(url, &so, &ho, out, err);
 }
 
+/* A store's warning (a symbolic link out of the table, left out): one line
+ * on stderr; the command goes on. */
+static void warn_line(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "pqtool: warning: %s\n", msg);
+}
+
 static int open_store(const char *root, pq_store **out, pq_error *err)
 {
-    return is_url(root) ? open_remote_store(root, false, out, err) : pq_store_local_new(root, out, err);
+    if (is_url(root)) return open_remote_store(root, false, out, err);
+    PQ_TRY(pq_store_local_new(root, out, err));
+    (*out)->warn = warn_line;
+    return PQ_OK;
 }
 
 /* Query strings and fragments: not part of an http(s) object's name here
