@@ -698,8 +698,8 @@ static int filter_window(unit_ctx *c, int32_t n, int32_t *out_rows, pq_error *er
                 c->by_col[col] = &c->rownull_batch[col];
             }
         }
+        if (!fs->n_conj) continue; /* no conjuncts: n_filter may pass 64 */
         have |= 1ull << k;
-        if (!fs->n_conj) continue;
         for (int j = 0; j < fs->n_conj; j++) {
             if ((done >> j & 1) || (fs->conj_leaves[j] & ~have)) continue;
             PQ_TRY(evaluate(c, fs->conj[j], n, true, err));
