@@ -672,6 +672,108 @@ static bool fixed_matches(const pq_import_fixed *fx, const pq_csv_text *f)
     return f->len == vl && memcmp(f->p, fx->value, vl) == 0;
 }
 
+/* Sorted import: converts every column of the staged rows (in parallel),
+ * sorts a permutation by the sort keys, then encodes row groups in its
+ * order.  *perm_out (freed by the caller) is the permutation. */
+static int sort_and_encode(importer *im, pq_filewriter *fw, rows_buf *b, const pq_sorting_column *sorting,
+                           sort_key *keys, int n_sort, int64_t rg_rows, int max_inflight, int *inflight_io,
+                           int64_t *total_io, uint32_t **perm_out, pq_error *err)
+{
+    const target_col *tc = im->tc;
+    int32_t n_cols = im->n_cols;
+    int inflight = *inflight_io;
+    int64_t total = *total_io;
+    uint32_t *perm = NULL;
+    int rc = PQ_OK;
+    rg_job *j = rg_job_new(n_cols);
+    if (!j) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    else {
+        j->src = b;
+        j->convert = true;
+        j->n_rows = b->n_rows;
+        submit(im, j);
+        rc = finish_job(im, fw, err);
+    }
+    int64_t n = b->n_rows;
+    uint32_t *tmp = NULL;
+    if (rc == PQ_OK) {
+        *perm_out = perm = malloc(sizeof *perm * (size_t)n);
+        tmp = malloc(sizeof *tmp * (size_t)(n / 2 + 1));
+        im->vidx = calloc((size_t)n_cols, sizeof *im->vidx);
+        if (!perm || !tmp || !im->vidx) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
+    for (int32_t c = 0; rc == PQ_OK && c < n_cols; c++) {
+        if (!(im->vidx[c] = malloc(sizeof **im->vidx * (size_t)n))) {
+            rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            break;
+        }
+        uint32_t v = 0;
+        for (int64_t r = 0; r < n; r++) im->vidx[c][r] = b->cols[c].def[r] ? v++ : UINT32_MAX;
+    }
+    if (rc == PQ_OK) {
+        for (int k = 0; k < n_sort; k++) {
+            int32_t c = sorting[k].column_idx;
+            keys[k] = (sort_key){&tc[c], &b->cols[c], im->vidx[c]};
+        }
+        for (int64_t r = 0; r < n; r++) perm[r] = (uint32_t)r;
+        sort_keys sk = {keys, n_sort};
+        pq_stable_sort_rows(perm, tmp, n, cmp_rows, &sk);
+    }
+    free(tmp);
+    for (int64_t r0 = 0; rc == PQ_OK && r0 < n; r0 += rg_rows) {
+        if (!(j = rg_job_new(n_cols))) {
+            rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            break;
+        }
+        j->src = b;
+        j->encode = true;
+        j->perm = perm + r0;
+        j->n_rows = n - r0 < rg_rows ? n - r0 : rg_rows;
+        total += j->n_rows;
+        submit(im, j);
+        if (++inflight > max_inflight) {
+            rc = finish_job(im, fw, err);
+            inflight--;
+        }
+    }
+    *inflight_io = inflight;
+    *total_io = total;
+    return rc;
+}
+
+/* The sort_by names as the writer's sorting columns. */
+static int resolve_sort_by(const target_col *tc, int32_t n_cols, const pq_import_opts *opts, const char *name,
+                           pq_sorting_column *sorting, pq_error *err)
+{
+    for (int k = 0; k < opts->n_sort_by; k++) {
+        int32_t hit = -1;
+        for (int32_t c = 0; c < n_cols; c++)
+            if (strcmp(tc[c].name, opts->sort_by[k]) == 0) hit = c;
+        if (hit < 0) return pq_fail(err, PQ_E_USAGE, "%s: sort_by: no column '%s'", name, opts->sort_by[k]);
+        if (tc[hit].nested)
+            return pq_fail(err, PQ_E_UNSUPPORTED, "%s: sort_by: column '%s' is nested", name, opts->sort_by[k]);
+        if (tc[hit].kind == CV_DECIMAL_BYTES || tc[hit].kind == CV_INT96 || tc[hit].kind == CV_FLOAT16)
+            return pq_fail(err, PQ_E_UNSUPPORTED, "%s: sort_by: column '%s' has a type rows cannot be sorted by yet",
+                           name, opts->sort_by[k]);
+        sorting[k] = (pq_sorting_column){hit, false, false};
+    }
+    return PQ_OK;
+}
+
+/* A record's fields for the fixed (path) columns must match the path. */
+static int check_fixed(const pq_import_opts *opts, const int32_t *fixed_field, const pq_csv_text *f,
+                       const char *name, int64_t line, pq_error *err)
+{
+    for (int k = 0; k < opts->n_fixed; k++)
+        if (fixed_field[k] >= 0 && !fixed_matches(&opts->fixed[k], &f[fixed_field[k]])) {
+            const pq_csv_text *x = &f[fixed_field[k]];
+            return pq_fail(err, PQ_E_USAGE, "%s: line %lld, column %s: '%.*s' contradicts the path (%s=%s)", name,
+                           (long long)line, opts->fixed[k].name, (int)(x->len > 40 ? 40 : x->len), x->p,
+                           opts->fixed[k].name, opts->fixed[k].value ? opts->fixed[k].value : "NULL");
+        }
+    return PQ_OK;
+}
+
 int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elements, int32_t n_elements,
                   const pq_import_opts *opts, const pq_sink *sink, int64_t *rows_out, pq_error *err)
 {
@@ -688,18 +790,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     int rc = tc && sorting && keys ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
     for (int32_t c = 0; rc == PQ_OK && c < n_cols; c++)
         if ((rc = pq_csv_classify(&schema.leaves[c], &tc[c], err)) != PQ_OK) pq_error_prefix(err, "%s: ", name);
-    for (int k = 0; rc == PQ_OK && k < n_sort; k++) {
-        int32_t hit = -1;
-        for (int32_t c = 0; c < n_cols; c++)
-            if (strcmp(tc[c].name, opts->sort_by[k]) == 0) hit = c;
-        if (hit < 0) rc = pq_fail(err, PQ_E_USAGE, "%s: sort_by: no column '%s'", name, opts->sort_by[k]);
-        else if (tc[hit].nested)
-            rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s: sort_by: column '%s' is nested", name, opts->sort_by[k]);
-        else if (tc[hit].kind == CV_DECIMAL_BYTES || tc[hit].kind == CV_INT96 || tc[hit].kind == CV_FLOAT16)
-            rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s: sort_by: column '%s' has a type rows cannot be sorted by yet",
-                         name, opts->sort_by[k]);
-        else sorting[k] = (pq_sorting_column){hit, false, false};
-    }
+    if (rc == PQ_OK) rc = resolve_sort_by(tc, n_cols, opts, name, sorting, err);
     pq_csv_reader *rd = NULL;
     int32_t n_fields = 0;
     if (rc == PQ_OK) rc = pq_csv_open(in, name, &rd, err);
@@ -767,15 +858,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
                          (long long)pq_csv_line(rd), nf, n_fields);
             break;
         }
-        for (int k = 0; k < opts->n_fixed; k++)
-            if (fixed_field[k] >= 0 && !fixed_matches(&opts->fixed[k], &f[fixed_field[k]])) {
-                const pq_csv_text *x = &f[fixed_field[k]];
-                rc = pq_fail(err, PQ_E_USAGE, "%s: line %lld, column %s: '%.*s' contradicts the path (%s=%s)", name,
-                             (long long)pq_csv_line(rd), opts->fixed[k].name, (int)(x->len > 40 ? 40 : x->len), x->p,
-                             opts->fixed[k].name, opts->fixed[k].value ? opts->fixed[k].value : "NULL");
-                break;
-            }
-        if (rc != PQ_OK) break;
+        if ((rc = check_fixed(opts, fixed_field, f, name, pq_csv_line(rd), err)) != PQ_OK) break;
         if (!sorted && !cur) {
             if (!(cur = stream_job_new(n_cols))) {
                 rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -803,59 +886,8 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     }
     /* Sorted: convert every column (in parallel), sort, then encode slices. */
     uint32_t *perm = NULL;
-    if (rc == PQ_OK && sorted && b && b->n_rows > 0) {
-        rg_job *j = rg_job_new(n_cols);
-        if (!j) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-        else {
-            j->src = b;
-            j->convert = true;
-            j->n_rows = b->n_rows;
-            submit(&im, j);
-            rc = finish_job(&im, fw, err);
-        }
-        int64_t n = b->n_rows;
-        uint32_t *tmp = NULL;
-        if (rc == PQ_OK) {
-            perm = malloc(sizeof *perm * (size_t)n);
-            tmp = malloc(sizeof *tmp * (size_t)(n / 2 + 1));
-            im.vidx = calloc((size_t)n_cols, sizeof *im.vidx);
-            if (!perm || !tmp || !im.vidx) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-        }
-        for (int32_t c = 0; rc == PQ_OK && c < n_cols; c++) {
-            if (!(im.vidx[c] = malloc(sizeof **im.vidx * (size_t)n))) {
-                rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-                break;
-            }
-            uint32_t v = 0;
-            for (int64_t r = 0; r < n; r++) im.vidx[c][r] = b->cols[c].def[r] ? v++ : UINT32_MAX;
-        }
-        if (rc == PQ_OK) {
-            for (int k = 0; k < n_sort; k++) {
-                int32_t c = sorting[k].column_idx;
-                keys[k] = (sort_key){&tc[c], &b->cols[c], im.vidx[c]};
-            }
-            for (int64_t r = 0; r < n; r++) perm[r] = (uint32_t)r;
-            sort_keys sk = {keys, n_sort};
-            pq_stable_sort_rows(perm, tmp, n, cmp_rows, &sk);
-        }
-        free(tmp);
-        for (int64_t r0 = 0; rc == PQ_OK && r0 < n; r0 += rg_rows) {
-            if (!(j = rg_job_new(n_cols))) {
-                rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
-                break;
-            }
-            j->src = b;
-            j->encode = true;
-            j->perm = perm + r0;
-            j->n_rows = n - r0 < rg_rows ? n - r0 : rg_rows;
-            total += j->n_rows;
-            submit(&im, j);
-            if (++inflight > max_inflight) {
-                rc = finish_job(&im, fw, err);
-                inflight--;
-            }
-        }
-    }
+    if (rc == PQ_OK && sorted && b && b->n_rows > 0)
+        rc = sort_and_encode(&im, fw, b, sorting, keys, n_sort, rg_rows, max_inflight, &inflight, &total, &perm, err);
     /* A row group still in flight lies before whatever stopped the parse:
      * its error, if any, is the one to report. */
     bool job_failed = false;

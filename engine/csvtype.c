@@ -168,6 +168,66 @@ static int unescape_binary(const char *p, size_t n, pq_buf *heap, size_t *len)
     return 0;
 }
 
+/* strtof, not (float)d: rounding twice can miss the nearest float. */
+static float nearest_float(const char *p, size_t n, double d)
+{
+    char small[64];
+    if (n >= sizeof small || isnan(d) || isinf(d)) return (float)d;
+    memcpy(small, p, n);
+    small[n] = '\0';
+    return strtof(small, NULL);
+}
+
+/* A decimal as big-endian two's complement bytes into the heap. */
+static int convert_decimal_bytes(const target_col *t, const char *p, size_t n, void *value, pq_buf *heap,
+                                 const char **why)
+{
+    __int128 v;
+    *why = "not a decimal that fits the column's precision and scale";
+    if (parse_decimal(p, n, t->scale, t->precision, &v) != 0) return -1;
+    uint8_t be[16];
+    unsigned __int128 u = (unsigned __int128)v;
+    for (int k = 15; k >= 0; k--, u >>= 8) be[k] = (uint8_t)u;
+    /* FIXED_LEN_BYTE_ARRAY: its length (the precision fits it); else
+     * the fewest bytes that keep the sign. */
+    int len = t->fixed_len;
+    if (!len) {
+        len = 16;
+        while (len > 1 && ((be[16 - len] == 0 && !(be[17 - len] & 0x80)) ||
+                           (be[16 - len] == 0xff && (be[17 - len] & 0x80))))
+            len--;
+    } else {
+        for (int k = 0; k < 16 - len; k++)
+            if (be[k] != (v < 0 ? 0xff : 0)) {
+                *why = "too wide for the column's bytes";
+                return -1;
+            }
+    }
+    size_t at = heap->len;
+    if (pq_buf_append(heap, be + 16 - len, (size_t)len) != 0) return -2;
+    *(pq_bytes *)value = (pq_bytes){(const uint8_t *)(uintptr_t)at, (uint32_t)len};
+    return 0;
+}
+
+/* A timestamp as INT96: nanoseconds of the day, then the Julian day. */
+static int convert_int96(const char *p, size_t n, void *value, const char **why)
+{
+    int64_t us;
+    int had_offset = 0;
+    int rc = pq_parse_timestamp_units(p, n, 6, &us, &had_offset);
+    *why = rc == -2 ? "finer than microseconds" : "not a timestamp (YYYY-MM-DD HH:MM:SS[.f])";
+    if (rc != 0) return -1;
+    int64_t day = us / 86400000000LL - (us % 86400000000LL < 0);
+    int64_t nanos = (us - day * 86400000000LL) * 1000;
+    *why = "a date out of range";
+    if (day + 2440588 < 0 || day + 2440588 > UINT32_MAX) return -1;
+    uint8_t *b = ((pq_int96 *)value)->b;
+    uint32_t jd = (uint32_t)(day + 2440588);
+    memcpy(b, &nanos, 8); /* little-endian hosts only, as the reader */
+    memcpy(b + 8, &jd, 4);
+    return 0;
+}
+
 /* Converts one non-NULL field into *value (t->vsize bytes); byte arrays go
  * to `heap`, and their pq_bytes holds the heap offset until the row group is
  * sealed.  Returns 0, -1 with *why for bad text, -2 out of memory. */
@@ -202,19 +262,8 @@ int pq_csv_convert(const target_col *t, const char *p, size_t n, void *value, pq
         double d;
         *why = "not a number";
         if (pq_parse_double(p, n, &d) != 0) return -1;
-        if (t->kind == CV_DOUBLE) {
-            *(double *)value = d;
-            return 0;
-        }
-        /* strtof, not (float)d: rounding twice can miss the nearest float. */
-        char small[64];
-        if (n >= sizeof small || isnan(d) || isinf(d)) {
-            *(float *)value = (float)d;
-            return 0;
-        }
-        memcpy(small, p, n);
-        small[n] = '\0';
-        *(float *)value = strtof(small, NULL);
+        if (t->kind == CV_DOUBLE) *(double *)value = d;
+        else *(float *)value = nearest_float(p, n, d);
         return 0;
     }
     case CV_DATE: {
@@ -254,61 +303,15 @@ int pq_csv_convert(const target_col *t, const char *p, size_t n, void *value, pq
         else *(int64_t *)value = (int64_t)v;
         return 0;
     }
-    case CV_DECIMAL_BYTES: {
-        __int128 v;
-        *why = "not a decimal that fits the column's precision and scale";
-        if (parse_decimal(p, n, t->scale, t->precision, &v) != 0) return -1;
-        uint8_t be[16];
-        unsigned __int128 u = (unsigned __int128)v;
-        for (int k = 15; k >= 0; k--, u >>= 8) be[k] = (uint8_t)u;
-        /* FIXED_LEN_BYTE_ARRAY: its length (the precision fits it); else
-         * the fewest bytes that keep the sign. */
-        int len = t->fixed_len;
-        if (!len) {
-            len = 16;
-            while (len > 1 && ((be[16 - len] == 0 && !(be[17 - len] & 0x80)) ||
-                               (be[16 - len] == 0xff && (be[17 - len] & 0x80))))
-                len--;
-        } else {
-            for (int k = 0; k < 16 - len; k++)
-                if (be[k] != (v < 0 ? 0xff : 0)) {
-                    *why = "too wide for the column's bytes";
-                    return -1;
-                }
-        }
-        size_t at = heap->len;
-        if (pq_buf_append(heap, be + 16 - len, (size_t)len) != 0) return -2;
-        *(pq_bytes *)value = (pq_bytes){(const uint8_t *)(uintptr_t)at, (uint32_t)len};
-        return 0;
-    }
-    case CV_INT96: {
-        int64_t us;
-        int had_offset = 0;
-        int rc = pq_parse_timestamp_units(p, n, 6, &us, &had_offset);
-        *why = rc == -2 ? "finer than microseconds" : "not a timestamp (YYYY-MM-DD HH:MM:SS[.f])";
-        if (rc != 0) return -1;
-        int64_t day = us / 86400000000LL - (us % 86400000000LL < 0);
-        int64_t nanos = (us - day * 86400000000LL) * 1000;
-        *why = "a date out of range";
-        if (day + 2440588 < 0 || day + 2440588 > UINT32_MAX) return -1;
-        uint8_t *b = ((pq_int96 *)value)->b;
-        uint32_t jd = (uint32_t)(day + 2440588);
-        memcpy(b, &nanos, 8); /* little-endian hosts only, as the reader */
-        memcpy(b + 8, &jd, 4);
-        return 0;
-    }
+    case CV_DECIMAL_BYTES:
+        return convert_decimal_bytes(t, p, n, value, heap, why);
+    case CV_INT96:
+        return convert_int96(p, n, value, why);
     case CV_FLOAT16: {
         double d;
         *why = "not a number";
         if (pq_parse_double(p, n, &d) != 0) return -1;
-        float fv = (float)d;
-        char small[64];
-        if (n < sizeof small && !isnan(d) && !isinf(d)) {
-            memcpy(small, p, n);
-            small[n] = '\0';
-            fv = strtof(small, NULL);
-        }
-        uint16_t h = pq_float_to_half(fv);
+        uint16_t h = pq_float_to_half(nearest_float(p, n, d));
         size_t at = heap->len;
         if (pq_buf_append(heap, &h, 2) != 0) return -2;
         *(pq_bytes *)value = (pq_bytes){(const uint8_t *)(uintptr_t)at, 2};
