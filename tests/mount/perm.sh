@@ -44,6 +44,11 @@ printf 'id,amount\n7,70.5\n8,80.5\n' >"$WORK/in/new.csv"
 "$PQTOOL" write "$WORK/in/a.csv" "$LAKE/pub/dt=1/part-0.parquet" >/dev/null
 "$PQTOOL" write "$WORK/in/b.csv" "$LAKE/pub/dt=2/part-0.parquet" >/dev/null
 "$PQTOOL" write "$WORK/in/a.csv" "$LAKE/priv/part-0.parquet" >/dev/null
+# A table whose file is not Parquet: its views fail, naming the file.
+mkdir -p "$LAKE/broken"
+"$PQTOOL" write "$WORK/in/a.csv" "$LAKE/broken/a.parquet" >/dev/null
+head -c 300 /dev/urandom >"$LAKE/broken/b.parquet"
+printf 'PAR1' >>"$LAKE/broken/b.parquet"
 chmod 0755 "$LAKE" "$LAKE/pub" "$LAKE/pub/dt=1" "$WORK/in"
 chmod 0644 "$WORK/in"/*.csv
 chown "$PUID:$PGID" "$LAKE/pub/dt=2"
@@ -97,10 +102,12 @@ check "root writes into the user's partition too" 'cp "$WORK/in/a.csv" "$M/pub/d
 # ------------------------------------------------------------ /.pqfs/errors
 as_user cat "$M/pub/where=nope > 1/data.csv" >/dev/null 2>&1 || true
 cp "$WORK/in/a.csv" "$M/priv/bad.parquet" 2>/dev/null || true # not Parquet: an error naming the file
+cat "$M/broken/data.csv" >/dev/null 2>&1 || true                 # a lake file's error
 check "/.pqfs/errors is 0600, the mount owner's" '[ "$(st "$M/.pqfs/errors")" = "600 0 0" ]'
 check "/.pqfs/errors is not readable by another user" \
     '! as_user cat "$M/.pqfs/errors" 2>"$WORK/err" >/dev/null && grep -q "Permission denied" "$WORK/err"'
-check "/.pqfs/errors holds the errors" 'grep -q "nope" "$M/.pqfs/errors" && grep -q "bad.parquet" "$M/.pqfs/errors"'
+check "/.pqfs/errors holds the errors" \
+    'grep -q "nope" "$M/.pqfs/errors" && grep -q "bad.parquet" "$M/.pqfs/errors" && grep -q "broken/b.parquet" "$M/.pqfs/errors"'
 check "/.pqfs/errors names no absolute lake or cache path" '! grep -qF "$WORK" "$M/.pqfs/errors"'
 check "/.pqfs/stats reads for another user" 'as_user cat "$M/.pqfs/stats" >/dev/null'
 
