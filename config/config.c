@@ -156,6 +156,8 @@ void pqfs_config_init(pqfs_config *c)
     c->cache_size = UINT64_C(2) << 30;
     c->metadata_ttl_ms = 5000;
     c->log_level = PQFS_LOG_INFO;
+    c->uid = c->gid = -1;
+    c->dir_mode = c->file_mode = -1;
     c->s3_region = cfg_strdup("us-east-1");
     c->s3_path_style = false;
     cfg_table_defaults(&c->table_defaults);
@@ -259,7 +261,8 @@ const char *pqfs_config_usage(void)
            "  -f          stay in the foreground\n"
            "  -d          debug: foreground, log_level=debug and FUSE request tracing\n"
            "  -o opt,...  [pqfs] keys (source, read_only, threads, cache_dir, cache_size,\n"
-           "              metadata_ttl, log_level) or FUSE options (allow_other, ro, ...)\n"
+           "              metadata_ttl, log_level; remote lakes: uid, gid, dir_mode, file_mode)\n"
+           "              or FUSE options (allow_other, ro, ...)\n"
            "  -h, --help  this text\n"
            "  -V, --version\n";
 }
@@ -365,6 +368,8 @@ static int apply_mount_option(pqfs_config *c, const char *opt, size_t n, char *e
         return rc;
     }
     if (n == 2 && strncmp(opt, "ro", 2) == 0) c->read_only = true; /* and FUSE mounts read-only */
+    else if ((n == 11 && !strncmp(opt, "allow_other", 11)) || (n == 10 && !strncmp(opt, "allow_root", 10)))
+        c->multi_user = true; /* and FUSE lets other users in */
     else if (is_mount_helper_option(opt, n)) return 0;
     if (add_fuse_opt(c, opt, n) < 0) return cfg_fail(err, cap, "out of memory");
     return 0;
@@ -504,6 +509,11 @@ int pqfs_config_validate(pqfs_config *c, char *err, size_t cap)
     if (!c->cache_dir || !c->cache_dir[0]) return cfg_fail(err, cap, "cache_dir: not set");
     if ((unsigned)c->log_level > PQFS_LOG_DEBUG)
         return cfg_fail(err, cap, "log_level: %d is not a log level", (int)c->log_level);
+    if (kind == CFG_SOURCE_PATH && (c->uid >= 0 || c->gid >= 0 || c->dir_mode >= 0 || c->file_mode >= 0))
+        return cfg_fail(err, cap, "%s: only for a remote lake (http(s)://, s3://); a local lake's files and "
+                        "directories report their own owners and modes (with allow_other)",
+                        c->uid >= 0 ? "uid" : c->gid >= 0 ? "gid" : c->dir_mode >= 0 ? "dir_mode" : "file_mode");
+    if (c->dir_mode > 07777 || c->file_mode > 07777) return cfg_fail(err, cap, "dir_mode/file_mode: above 07777");
 
     if (kind == CFG_SOURCE_S3) {
         if (c->s3_access_key_id && !c->s3_secret_access_key)
@@ -602,6 +612,10 @@ int pqfs_config_dump(const pqfs_config *c, char **out)
     if (c->cache_dir) fprintf(f, "cache_dir = %s\n", c->cache_dir);
     fprintf(f, "cache_size = %s\nmetadata_ttl = %s\nlog_level = %s\n", size, ttl,
             cfg_log_level_name(c->log_level));
+    if (c->uid >= 0) fprintf(f, "uid = %lld\n", (long long)c->uid);
+    if (c->gid >= 0) fprintf(f, "gid = %lld\n", (long long)c->gid);
+    if (c->dir_mode >= 0) fprintf(f, "dir_mode = %04o\n", (unsigned)c->dir_mode);
+    if (c->file_mode >= 0) fprintf(f, "file_mode = %04o\n", (unsigned)c->file_mode);
     /* Command-line-only settings, as comments so the text stays a valid ini. */
     if (c->ini_path) fprintf(f, "; ini file: %s\n", c->ini_path);
     if (c->mountpoint) fprintf(f, "; mountpoint: %s\n", c->mountpoint);

@@ -320,7 +320,9 @@ static const key_def pqfs_keys[] = {
     {"source", CFG_PQFS_SOURCE},           {"read_only", CFG_PQFS_READ_ONLY},
     {"threads", CFG_PQFS_THREADS},         {"cache_dir", CFG_PQFS_CACHE_DIR},
     {"cache_size", CFG_PQFS_CACHE_SIZE},   {"metadata_ttl", CFG_PQFS_METADATA_TTL},
-    {"log_level", CFG_PQFS_LOG_LEVEL},
+    {"log_level", CFG_PQFS_LOG_LEVEL},     {"uid", CFG_PQFS_UID},
+    {"gid", CFG_PQFS_GID},                 {"dir_mode", CFG_PQFS_DIR_MODE},
+    {"file_mode", CFG_PQFS_FILE_MODE},
 };
 static const key_def s3_keys[] = {
     {"endpoint", CFG_S3_ENDPOINT},
@@ -509,6 +511,16 @@ static int apply_source(pqfs_config *c, const char *v, const char *base_dir, con
     return 0;
 }
 
+/* A mode as chmod writes it: 1 to 4 octal digits (0755, 644). */
+static int apply_mode(const char *v, int *out, const char *where, const char *key, char *err, size_t cap)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > 4 || strspn(v, "01234567") != n)
+        return value_fail(err, cap, where, key, "'%s' is not an octal mode (e.g. 0755, 0644)", v);
+    *out = (int)strtol(v, NULL, 8);
+    return 0;
+}
+
 int cfg_apply_pqfs(pqfs_config *c, int key, const char *value, const char *base_dir,
                    const char *where, char *err, size_t cap)
 {
@@ -560,6 +572,15 @@ int cfg_apply_pqfs(pqfs_config *c, int key, const char *value, const char *base_
         else
             c->metadata_ttl_ms = u;
         break;
+    case CFG_PQFS_UID:
+    case CFG_PQFS_GID:
+        /* Numbers, as mountpoint-s3 and s3fs take them; (uid_t)-1 means
+         * "unchanged" to chown and is no one's. */
+        rc = apply_int(v, 0, (int64_t)UINT32_MAX - 1, &n, where, name, err, cap);
+        if (rc == 0) *(key == CFG_PQFS_UID ? &c->uid : &c->gid) = n;
+        break;
+    case CFG_PQFS_DIR_MODE: rc = apply_mode(v, &c->dir_mode, where, name, err, cap); break;
+    case CFG_PQFS_FILE_MODE: rc = apply_mode(v, &c->file_mode, where, name, err, cap); break;
     case CFG_PQFS_LOG_LEVEL:
         if (parse_log_level(v, &c->log_level) < 0)
             rc = value_fail(err, cap, where, name,

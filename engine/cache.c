@@ -300,7 +300,15 @@ static int cs_rmdir(pq_store *s, const char *path, pq_error *err)
     return cs->inner->ops->rmdir(cs->inner, path, err);
 }
 
-static const pq_store_ops cached_store_ops = {cs_open, cs_stat, cs_list, cs_create, cs_mkdir, cs_destroy, cs_rmdir};
+static int cs_chown_dir(pq_store *s, const char *path, uint32_t uid, uint32_t gid, pq_error *err)
+{
+    cached_store *cs = (cached_store *)s;
+    if (!cs->inner->ops->chown_dir) return PQ_OK;
+    return cs->inner->ops->chown_dir(cs->inner, path, uid, gid, err);
+}
+
+static const pq_store_ops cached_store_ops = {cs_open, cs_stat,    cs_list,  cs_create,
+                                              cs_mkdir, cs_destroy, cs_rmdir, cs_chown_dir};
 
 int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *counters, pq_store **out,
                         pq_error *err)
@@ -314,6 +322,7 @@ int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *cou
     }
     cs->base.ops = &cached_store_ops;
     cs->base.parallel_requests = inner->parallel_requests;
+    cs->base.local_dir = inner->local_dir;
     cs->base.root = root;
     cs->inner = inner;
     cs->ttl_ms = ttl_ms;

@@ -184,6 +184,10 @@ static void fill_stat(const struct stat *st, pq_stat *out)
     out->is_dir = S_ISDIR(st->st_mode);
     out->size = (uint64_t)st->st_size;
     out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+    out->has_owner = true;
+    out->mode = (uint32_t)st->st_mode & 07777;
+    out->uid = (uint32_t)st->st_uid;
+    out->gid = (uint32_t)st->st_gid;
 }
 
 /* pq_fd_reopen_fn: the file again, if it is the same one (a file replaced
@@ -881,6 +885,9 @@ typedef struct local_upload {
     char *tmp_name;              /* .NAME.tmp-XXXXXX in dir_fd */
     char *final_name;
     char *final_path;            /* for messages */
+    bool chown_to;               /* set_owner: given to uid/gid before the rename */
+    uid_t uid;
+    gid_t gid;
 } local_upload;
 
 static int local_upload_write(pq_upload *u, const void *buf, size_t len, pq_error *err)
@@ -911,10 +918,37 @@ static void local_upload_free(local_upload *lu)
     free(lu);
 }
 
+/* The group a new entry of the directory dir_fd gets: gid, or the
+ * directory's where it is set-group-ID (as the kernel does for a mkdir or
+ * open of the writer's own). */
+static gid_t group_in(int dir_fd, gid_t gid)
+{
+    struct stat st;
+    if (fstat(dir_fd, &st) == 0 && (st.st_mode & S_ISGID)) return st.st_gid;
+    return gid;
+}
+
+static void local_upload_set_owner(pq_upload *u, uint32_t uid, uint32_t gid)
+{
+    local_upload *lu = (local_upload *)u;
+    lu->chown_to = true;
+    lu->uid = (uid_t)uid;
+    lu->gid = (gid_t)gid;
+}
+
 static int local_upload_commit(pq_upload *u, pq_error *err)
 {
     local_upload *lu = (local_upload *)u;
     int rc = PQ_OK;
+    /* Given to its writer while still a temporary (a sweep then leaves it
+     * alone: it is not the daemon's), never a file already in the lake. */
+    if (lu->chown_to && fchown(lu->fd, lu->uid, group_in(lu->dir_fd, lu->gid)) != 0) {
+        rc = pq_fail(err, PQ_E_IO, "%s: cannot give the file to uid %u: %s", lu->final_path, (unsigned)lu->uid,
+                     strerror(errno));
+        unlinkat(lu->dir_fd, lu->tmp_name, 0);
+        local_upload_free(lu);
+        return rc;
+    }
     /* Made 0600; a lake file is for every reader of the lake.  Renamed
      * before it is closed: its lock tells a sweep it is live until then. */
     if (fchmod(lu->fd, 0644) != 0 || fsync(lu->fd) != 0) {
@@ -938,7 +972,7 @@ static void local_upload_abort(pq_upload *u)
 }
 
 static const pq_upload_ops local_upload_ops = {local_upload_write, local_upload_commit,
-                                               local_upload_abort};
+                                               local_upload_abort, local_upload_set_owner};
 
 /* Creates .NAME.tmp-XXXXXX in dir_fd (a new name: O_EXCL, never through a
  * link), its name in tmp, and locks it for the time of the write.  A
@@ -1030,6 +1064,20 @@ static int local_store_rmdir(pq_store *s, const char *path, pq_error *err)
     return e ? write_fail(ls, path, "cannot remove directory", e, err) : PQ_OK;
 }
 
+/* Relative to the parent's descriptor, following no link: a directory
+ * swapped for a link meanwhile is not followed out of the lake. */
+static int local_store_chown_dir(pq_store *s, const char *path, uint32_t uid, uint32_t gid, pq_error *err)
+{
+    local_store *ls = (local_store *)s;
+    const char *name;
+    int pfd = open_parent(ls, path, &name);
+    int e = errno;
+    if (pfd >= 0)
+        e = fchownat(pfd, name, (uid_t)uid, group_in(pfd, (gid_t)gid), AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+    if (pfd >= 0) close(pfd);
+    return e ? write_fail(ls, path, "cannot give the directory to its writer", e, err) : PQ_OK;
+}
+
 static void local_store_destroy(pq_store *s)
 {
     local_store *ls = (local_store *)s;
@@ -1048,7 +1096,7 @@ static void local_store_destroy(pq_store *s)
 
 static const pq_store_ops local_store_ops = {
     local_store_open,   local_store_stat,  local_store_list,   local_store_create,
-    local_store_mkdir,  local_store_destroy, local_store_rmdir,
+    local_store_mkdir,  local_store_destroy, local_store_rmdir, local_store_chown_dir,
 };
 
 int pq_store_local_new(const char *root, pq_store **out, pq_error *err)
@@ -1076,6 +1124,7 @@ int pq_store_local_new(const char *root, pq_store **out, pq_error *err)
     ls->base.ops = &local_store_ops;
     ls->base.root = r;
     ls->dir = abs;
+    ls->base.local_dir = abs;
     ls->root_fd = root_fd;
     pthread_mutex_init(&ls->warned_mu, NULL);
     *out = &ls->base;

@@ -43,6 +43,12 @@ typedef struct pq_stat {
     bool is_dir;
     uint64_t size;
     int64_t mtime_ns;            /* or a hash of the ETag for object stores */
+    /* Stores that have owners (local): the permission bits (07777), owner
+     * and group, for a mount that reports them (allow_other,
+     * docs/permissions.md).  has_owner false: the store has none (remote). */
+    bool has_owner;
+    uint32_t mode;
+    uint32_t uid, gid;
 } pq_stat;
 
 struct pq_file {
@@ -97,6 +103,9 @@ typedef struct pq_upload_ops {
     int (*commit)(pq_upload *u, pq_error *err);
     /* Discards everything written; always frees the upload. */
     void (*abort)(pq_upload *u);
+    /* The owner the object gets when committed (a root daemon writing for
+     * another user); NULL: the store has no owners. */
+    void (*set_owner)(pq_upload *u, uint32_t uid, uint32_t gid);
 } pq_upload_ops;
 
 struct pq_upload {
@@ -115,6 +124,10 @@ typedef struct pq_store_ops {
     /* Removes an empty directory (a failed write's); NULL: the store has no
      * directories. */
     int (*rmdir)(pq_store *s, const char *path, pq_error *err);
+    /* Gives the directory path (one mkdir just made) to uid and gid (gid
+     * kept where the parent is set-group-ID); NULL: the store has no
+     * owners. */
+    int (*chown_dir)(pq_store *s, const char *path, uint32_t uid, uint32_t gid, pq_error *err);
 } pq_store_ops;
 
 struct pq_store {
@@ -131,6 +144,10 @@ struct pq_store {
      * scan's threads suffice; remote stores wait on round trips, not on
      * the CPU, so they set more. */
     int parallel_requests;
+    /* The directory a local store's messages name its paths under (its
+     * resolved root), NULL for others: the lake takes it out of what it
+     * shows users (/.pqfs/errors), which name paths relative to the lake. */
+    const char *local_dir;
 };
 
 /* Counts one read request of len bytes (c may be NULL): what every store

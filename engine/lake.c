@@ -35,6 +35,48 @@ static void lake_store_warn(void *ctx, const char *msg)
     lake_logf(ctx, PQ_LOG_WARN, "%s", msg);
 }
 
+/* in with each `from` that is followed by no further path character (or by
+ * '/' when slash_too) replaced by `to`, into out (cap bytes, cut short). */
+static void replace_path(const char *in, const char *from, bool slash_too, const char *to, char *out, size_t cap)
+{
+    size_t fl = strlen(from), tl = strlen(to), k = 0;
+    while (*in && k + 1 < cap) {
+        if (fl && !strncmp(in, from, fl)) {
+            char next = in[fl];
+            bool ends = slash_too ? next == '/' : !(next == '/' || next == '.' || next == '-' || next == '_' ||
+                                                   (next >= '0' && next <= '9') || ((next | 32) >= 'a' && (next | 32) <= 'z'));
+            if (ends) {
+                size_t take = tl < cap - 1 - k ? tl : cap - 1 - k;
+                memcpy(out + k, to, take);
+                k += take;
+                in += fl + (slash_too ? 1 : 0);
+                continue;
+            }
+        }
+        out[k++] = *in++;
+    }
+    out[k] = '\0';
+}
+
+/* An error as /.pqfs/errors shows it, which any reader of the mount may be
+ * let see: paths relative to the lake, the cache directory by its name
+ * (never the daemon's absolute lake or cache paths). */
+static void shown_message(const pq_lake *l, const char *msg, char *out, size_t cap)
+{
+    char a[sizeof ((pq_error *)0)->msg + 64], b[sizeof a];
+    snprintf(a, sizeof a, "%s", msg);
+    const char *dir = l->store->local_dir;
+    if (dir && dir[0]) {
+        replace_path(a, dir, true, "", b, sizeof b);   /* /lake/t/x -> t/x */
+        replace_path(b, dir, false, "/", a, sizeof a); /* /lake -> / */
+    }
+    if (l->cache_dir && l->cache_dir[0]) {
+        replace_path(a, l->cache_dir, true, "cache_dir/", b, sizeof b);
+        replace_path(b, l->cache_dir, false, "cache_dir", a, sizeof a);
+    }
+    snprintf(out, cap, "%s", a);
+}
+
 void pq_lake_report(pq_lake *l, const pq_error *err)
 {
     time_t now = time(NULL);
@@ -42,7 +84,7 @@ void pq_lake_report(pq_lake *l, const pq_error *err)
     gmtime_r(&now, &tm);
     char line[sizeof err->msg + 64];
     size_t n = strftime(line, sizeof line, "%Y-%m-%d %H:%M:%S ", &tm);
-    snprintf(line + n, sizeof line - n, "%s", err->msg);
+    shown_message(l, err->msg, line + n, sizeof line - n);
     for (char *p = line; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
     lake_logf(l, err->cls == PQ_E_USAGE ? PQ_LOG_WARN : PQ_LOG_ERROR, "%s", err->msg);
@@ -255,7 +297,8 @@ void lake_view_free(pq_lake *l, view *v)
 
 typedef struct find_ctx {
     const char *name;
-    bool found, is_dir;
+    bool found;
+    pq_stat st;
 } find_ctx;
 
 static int find_cb(void *ctx, const pq_dirent *e)
@@ -263,16 +306,64 @@ static int find_cb(void *ctx, const pq_dirent *e)
     find_ctx *f = ctx;
     if (strcmp(e->name, f->name)) return 0;
     f->found = true;
-    f->is_dir = e->st.is_dir;
+    f->st = e->st;
     return 1;
+}
+
+int lake_dir_find(pq_lake *l, const char *dir, const char *name, pq_stat *st, pq_error *err)
+{
+    find_ctx f = {.name = name};
+    PQ_TRY(l->store->ops->list(l->store, dir, find_cb, &f, err));
+    *st = f.st;
+    return f.found ? 1 : 0;
 }
 
 int lake_dir_has(pq_lake *l, const char *dir, const char *name, bool *is_dir, pq_error *err)
 {
-    find_ctx f = {.name = name};
-    PQ_TRY(l->store->ops->list(l->store, dir, find_cb, &f, err));
-    *is_dir = f.is_dir;
-    return f.found ? 1 : 0;
+    pq_stat st;
+    int has = lake_dir_find(l, dir, name, &st, err);
+    *is_dir = has > 0 && st.is_dir;
+    return has;
+}
+
+void lake_root_stat(pq_lake *l, pq_stat *st)
+{
+    memset(st, 0, sizeof *st);
+    /* Only a local store has owners; a remote one's stat of the root would
+     * cost a request for nothing. */
+    pq_error ignore;
+    if (l->store->local_dir && l->store->ops->stat(l->store, "", st, &ignore) != PQ_OK) memset(st, 0, sizeof *st);
+}
+
+bool pq_cred_allows(const pq_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int want)
+{
+    if (c->uid == 0) return true;
+    unsigned shift;
+    if (c->uid == uid) shift = 6;
+    else {
+        bool member = c->gid == gid;
+        for (int i = 0; !member && i < c->n_groups; i++) member = c->groups[i] == gid;
+        shift = member ? 3 : 0;
+    }
+    unsigned have = (mode >> shift) & 7u;
+    return (have & (unsigned)want) == (unsigned)want;
+}
+
+/* The owner, group and mode an entry reports: its own stat's (st, may be
+ * NULL), else the remote owner's; a file a view generates gets its
+ * directory's mode without the execute (and special) bits. */
+void lake_attr_owner(const pq_lake *l, const pq_stat *st, bool is_dir, bool generated, pq_lake_attr *a)
+{
+    a->has_owner = true;
+    if (st && st->has_owner) {
+        a->uid = st->uid;
+        a->gid = st->gid;
+        a->mode = generated ? st->mode & 0666 : st->mode;
+        return;
+    }
+    a->uid = l->remote_owner.uid;
+    a->gid = l->remote_owner.gid;
+    a->mode = is_dir ? l->remote_owner.dir_mode : l->remote_owner.file_mode;
 }
 
 char *lake_join(pq_arena *a, const char *dir, const char *name)
@@ -365,10 +456,11 @@ static int enter_real_dir(pq_lake *l, view *v, const char *comp, const char *key
     const table_info *t = v->t;
     *entered = false;
     if (v->n_real >= t->n_parts || strcmp(key, t->part_names[v->n_real])) return PQ_OK;
-    bool is_dir;
-    int has = lake_dir_has(l, v->real_dir, comp, &is_dir, err);
+    pq_stat st;
+    int has = lake_dir_find(l, v->real_dir, comp, &st, err);
     if (has < 0) return PQ_ERR;
-    if (!has || !is_dir) return PQ_OK;
+    if (!has || !st.is_dir) return PQ_OK;
+    v->real_st = st;
     v->real_dir = lake_join(&v->arena, v->real_dir, comp);
     if (!v->real_dir) return pq_fail(err, PQ_E_NOMEM, "out of memory");
     const char *eq = strchr(comp, '=');
@@ -395,6 +487,7 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
     }
     if (n == 0 && !l->single_table) {
         v->kind = K_ROOT;
+        lake_root_stat(l, &v->real_st);
         return PQ_OK;
     }
     if (n >= 1 && !strcmp(comps[0], ".pqfs")) {
@@ -407,12 +500,15 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
     int i = 0;
     if (l->single_table) {
         PQ_TRY(lake_table_get(l, "", "", &v->t, err));
+        lake_root_stat(l, &v->real_st);
     } else {
-        bool is_dir;
+        pq_stat st;
         if (lake_is_hidden(comps[0])) return pq_fail(err, PQ_E_NOTFOUND, "no such table");
-        int has = lake_dir_has(l, "", comps[0], &is_dir, err);
+        int has = lake_dir_find(l, "", comps[0], &st, err);
         if (has < 0) return PQ_ERR;
-        if ((!has || !is_dir) && !table_was_made(l, comps[0]))
+        bool is_dir = has && st.is_dir;
+        if (is_dir) v->real_st = st;
+        if (!is_dir && !table_was_made(l, comps[0]))
             return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
         PQ_TRY(lake_table_get(l, comps[0], comps[0], &v->t, err));
         /* As the root's listing: a directory without Parquet files is not
@@ -1185,6 +1281,7 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
     l->log = o->log;
     l->log_ctx = o->log_ctx;
     l->log_level = o->log_level;
+    l->remote_owner = o->remote_owner;
     /* The store's warnings (a symbolic link out of the lake) go to the log. */
     if (!o->store->warn) {
         o->store->warn = lake_store_warn;
@@ -1409,6 +1506,9 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
         }
         break;
     }
+    out->owner_only = v.kind == K_META_ERRORS;
+    if (v.kind == K_ROOT || v.kind == K_VIEW_DIR || v.kind == K_VIEW_FILE)
+        lake_attr_owner(l, &v.real_st, v.kind != K_VIEW_FILE, v.kind == K_VIEW_FILE, out);
     lake_view_free(l, &v);
     return rc;
 }
@@ -1435,6 +1535,7 @@ static int root_entry(void *ctx, const pq_dirent *e)
     lake_table_info_put(r->l, t);
     if (!has_files) return 0;
     pq_lake_attr a = {.is_dir = true, .mtime_ns = e->st.mtime_ns};
+    lake_attr_owner(r->l, &e->st, true, false, &a);
     return r->cb(r->ctx, e->name, &a) ? 1 : 0;
 }
 
@@ -1470,6 +1571,7 @@ static int partition_entry(void *ctx, const pq_dirent *e)
         if (!keep) return 0;
     }
     pq_lake_attr a = {.is_dir = true, .mtime_ns = e->st.mtime_ns};
+    lake_attr_owner(r->l, &e->st, true, false, &a);
     return r->cb(r->ctx, e->name, &a) ? 1 : 0;
 }
 
@@ -1488,6 +1590,7 @@ static int list_unlisted_made(pq_lake *l, pq_lake_dir_cb cb, void *ctx, pq_error
         int has = lake_dir_has(l, "", name, &is_dir, err);
         if (has < 0) return PQ_ERR;
         pq_lake_attr a = {.is_dir = true};
+        lake_attr_owner(l, NULL, true, false, &a);
         if (!has && cb(ctx, name, &a)) return PQ_OK;
     }
 }
@@ -1507,8 +1610,8 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
         if (rc == PQ_OK) rc = list_unlisted_made(l, cb, ctx, err);
         break;
     case K_META_DIR: {
-        pq_lake_attr a = {0};
-        if (!cb(ctx, "stats", &a)) cb(ctx, "errors", &a);
+        pq_lake_attr a = {0}, e = {.owner_only = true};
+        if (!cb(ctx, "stats", &a)) cb(ctx, "errors", &e);
         break;
     }
     case K_VIEW_DIR: {
@@ -1526,6 +1629,7 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
         pq_footer_ref_put(l->footers, ref);
         static const char *const files[] = {"data.csv", "data.parquet", "schema.txt", "plan.txt"};
         pq_lake_attr a = {0};
+        lake_attr_owner(l, &v.real_st, false, true, &a);
         for (size_t i = 0; rc == PQ_OK && i < sizeof files / sizeof files[0]; i++)
             if (cb(ctx, files[i], &a)) break;
         break;

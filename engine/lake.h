@@ -33,6 +33,13 @@ typedef struct pq_lake_table_decl {
 typedef enum pq_log_level { PQ_LOG_ERROR, PQ_LOG_WARN, PQ_LOG_INFO, PQ_LOG_DEBUG } pq_log_level;
 typedef void (*pq_log_fn)(void *ctx, pq_log_level level, const char *msg);
 
+/* Who a store without owners (HTTP, S3) says owns its entries: the mount's
+ * uid=, gid=, dir_mode=, file_mode= (docs/permissions.md). */
+typedef struct pq_lake_owner {
+    uint32_t uid, gid;
+    uint32_t dir_mode, file_mode;  /* permission bits */
+} pq_lake_owner;
+
 typedef struct pq_lake_opts {
     pq_store *store;             /* taken over by the lake */
     uint64_t metadata_ttl_ms;
@@ -44,6 +51,7 @@ typedef struct pq_lake_opts {
     pq_log_fn log;
     void *log_ctx;
     pq_log_level log_level;      /* the most detailed level log wants (debug lines cost a format each) */
+    pq_lake_owner remote_owner;  /* entries of a store that has no owners */
 } pq_lake_opts;
 
 int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err);
@@ -61,7 +69,32 @@ typedef struct pq_lake_attr {
      * key, never 0): its bytes never change, so the file system may cache
      * them per version (and map them); 0 for every other entry. */
     uint64_t version;
+    /* Who owns it and its permission bits: a real file or directory's own
+     * (or opts.remote_owner's, for a store without owners); a view (where=,
+     * COL=VALUE filters, ...) those of its nearest real directory, and a
+     * view file that directory's without execute bits.  has_owner false:
+     * the lake does not say (/.pqfs): the file system decides. */
+    bool has_owner;
+    uint32_t mode;
+    uint32_t uid, gid;
+    /* /.pqfs/errors: for the mount's owner only on a shared mount (its
+     * messages may name what other users wrote). */
+    bool owner_only;
 } pq_lake_attr;
+
+/* A caller, as the file system decodes it (the engine knows nothing of
+ * FUSE): the user, the group and the supplementary groups. */
+typedef struct pq_cred {
+    uint32_t uid, gid;
+    const uint32_t *groups;
+    int n_groups;
+} pq_cred;
+
+/* Whether c may have `want` (a mask of 4 read, 2 write, 1 execute) on an
+ * entry of mode/uid/gid, by the Unix rules: uid 0 passes, the owner gets
+ * the owner bits (only), a member of the group (primary or supplementary)
+ * the group bits, anyone else the other bits.  ACLs are not consulted. */
+bool pq_cred_allows(const pq_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int want);
 
 /* PQ_E_NOTFOUND: no such entry; PQ_E_USAGE: an invalid component (bad
  * expression, unknown column) — logged and appended to .pqfs/errors. */
@@ -107,7 +140,17 @@ int pq_lake_check_data_name(const char *name, pq_error *err);
  * Bad input is PQ_E_USAGE (logged, and in .pqfs/errors); a path that takes no
  * writes (a view, the root, a view file's name) is PQ_E_DENIED. */
 typedef struct pq_lake_upload pq_lake_upload;
+/* Whether c may write into the directory dir (a mount path: a table,
+ * partition or COL=VALUE directory to be made): write and execute
+ * permission on its nearest real directory, the one a new file or
+ * directory goes in (PQ_E_ACCESS otherwise, naming it).  Checked by
+ * pq_lake_create_as and pq_lake_mkdir_as before anything is staged. */
+int pq_lake_check_write(pq_lake *l, const char *dir, const pq_cred *c, pq_error *err);
 int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error *err);
+/* pq_lake_create for the caller c (NULL: unchecked, as pq_lake_create):
+ * pq_lake_check_write first; when the daemon runs as root, the part file
+ * and the directories the write makes are given to c. */
+int pq_lake_create_as(pq_lake *l, const char *path, const pq_cred *c, pq_lake_upload **out, pq_error *err);
 int pq_lake_upload_write(pq_lake_upload *u, const void *buf, size_t len, uint64_t off, pq_error *err);
 int pq_lake_upload_truncate(pq_lake_upload *u, uint64_t size, pq_error *err);
 uint64_t pq_lake_upload_size(pq_lake_upload *u);
@@ -140,6 +183,8 @@ int pq_lake_sweep_leftovers(pq_lake *l, int64_t min_age_s, const _Atomic bool *s
  * Partition directories need none: a write into COL=VALUE/ (a path that
  * resolves as a filter until the directory exists) makes them. */
 int pq_lake_mkdir(pq_lake *l, const char *path, pq_error *err);
+/* pq_lake_mkdir for the caller c (NULL: unchecked), as pq_lake_create_as. */
+int pq_lake_mkdir_as(pq_lake *l, const char *path, const pq_cred *c, pq_error *err);
 /* rmdir: only a table without files (one mkdir made, say by mistake), whose
  * directory is empty; anything else is PQ_E_DENIED (data is not deleted
  * through the mount). */

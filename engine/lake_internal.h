@@ -61,6 +61,7 @@ struct pq_lake {
     pq_log_fn log;
     void *log_ctx;
     pq_log_level log_level;
+    pq_lake_owner remote_owner;
     bool single_table;
 
     pthread_mutex_t mu;
@@ -93,6 +94,7 @@ typedef struct view {
     table_info *t;
     pq_arena arena;
     char *real_dir;              /* deepest real partition directory (store path) */
+    pq_stat real_st;             /* its stat (has_owner false: not known, or the store has no owners) */
     int n_real;
     char **real_vals;            /* values of the first n_real partition columns */
     const char **eq_cols, **eq_vals;
@@ -127,6 +129,14 @@ void lake_table_unmade(pq_lake *l, const char *name);
 int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err);
 void lake_view_free(pq_lake *l, view *v);
 int lake_dir_has(pq_lake *l, const char *dir, const char *name, bool *is_dir, pq_error *err);
+/* lake_dir_has, with the entry's stat in *st when it is there. */
+int lake_dir_find(pq_lake *l, const char *dir, const char *name, pq_stat *st, pq_error *err);
+/* Fills a's owner, group and mode: st's (may be NULL), else the remote
+ * owner's; a file a view generates (generated) gets its directory's mode
+ * without execute bits. */
+void lake_attr_owner(const pq_lake *l, const pq_stat *st, bool is_dir, bool generated, pq_lake_attr *a);
+/* The stat of the store's root (has_owner false for a store without owners). */
+void lake_root_stat(pq_lake *l, pq_stat *st);
 char *lake_join(pq_arena *a, const char *dir, const char *name);
 bool lake_is_hidden(const char *name);
 int lake_view_file_of(const char *name, view_file *f);

@@ -39,6 +39,10 @@ struct pq_lake_upload {
      * while close() waited): then nothing is written. */
     bool (*abandon)(void *);
     void *abandon_ctx;
+    /* A root daemon writing for another user: the part file and the
+     * directories the write makes are given to them. */
+    bool give;
+    uint32_t uid, gid;
 };
 
 /* Splits "a/b/name" into a copy of the directory ("a/b", "" at the root)
@@ -144,8 +148,8 @@ static char *encode_part_value(pq_arena *a, const char *v)
 
 /* The store path of the partition directory for `vals`, made when missing;
  * made[0..*n_made) are the directories made, outermost first. */
-static int target_dir(pq_lake *l, view *v, const write_target *wt, char **out, char **made, int *n_made,
-                      pq_error *err)
+static int target_dir(pq_lake *l, const pq_lake_upload *u, view *v, const write_target *wt, char **out, char **made,
+                      int *n_made, pq_error *err)
 {
     char *d = v->real_dir;
     *n_made = 0;
@@ -164,6 +168,8 @@ static int target_dir(pq_lake *l, view *v, const write_target *wt, char **out, c
             PQ_TRY(l->store->ops->mkdir(l->store, next, err));
             made[(*n_made)++] = next;
             pq_store_cached_invalidate(l->store, d);
+            if (u->give && l->store->ops->chown_dir)
+                PQ_TRY(l->store->ops->chown_dir(l->store, next, u->uid, u->gid, err));
         }
         d = next;
     }
@@ -180,12 +186,49 @@ int pq_lake_check_data_name(const char *name, pq_error *err)
     return PQ_OK;
 }
 
+int pq_lake_check_write(pq_lake *l, const char *dir, const pq_cred *c, pq_error *err)
+{
+    if (!c) return PQ_OK;
+    view v;
+    int rc = lake_resolve(l, dir, &v, err);
+    if (rc == PQ_OK && (v.kind == K_ROOT || v.kind == K_VIEW_DIR)) {
+        /* The directory a new entry goes in: the path's own, or, for
+         * COL=VALUE directories still to be made, the one they are made in. */
+        pq_lake_attr a = {0};
+        lake_attr_owner(l, &v.real_st, true, false, &a);
+        if (!pq_cred_allows(c, a.mode, a.uid, a.gid, 3)) {
+            const char *shown = v.kind == K_ROOT || !v.real_dir[0] ? "/" : v.real_dir;
+            rc = pq_fail(err, PQ_E_ACCESS,
+                         "%s: permission denied: uid %u may not write into %s (mode %04o, owner %u, group %u)",
+                         dir[0] ? dir : "/", (unsigned)c->uid, shown, (unsigned)a.mode, (unsigned)a.uid,
+                         (unsigned)a.gid);
+            /* A refusal, not an error of the lake: logged, not kept. */
+            lake_logf(l, PQ_LOG_INFO, "%s", err->msg);
+        }
+    } else if (rc != PQ_OK) {
+        /* What the write itself then says (not found, a bad component). */
+        pq_error_clear(err);
+        rc = PQ_OK;
+    }
+    lake_view_free(l, &v);
+    return rc;
+}
+
 int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error *err)
+{
+    return pq_lake_create_as(l, path, NULL, out, err);
+}
+
+int pq_lake_create_as(pq_lake *l, const char *path, const pq_cred *c, pq_lake_upload **out, pq_error *err)
 {
     *out = NULL;
     char *dir;
     const char *name;
     PQ_TRY(split_path(path, &dir, &name, err));
+    if (pq_lake_check_write(l, dir, c, err) != PQ_OK) {
+        free(dir);
+        return PQ_ERR;
+    }
     int rc = pq_lake_check_data_name(name, err);
     view v;
     bool resolved = false;
@@ -203,6 +246,11 @@ int pq_lake_create(pq_lake *l, const char *path, pq_lake_upload **out, pq_error 
     if (rc == PQ_OK) {
         u->l = l;
         u->fd = -1;
+        u->give = c && geteuid() == 0;
+        if (c) {
+            u->uid = c->uid;
+            u->gid = c->gid;
+        }
         u->path = strdup(path);
         u->name = strdup(name);
         u->dir = dir;
@@ -447,7 +495,7 @@ static int open_output(pq_lake *l, view *v, const write_target *wt, const char *
                        int *n_made, upload_sink *us, pq_error *err)
 {
     pthread_mutex_lock(&l->dirs_mu);
-    int rc = target_dir(l, v, wt, dir_out, made, n_made, err);
+    int rc = target_dir(l, us->u, v, wt, dir_out, made, n_made, err);
     if (rc == PQ_OK) {
         us->path = lake_join(&v->arena, *dir_out, name);
         if (!us->path) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
@@ -563,6 +611,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
      * a header alone has no types. */
     bool nothing = rc == PQ_OK && rows == 0 && (!parquet || table_ft);
     if (us.up && rc == PQ_OK && !nothing) rc = check_abandoned(u, err); /* the last moment before it is in the lake */
+    if (us.up && rc == PQ_OK && !nothing && u->give && us.up->ops->set_owner) us.up->ops->set_owner(us.up, u->uid, u->gid);
     if (us.up && rc == PQ_OK && !nothing) rc = us.up->ops->commit(us.up, err);
     else if (us.up) us.up->ops->abort(us.up);
     if ((rc != PQ_OK || nothing) && n_made && l->store->ops->rmdir) {
@@ -650,9 +699,18 @@ int pq_lake_upload_commit(pq_lake_upload *u, bool (*abandon)(void *), void *aban
 
 int pq_lake_mkdir(pq_lake *l, const char *path, pq_error *err)
 {
+    return pq_lake_mkdir_as(l, path, NULL, err);
+}
+
+int pq_lake_mkdir_as(pq_lake *l, const char *path, const pq_cred *c, pq_error *err)
+{
     char *dir;
     const char *name;
     PQ_TRY(split_path(path, &dir, &name, err));
+    if (pq_lake_check_write(l, dir, c, err) != PQ_OK) {
+        free(dir);
+        return PQ_ERR;
+    }
     view_file vf;
     int rc = PQ_OK;
     if (!name[0] || lake_is_hidden(name) || lake_view_file_of(name, &vf))
@@ -666,6 +724,12 @@ int pq_lake_mkdir(pq_lake *l, const char *path, pq_error *err)
         if (has < 0) rc = PQ_ERR;
         else if (has) rc = pq_fail(err, PQ_E_DENIED, "%s exists", name); /* EEXIST comes from the lookup */
         if (rc == PQ_OK) rc = l->store->ops->mkdir(l->store, name, err);
+        if (rc == PQ_OK && c && geteuid() == 0 && l->store->ops->chown_dir &&
+            l->store->ops->chown_dir(l->store, name, c->uid, c->gid, err) != PQ_OK) {
+            pq_error ignore;
+            if (l->store->ops->rmdir) (void)l->store->ops->rmdir(l->store, name, &ignore);
+            rc = PQ_ERR;
+        }
         if (rc == PQ_OK) rc = lake_table_made(l, name, err);
         if (rc == PQ_OK) pq_store_cached_invalidate(l->store, "");
     } else if (rc == PQ_OK) {

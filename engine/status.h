@@ -28,6 +28,7 @@ typedef enum pq_errclass {
     PQ_E_READONLY,    /* a write where only reads are allowed */
     PQ_E_DENIED,      /* an operation this path does not allow (EPERM) */
     PQ_E_STALE,       /* the file changed since it was looked up (ESTALE: look it up again) */
+    PQ_E_ACCESS,      /* the caller lacks permission (EACCES) */
 } pq_errclass;
 
 typedef struct pq_error {

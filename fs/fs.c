@@ -28,6 +28,10 @@ typedef struct inode {
      * only ever holds one version's bytes: it is opened without direct I/O
      * (mmap, sendfile work) and a new version is a new inode. */
     uint64_t version, size;
+    /* The owner and mode its last lookup reported (has_owner), for the
+     * answers that do not ask the lake again (an open file's size). */
+    bool has_owner;
+    uint32_t mode, uid, gid;
 } inode;
 
 /* A handle the kernel holds: an open file or directory.  At unmount the
@@ -102,6 +106,7 @@ int pqfs_errno(const pq_error *err)
     case PQ_E_READONLY: return EROFS;
     case PQ_E_DENIED: return EPERM;
     case PQ_E_STALE: return ESTALE;
+    case PQ_E_ACCESS: return EACCES;
     case PQ_E_UNSUPPORTED: return EIO;
     case PQ_E_CORRUPT: case PQ_E_IO: default: return EIO;
     }
@@ -304,6 +309,10 @@ static fuse_ino_t remember(pqfs_fs *fs, const char *path, const pq_lake_attr *a)
     for (inode *n = fs->by_path[h]; n; n = n->next_by_path)
         if (n->version == version && !strcmp(n->path, path)) {
             n->nlookup++;
+            if (a && a->has_owner) {
+                n->has_owner = true;
+                n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
+            }
             fuse_ino_t ino = n->ino;
             pthread_mutex_unlock(&fs->mu);
             return ino;
@@ -319,6 +328,10 @@ static fuse_ino_t remember(pqfs_fs *fs, const char *path, const pq_lake_attr *a)
     n->path = p;
     n->version = version;
     n->size = version ? a->size : 0;
+    if (a && a->has_owner) {
+        n->has_owner = true;
+        n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
+    }
     fuse_ino_t ino_want = ino_of_path(path);
     while (ino_want <= FUSE_ROOT_ID || inode_locked(fs, ino_want)) ino_want++;
     n->ino = ino_want;
@@ -351,17 +364,42 @@ static void forget_one(pqfs_fs *fs, fuse_ino_t ino, uint64_t nlookup)
     pthread_mutex_unlock(&fs->mu);
 }
 
+/* The owner and mode to report: the lake's (a, else what the inode's last
+ * lookup said) when the mount reports owners; the mounting user's
+ * otherwise, and for /.pqfs (errors: the owner's only, on a shared mount). */
+static void fill_owner(pqfs_fs *fs, fuse_ino_t ino, const pq_lake_attr *a, struct stat *st)
+{
+    st->st_mode = a->is_dir ? (S_IFDIR | (fs->o.read_only ? 0555 : 0755)) : (S_IFREG | 0444);
+    if (a->owner_only && fs->o.multi_user) st->st_mode = S_IFREG | 0600;
+    st->st_uid = getuid();
+    st->st_gid = getgid();
+    if (!fs->o.report_owners) return;
+    bool has = a->has_owner;
+    uint32_t mode = a->mode, uid = a->uid, gid = a->gid;
+    if (!has) {
+        pthread_mutex_lock(&fs->mu);
+        const inode *n = inode_locked(fs, ino);
+        if (n && n->has_owner) {
+            has = true;
+            mode = n->mode, uid = n->uid, gid = n->gid;
+        }
+        pthread_mutex_unlock(&fs->mu);
+    }
+    if (!has) return;
+    st->st_mode = (a->is_dir ? S_IFDIR : S_IFREG) | (mode & 07777);
+    st->st_uid = (uid_t)uid;
+    st->st_gid = (gid_t)gid;
+}
+
 static void fill_stat(pqfs_fs *fs, fuse_ino_t ino, const pq_lake_attr *a, struct stat *st)
 {
     memset(st, 0, sizeof *st);
     st->st_ino = ino;
-    st->st_mode = a->is_dir ? (S_IFDIR | (fs->o.read_only ? 0555 : 0755)) : (S_IFREG | 0444);
+    fill_owner(fs, ino, a, st);
     st->st_nlink = a->is_dir ? 2 : 1;
     st->st_size = (off_t)a->size;
     st->st_blksize = BLOCK_SIZE;
     st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
-    st->st_uid = getuid();
-    st->st_gid = getgid();
     time_t t = a->mtime_ns ? (time_t)(a->mtime_ns / 1000000000) : fs->mount_time;
     st->st_mtim.tv_sec = st->st_ctim.tv_sec = st->st_atim.tv_sec = t;
 }
@@ -375,16 +413,56 @@ static double attr_timeout(const pqfs_fs *fs, const pq_lake_attr *a)
 /* A name being written, or just written: a regular file the writer may
  * chmod (0644), of the bytes written so far, whose entry and attributes
  * the kernel must not cache (the name is not in the lake, or not for long). */
-static void fill_written_stat(pqfs_fs *fs, fuse_ino_t ino, uint64_t size, struct stat *st)
+/* On a shared mount it is the caller's: the name is no file of the lake,
+ * and whoever may write into its directory may write it again (a new
+ * file, as a create makes). */
+static void fill_written_stat(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, uint64_t size, struct stat *st)
 {
     pq_lake_attr a = {.size = size, .size_final = true};
     fill_stat(fs, ino, &a, st);
     st->st_mode = S_IFREG | 0644;
+    if (fs->o.multi_user) {
+        st->st_uid = fuse_req_ctx(req)->uid;
+        st->st_gid = fuse_req_ctx(req)->gid;
+    }
     /* Not the mount's time: a copy tool's quick check (size and time, as
      * rsync's) must not take a file being written, or just written, for
      * one it has. */
     clock_gettime(CLOCK_REALTIME, &st->st_mtim);
     st->st_ctim = st->st_atim = st->st_mtim;
+}
+
+/* The caller of a write on a multi-user mount, as the engine checks it:
+ * uid and gid from the request, the supplementary groups from
+ * /proc/PID/task/PID/status (fuse_req_getgroups; none when it cannot be
+ * read: another PID namespace, which can only refuse more, never grant). */
+typedef struct caller {
+    pq_cred cred;
+    uint32_t *groups;
+} caller;
+
+static const pq_cred *caller_of(fuse_req_t req, const pqfs_fs *fs, caller *c)
+{
+    c->groups = NULL;
+    if (!fs->o.multi_user) return NULL;
+    const struct fuse_ctx *ctx = fuse_req_ctx(req);
+    c->cred = (pq_cred){.uid = ctx->uid, .gid = ctx->gid};
+    gid_t some[64];
+    int n = fuse_req_getgroups(req, 64, some);
+    gid_t *all = n > 64 ? malloc(sizeof *all * (size_t)n) : NULL;
+    if (all) n = fuse_req_getgroups(req, n, all); /* may have grown meanwhile: the first n */
+    else if (n > 64) n = 64;
+    c->groups = n > 0 ? malloc(sizeof *c->groups * (size_t)n) : NULL;
+    for (int i = 0; c->groups && i < n; i++) c->groups[i] = (uint32_t)(all ? all : some)[i];
+    c->cred.groups = c->groups;
+    c->cred.n_groups = c->groups ? n : 0;
+    free(all);
+    return &c->cred;
+}
+
+static void caller_free(caller *c)
+{
+    free(c->groups);
 }
 
 static void reply_error(fuse_req_t req, const pq_error *err)
@@ -625,7 +703,7 @@ static void reply_entry_of(fuse_req_t req, pqfs_fs *fs, char *path, const pq_lak
         return;
     }
     if (written) {
-        fill_written_stat(fs, e.ino, a->size, &e.attr);
+        fill_written_stat(req, fs, e.ino, a->size, &e.attr);
     } else {
         fill_stat(fs, e.ino, a, &e.attr);
         e.attr_timeout = attr_timeout(fs, a);
@@ -690,7 +768,7 @@ static int upload_attr(pqfs_fs *fs, fuse_ino_t ino, int64_t truncate_to, uint64_
 static void reply_upload_attr(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, uint64_t size)
 {
     struct stat st;
-    fill_written_stat(fs, ino, size, &st);
+    fill_written_stat(req, fs, ino, size, &st);
     fuse_reply_attr(req, &st, 0);
 }
 
@@ -880,7 +958,9 @@ static bool open_new_write(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, struct f
     pq_error err;
     pq_error_clear(&err);
     pq_lake_upload *u;
-    int rc = pq_lake_create(fs->lake, path, &u, &err);
+    caller who;
+    int rc = pq_lake_create_as(fs->lake, path, caller_of(req, fs, &who), &u, &err);
+    caller_free(&who);
     free(path);
     if (rc != PQ_OK) {
         reply_error(req, &err);
@@ -1072,8 +1152,10 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
     pq_error err;
     pq_error_clear(&err);
     pq_lake_attr a;
-    if (pq_lake_mkdir(fs->lake, path, &err) != PQ_OK ||
-        pq_lake_stat(fs->lake, path, &a, NULL, NULL, &err) != PQ_OK) {
+    caller who;
+    int rc = pq_lake_mkdir_as(fs->lake, path, caller_of(req, fs, &who), &err);
+    caller_free(&who);
+    if (rc != PQ_OK || pq_lake_stat(fs->lake, path, &a, NULL, NULL, &err) != PQ_OK) {
         free(path);
         reply_error(req, &err);
         return;
@@ -1091,7 +1173,10 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     pq_error err;
     pq_error_clear(&err);
     pq_lake_upload *u;
-    if (pq_lake_create(fs->lake, path, &u, &err) != PQ_OK) {
+    caller who;
+    int rc = pq_lake_create_as(fs->lake, path, caller_of(req, fs, &who), &u, &err);
+    caller_free(&who);
+    if (rc != PQ_OK) {
         free(path);
         reply_error(req, &err);
         return;
@@ -1108,7 +1193,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
         return;
     }
     oh->writer = process_of(req);
-    fill_written_stat(fs, e.ino, 0, &e.attr); /* timeouts 0: not in the lake until closed */
+    fill_written_stat(req, fs, e.ino, 0, &e.attr); /* timeouts 0: not in the lake until closed */
     fi->fh = (uint64_t)(uintptr_t)oh;
     fi->direct_io = 1;
     if (fuse_reply_create(req, &e, fi) != 0) {
@@ -1366,7 +1451,18 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     pq_error name_err;
     bool to_takes_data = pq_lake_check_data_name(to_name, &name_err) == PQ_OK;
     int open_rc = 0;
-    if ((flags & RENAME_NOREPLACE) && just_written(fs, to, &size)) rc = EEXIST;
+    /* A rename that lands a file is a write into its directory: the
+     * caller's, checked as a create is. */
+    caller who;
+    const pq_cred *cred = caller_of(req, fs, &who);
+    char *to_dir = cred ? strndup(to, (size_t)(to_name - to - (to_name > to ? 1 : 0))) : NULL;
+    pq_error access_err;
+    pq_error_clear(&access_err);
+    bool refused = cred && (!to_dir || pq_lake_check_write(fs->lake, to_dir, cred, &access_err) != PQ_OK);
+    free(to_dir);
+    caller_free(&who);
+    if (refused) rc = access_err.cls == PQ_E_ACCESS ? EACCES : ENOMEM;
+    else if ((flags & RENAME_NOREPLACE) && just_written(fs, to, &size)) rc = EEXIST;
     else if (to_takes_data && (open_rc = rename_open_upload(fs, from, to)) != 0) rc = open_rc > 0 ? 0 : ENOMEM;
     else if (is_temporary(from) && to_takes_data && (rc = commit_parked(req, fs, from, to)) != ENOENT) {
         /* committed, refused or replied */

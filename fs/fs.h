@@ -17,6 +17,14 @@ typedef struct pqfs_fs_opts {
     /* Seconds a closed file with a temporary name (.NAME, as rsync's) waits
      * for its rename before it is discarded; 0: 600. */
     int staged_timeout_s;
+    /* allow_other or allow_root (with default_permissions): callers are
+     * other users; writes are checked against them (pq_lake_create_as)
+     * and /.pqfs/errors is the mount owner's only. */
+    bool multi_user;
+    /* Report the lake's owners and modes (pq_lake_attr.has_owner): a
+     * multi-user mount, or a remote lake (its uid=, gid=, dir_mode=,
+     * file_mode=); else everything is the mounting user's, as before. */
+    bool report_owners;
 } pqfs_fs_opts;
 
 pqfs_fs *pqfs_fs_new(pq_lake *lake, const pqfs_fs_opts *o);

@@ -288,6 +288,12 @@ int main(int argc, char **argv, char **envp)
         .log = log_line,
         .log_ctx = &lg,
         .log_level = (pq_log_level)lg.level,
+        /* A remote lake's entries: uid=, gid=, dir_mode=, file_mode=, or
+         * the mounting user's and the modes a mount always reported. */
+        .remote_owner = {.uid = cfg.uid >= 0 ? (uint32_t)cfg.uid : (uint32_t)getuid(),
+                         .gid = cfg.gid >= 0 ? (uint32_t)cfg.gid : (uint32_t)getgid(),
+                         .dir_mode = cfg.dir_mode >= 0 ? (uint32_t)cfg.dir_mode : cfg.read_only ? 0555u : 0755u,
+                         .file_mode = cfg.file_mode >= 0 ? (uint32_t)cfg.file_mode : 0444u},
     };
     pq_error e;
     pq_error_clear(&e);
@@ -297,7 +303,9 @@ int main(int argc, char **argv, char **envp)
     }
     pqfs_fs_opts fo = {.entry_timeout = (double)cfg.metadata_ttl_ms / 1000.0,
                        .read_only = cfg.read_only,
-                       .staged_timeout_s = (int)test_hook_seconds("PQFS_TEST_STAGED_TIMEOUT", 600)};
+                       .staged_timeout_s = (int)test_hook_seconds("PQFS_TEST_STAGED_TIMEOUT", 600),
+                       .multi_user = cfg.multi_user,
+                       .report_owners = cfg.multi_user || strncmp(cfg.source, "/", 1) != 0};
     fs = pqfs_fs_new(lake, &fo);
     if (!fs) {
         fprintf(stderr, "pqfs: out of memory\n");
@@ -310,7 +318,10 @@ int main(int argc, char **argv, char **envp)
     snprintf(fsname, sizeof fsname, "%s", shown_source);
     for (char *p = fsname; *p; p++)
         if (*p == ',') *p = '_';
-    int n = snprintf(opts, sizeof opts, "fsname=%s,subtype=pqfs,max_read=1048576%s", fsname, cfg.read_only ? ",ro" : "");
+    /* Other users in: the kernel checks every access against the modes the
+     * mount reports (the lake's own, docs/permissions.md). */
+    int n = snprintf(opts, sizeof opts, "fsname=%s,subtype=pqfs,max_read=1048576%s%s", fsname,
+                     cfg.read_only ? ",ro" : "", cfg.multi_user ? ",default_permissions" : "");
     for (int i = 0; i < cfg.n_fuse_opts && n > 0 && (size_t)n < sizeof opts; i++)
         n += snprintf(opts + n, sizeof opts - (size_t)n, ",%s", cfg.fuse_opts[i]);
     if (fuse_opt_add_arg(&args, argv[0]) || fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, opts)) {

@@ -1055,6 +1055,47 @@ static void test_set_and_validate(void)
 
 /* ---------------------------------------------------------------- dump */
 
+/* uid=, gid=, dir_mode=, file_mode= (remote lakes) and allow_other. */
+static void test_owner_options(void)
+{
+    pqfs_config c;
+    char *no_env[] = {NULL};
+    char *argv_ok[] = {"pqfs", "s3://bkt/lake", "/mnt/lake", "-o", "allow_other,uid=1000,gid=50,dir_mode=0750,file_mode=640", NULL};
+    CHECK_EQ_INT(run(&c, argv_ok, no_env), 0);
+    CHECK_EQ_STR(err, "");
+    CHECK(c.multi_user);
+    CHECK(c.uid == 1000 && c.gid == 50);
+    CHECK_EQ_INT(c.dir_mode, 0750);
+    CHECK_EQ_INT(c.file_mode, 0640);
+    static const char *const opts[] = {"allow_other"};
+    check_fuse_opts(&c, opts, 1);
+    pqfs_config_free(&c);
+    char *argv_root[] = {"pqfs", "s3://bkt/lake", "/mnt/lake", "-o", "allow_root", NULL};
+    CHECK_EQ_INT(run(&c, argv_root, no_env), 0);
+    CHECK(c.multi_user && c.uid == -1 && c.dir_mode == -1);
+    pqfs_config_free(&c);
+    char *argv_plain[] = {"pqfs", "s3://bkt/lake", "/mnt/lake", NULL};
+    CHECK_EQ_INT(run(&c, argv_plain, no_env), 0);
+    CHECK(!c.multi_user);
+    pqfs_config_free(&c);
+    static const char *const bad[][2] = {
+        {"dir_mode=0789", "not an octal mode"}, {"file_mode=12345", "not an octal mode"}, {"dir_mode=", "not an octal mode"},
+        {"uid=alice", "not a number"},          {"gid=-1", "out of range"},               {"uid=4294967295", "out of range"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char opt[64];
+        snprintf(opt, sizeof opt, "%s", bad[i][0]);
+        char *argv_bad[] = {"pqfs", "s3://bkt/lake", "/mnt/lake", "-o", opt, NULL};
+        CHECK_EQ_INT(run(&c, argv_bad, no_env), -1);
+        CHECK(strstr(err, bad[i][1]) != NULL);
+        pqfs_config_free(&c);
+    }
+    char *argv_local[] = {"pqfs", "/data/lake", "/mnt/lake", "-o", "uid=5", NULL};
+    CHECK_EQ_INT(run(&c, argv_local, no_env), -1);
+    CHECK(strstr(err, "only for a remote lake") != NULL);
+    pqfs_config_free(&c);
+}
+
 static void test_dump(void)
 {
     pqfs_config c;
@@ -1170,6 +1211,7 @@ int main(void)
     test_precedence();
     test_command_line();
     test_set_and_validate();
+    test_owner_options();
     test_dump();
 
     static const char *const files[] = {"lake.ini", "lake.conf"};

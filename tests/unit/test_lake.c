@@ -483,6 +483,83 @@ static void test_nul_in_names(pq_lake *l)
     free(csv);
 }
 
+/* pq_cred_allows: the Unix rules (owner bits for the owner only, group bits
+ * for a member by primary or supplementary group, other bits for the rest,
+ * root always); pq_lake_check_write on real and to-be-made directories;
+ * /.pqfs/errors naming lake paths. */
+/* chmod, then past the millisecond the lake's listings (TTL 0) are from. */
+static int chmod_listed(const char *path, mode_t mode)
+{
+    int rc = chmod(path, mode);
+    usleep(2000);
+    return rc;
+}
+
+static void test_permissions(pq_lake *l)
+{
+    const uint32_t sup[] = {9, 7}, other_sup[] = {9};
+    pq_cred owner = {.uid = 5, .gid = 7}, member = {.uid = 6, .gid = 7}, by_sup = {.uid = 6, .gid = 8, sup, 2};
+    pq_cred not_member = {.uid = 6, .gid = 8, other_sup, 1}, rootc = {.uid = 0, .gid = 0};
+    CHECK(pq_cred_allows(&owner, 0700, 5, 7, 3));
+    CHECK(!pq_cred_allows(&owner, 0070, 5, 7, 3));      /* the owner gets the owner bits, not the group's */
+    CHECK(pq_cred_allows(&member, 0070, 5, 7, 3));
+    CHECK(!pq_cred_allows(&member, 0707, 5, 7, 3));     /* a member gets the group bits, not other's */
+    CHECK(pq_cred_allows(&by_sup, 0070, 5, 7, 3));
+    CHECK(!pq_cred_allows(&not_member, 0070, 5, 7, 3));
+    CHECK(pq_cred_allows(&not_member, 0003, 5, 7, 3));
+    CHECK(!pq_cred_allows(&not_member, 0770, 5, 7, 1));
+    CHECK(pq_cred_allows(&rootc, 0, 5, 7, 7));
+    CHECK(!pq_cred_allows(&owner, 0600, 5, 7, 3));      /* write without execute: no */
+    CHECK(pq_cred_allows(&owner, 0300, 5, 7, 3));
+    CHECK(!pq_cred_allows(&owner, 0500, 5, 7, 2));
+
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_lake_mkdir(l, "pt", &err), PQ_OK);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/pt", root);
+    /* Never the directory's owner, nor root: the group or other bits decide. */
+    uint32_t me_gid = (uint32_t)getegid(), groups[] = {me_gid};
+    pq_cred in_group = {.uid = 4243, .gid = me_gid}, in_sup = {.uid = 4243, .gid = 4244, groups, 1};
+    pq_cred stranger = {.uid = 4243, .gid = 4244};
+    CHECK_EQ_INT(chmod_listed(dir, 0770), 0);
+    CHECK_EQ_INT(pq_lake_check_write(l, "pt", &in_group, &err), PQ_OK);
+    CHECK_EQ_INT(pq_lake_check_write(l, "pt/k=1", &in_sup, &err), PQ_OK); /* a directory to be made in pt */
+    CHECK_EQ_INT(pq_lake_check_write(l, "pt", &stranger, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_ACCESS);
+    CHECK_EQ_INT(chmod_listed(dir, 0750), 0);
+    CHECK_EQ_INT(pq_lake_check_write(l, "pt/k=1", &in_group, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_ACCESS);
+    pq_lake_upload *u = NULL;
+    CHECK_EQ_INT(pq_lake_create_as(l, "pt/k=1/a.csv", &in_group, &u, &err), PQ_ERR);
+    CHECK(u == NULL);
+    CHECK_EQ_INT(chmod_listed(dir, 0773), 0);
+    CHECK_EQ_INT(pq_lake_check_write(l, "pt", &stranger, &err), PQ_OK);
+    CHECK_EQ_INT(chmod_listed(dir, 0776), 0);                  /* other may write but not enter */
+    CHECK_EQ_INT(pq_lake_check_write(l, "pt", &stranger, &err), PQ_ERR);
+    CHECK_EQ_INT(pq_lake_check_write(l, "pt", NULL, &err), PQ_OK); /* unchecked: a single-user mount */
+    CHECK_EQ_INT(chmod_listed(dir, 0755), 0);
+    /* A new table needs the lake root's write permission; nothing is made. */
+    CHECK_EQ_INT(chmod_listed(root, 0755), 0);
+    CHECK_EQ_INT(pq_lake_mkdir_as(l, "pt2", &in_group, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_ACCESS);
+    snprintf(dir, sizeof dir, "%s/pt2", root);
+    CHECK(access(dir, F_OK) != 0);
+    CHECK_EQ_INT(chmod_listed(root, 0700), 0);
+
+    /* Messages in /.pqfs/errors: lake paths, never the daemon's own. */
+    pq_error e;
+    pq_fail(&e, PQ_E_IO, "%s/pt/x.parquet: boom in %s/stage-1 (%s)", root, cache, root);
+    pq_lake_report(l, &e);
+    char *shown = read_view(l, ".pqfs/errors");
+    CHECK(shown != NULL);
+    if (shown) {
+        CHECK(strstr(shown, " pt/x.parquet: boom in cache_dir/stage-1 (/)") != NULL);
+        CHECK(strstr(shown, root) == NULL);
+        free(shown);
+    }
+}
+
 static int rm_tree(const char *path)
 {
     char cmd[600];
@@ -504,6 +581,7 @@ int main(void)
         test_long_conjunctions(l);
         test_wide_predicates(l);
         test_nul_in_names(l);
+        test_permissions(l);
         pq_lake_close(l);
     }
     test_replaced_file();
