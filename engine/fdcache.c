@@ -107,8 +107,12 @@ int pq_fd_slot_open(pq_fd_slot *s, pq_fd_open_fn open_fn, void *ctx, pq_error *e
     pthread_mutex_lock(&fdc.mu);
     s->fd = fd;
     s->pins = 0;
-    if (fd < 0) unreserve_locked();
-    else lru_push_front(s);
+    if (fd < 0) {
+        unreserve_locked();
+    } else {
+        lru_push_front(s);
+        if (fdc.waiting) pthread_cond_signal(&fdc.room); /* a waiter may close this one */
+    }
     pthread_mutex_unlock(&fdc.mu);
     return fd < 0 ? PQ_ERR : PQ_OK;
 }

@@ -352,6 +352,7 @@ int main(int argc, char **argv, char **envp)
     /* Only a mount that writes sweeps (a read-only one changes nothing);
      * after fuse_daemonize, whose fork keeps no thread. */
     sweeper sw = {.lake = lake, .min_age_s = test_hook_seconds("PQFS_TEST_LEFTOVER_AGE", 60)};
+    if (sw.min_age_s < 1) sw.min_age_s = 1; /* 0 would sweep a temporary between its create and its lock */
     bool sweeping = !cfg.read_only && pthread_create(&sw.thread, NULL, sweeper_main, &sw) == 0;
     int rc = fuse_session_loop_mt(se, lc);
     if (lc) fuse_loop_cfg_destroy(lc);

@@ -235,7 +235,7 @@ CP=$!
 tmp=$(stop_at_temporary "$LAKE/ev/dt=2024-02-02" "$LIVE")
 # Made old: only its writer's lock keeps it now.
 [ -n "$tmp" ] && touch -d '-2 hours' "$tmp"
-PQFS_TEST_LEFTOVER_AGE=0 start_pqfs "$WORK/pqfs-second.log" "$LAKE" "$WORK/second" -o "cache_dir=$WORK/cache-second"
+PQFS_TEST_LEFTOVER_AGE=1 start_pqfs "$WORK/pqfs-second.log" "$LAKE" "$WORK/second" -o "cache_dir=$WORK/cache-second"
 SECOND=$PQFS_PID
 check "a second mount of the lake sweeps at start" 'swept "$WORK/pqfs-second.log"'
 check "the live writer's temporary ($tmp) is not swept, however old" \

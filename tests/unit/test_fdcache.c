@@ -280,6 +280,67 @@ static void test_pinned_never_closed(void)
     CHECK_EQ_INT(s.open, 0);
 }
 
+/* An open_fn that waits for a gate: two opens in progress fill a budget
+ * of 2 with descriptors that are not yet on the list. */
+static _Atomic int gate_open;
+
+static int open_f10_gated(void *ctx, pq_error *err)
+{
+    while (!atomic_load(&gate_open)) usleep(1000);
+    return open_f10(ctx, err);
+}
+
+typedef struct gated_opener {
+    pq_fd_slot slot;
+    pq_fd_open_fn fn;
+    _Atomic int done;
+} gated_opener;
+
+static void *gated_open_in_thread(void *arg)
+{
+    gated_opener *o = arg;
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_fd_slot_open(&o->slot, o->fn, NULL, &err), PQ_OK);
+    atomic_store(&o->done, 1);
+    return NULL;
+}
+
+/* An open waiting for room wakes when another open's new descriptor lands
+ * unpinned on the list (it may close it): before, it slept until some
+ * later unpin, and a scan whose other files were never read hung. */
+static void test_open_wakes_waiter(void)
+{
+    snprintf(f10_path, sizeof f10_path, "%s/f10", dir);
+    pq_fd_set_budget(2);
+    atomic_store(&gate_open, 0);
+    gated_opener a = {.fn = open_f10_gated}, b = {.fn = open_f10_gated}, c = {.fn = open_f10};
+    pthread_t ta, tb, tc;
+    CHECK_EQ_INT(pthread_create(&ta, NULL, gated_open_in_thread, &a), 0);
+    CHECK_EQ_INT(pthread_create(&tb, NULL, gated_open_in_thread, &b), 0);
+    usleep(50 * 1000);
+    CHECK_EQ_INT(pthread_create(&tc, NULL, gated_open_in_thread, &c), 0);
+    usleep(50 * 1000);
+    CHECK_EQ_INT(atomic_load(&c.done), 0); /* both descriptors are being opened */
+    atomic_store(&gate_open, 1);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    for (int i = 0; i < 2000 && !atomic_load(&c.done); i++) usleep(1000);
+    int woke = atomic_load(&c.done);
+    CHECK_EQ_INT(woke, 1);
+    if (!woke) pq_fd_shed(); /* let the thread end */
+    pthread_join(tc, NULL);
+    pq_fd_stats s;
+    pq_fd_stats_get(&s);
+    CHECK(s.open <= 2);
+    pq_fd_slot_close(&a.slot);
+    pq_fd_slot_close(&b.slot);
+    pq_fd_slot_close(&c.slot);
+    pq_fd_set_budget(0);
+    pq_fd_stats_get(&s);
+    CHECK_EQ_INT(s.open, 0);
+}
+
 typedef struct reader_ctx {
     pq_file **files;
     unsigned seed;
@@ -395,6 +456,7 @@ int main(void)
         test_eviction_and_reopen(st);
         test_replaced_on_reopen(st);
         test_pinned_never_closed();
+        test_open_wakes_waiter();
         test_concurrent_readers(st);
         test_out_of_descriptors(st);
         pq_store_destroy(st);
