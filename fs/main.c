@@ -172,6 +172,84 @@ static void mask_url_passwords(int argc, char **argv)
     }
 }
 
+/* The effective configuration (command line, environment, ini and
+ * defaults merged), secrets masked: what precedence made of them. */
+static void log_config(const pqfs_config *cfg, logger *lg)
+{
+    char *dump = NULL;
+    if (pqfs_config_dump(cfg, &dump) == 0 && dump) {
+        for (char *line = strtok(dump, "\n"); line; line = strtok(NULL, "\n")) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "config: %s", line);
+            log_line(lg, PQ_LOG_DEBUG, msg);
+        }
+    }
+    free(dump);
+}
+
+/* The [table NAME] sections as the lake's declarations; parts[i] holds
+ * table i's partition declarations.  Both arrays are the caller's to free
+ * (each parts[i] too), also after a failure. */
+static int table_decls(const pqfs_config *cfg, pq_lake_table_decl **decls_out, pq_part_decl ***parts_out)
+{
+    pq_lake_table_decl *decls = *decls_out = calloc((size_t)cfg->n_tables + 1, sizeof *decls);
+    pq_part_decl **parts = *parts_out = calloc((size_t)cfg->n_tables + 1, sizeof *parts);
+    if (!decls || !parts) return -1;
+    for (int i = 0; i < cfg->n_tables; i++) {
+        const pqfs_table_config *t = &cfg->tables[i];
+        if (!(parts[i] = calloc((size_t)t->n_partitions + 1, sizeof **parts))) return -1;
+        for (int p = 0; p < t->n_partitions; p++)
+            parts[i][p] = (pq_part_decl){t->partitions[p].name, part_type_of(t->partitions[p].type)};
+        decls[i] = (pq_lake_table_decl){t->name, parts[i], t->n_partitions};
+        /* The writer settings: data.parquet is written with them. */
+        decls[i].has_write = true;
+        pq_write_opts_init(&decls[i].write);
+        decls[i].write.codec = codec_of(t->compression);
+        decls[i].write.level = t->compression_level;
+        decls[i].write.page_size = t->page_size > 0 ? (size_t)t->page_size : 0;
+        decls[i].write.no_dictionary = !t->dictionary;
+        decls[i].write.no_statistics = !t->page_index;
+        decls[i].write.bloom_columns = (const char *const *)t->bloom_filter;
+        decls[i].write.n_bloom_columns = t->n_bloom_filter;
+        decls[i].row_group_rows = t->row_group_rows;
+        decls[i].sort_by = (const char *const *)t->sort_by;
+        decls[i].n_sort_by = t->n_sort_by;
+    }
+    return 0;
+}
+
+/* From the mount to the unmount: the FUSE loop with the exit watch and
+ * (a mount that writes) the leftover sweep beside it.  Returns the loop's
+ * status. */
+static int run_mounted(struct fuse_session *se, pqfs_fs *fs, pq_lake *lake, const pqfs_config *cfg, logger *lg)
+{
+    fuse_daemonize(cfg->foreground);
+    struct fuse_loop_config *lc = fuse_loop_cfg_create();
+    if (lc) {
+        fuse_loop_cfg_set_max_threads(lc, 64);
+        fuse_loop_cfg_set_idle_threads(lc, 8);
+    }
+    exit_watch ew = {.se = se, .fs = fs};
+    bool watching = pthread_create(&ew.thread, NULL, exit_watch_main, &ew) == 0;
+    /* Only a mount that writes sweeps (a read-only one changes nothing);
+     * after fuse_daemonize, whose fork keeps no thread. */
+    sweeper sw = {.lake = lake, .min_age_s = test_hook_seconds("PQFS_TEST_LEFTOVER_AGE", 60)};
+    if (sw.min_age_s < 1) sw.min_age_s = 1; /* 0 would sweep a temporary between its create and its lock */
+    bool sweeping = !cfg->read_only && pthread_create(&sw.thread, NULL, sweeper_main, &sw) == 0;
+    int rc = fuse_session_loop_mt(se, lc);
+    if (lc) fuse_loop_cfg_destroy(lc);
+    atomic_store(&ew.loop_done, true);
+    atomic_store(&sw.stop, true);
+    if (watching) pthread_join(ew.thread, NULL);
+    if (sweeping) pthread_join(sw.thread, NULL);
+    pq_http_cancel_all(); /* a stalled remote read would hold the exit for its stall timeout */
+    pq_lake_shutdown(lake);
+    fuse_session_unmount(se);
+    fuse_remove_signal_handlers(se);
+    log_line(lg, PQ_LOG_INFO, "unmounted");
+    return rc;
+}
+
 int main(int argc, char **argv, char **envp)
 {
     /* Page and result buffers are megabytes, freed and taken again for every
@@ -209,19 +287,7 @@ int main(int argc, char **argv, char **envp)
     mask_url_passwords(argc, argv);
     logger lg = {.foreground = cfg.foreground, .level = cfg.log_level};
     if (!cfg.foreground) openlog("pqfs", LOG_PID, LOG_DAEMON);
-    if (cfg.log_level >= PQFS_LOG_DEBUG) {
-        /* The effective configuration (command line, environment, ini and
-         * defaults merged), secrets masked: what precedence made of them. */
-        char *dump = NULL;
-        if (pqfs_config_dump(&cfg, &dump) == 0 && dump) {
-            for (char *line = strtok(dump, "\n"); line; line = strtok(NULL, "\n")) {
-                char msg[1200];
-                snprintf(msg, sizeof msg, "config: %s", line);
-                log_line(&lg, PQ_LOG_DEBUG, msg);
-            }
-        }
-        free(dump);
-    }
+    if (cfg.log_level >= PQFS_LOG_DEBUG) log_config(&cfg, &lg);
 
     if (pqfs_cache_area_open(cfg.cache_dir, cfg.mountpoint, &area, err, sizeof err) != 0) {
         fprintf(stderr, "pqfs: %s\n", err);
@@ -245,37 +311,10 @@ int main(int argc, char **argv, char **envp)
         fprintf(stderr, "pqfs: %s\n", err);
         goto out;
     }
-    decls = calloc((size_t)cfg.n_tables + 1, sizeof *decls);
-    parts = calloc((size_t)cfg.n_tables + 1, sizeof *parts);
-    if (!decls || !parts) {
+    if (table_decls(&cfg, &decls, &parts) != 0) {
         pq_store_destroy(store);
         fprintf(stderr, "pqfs: out of memory\n");
         goto out;
-    }
-    for (int i = 0; i < cfg.n_tables; i++) {
-        const pqfs_table_config *t = &cfg.tables[i];
-        parts[i] = calloc((size_t)t->n_partitions + 1, sizeof **parts);
-        if (!parts[i]) {
-            pq_store_destroy(store);
-            fprintf(stderr, "pqfs: out of memory\n");
-            goto out;
-        }
-        for (int p = 0; p < t->n_partitions; p++)
-            parts[i][p] = (pq_part_decl){t->partitions[p].name, part_type_of(t->partitions[p].type)};
-        decls[i] = (pq_lake_table_decl){t->name, parts[i], t->n_partitions};
-        /* The writer settings: data.parquet is written with them. */
-        decls[i].has_write = true;
-        pq_write_opts_init(&decls[i].write);
-        decls[i].write.codec = codec_of(t->compression);
-        decls[i].write.level = t->compression_level;
-        decls[i].write.page_size = t->page_size > 0 ? (size_t)t->page_size : 0;
-        decls[i].write.no_dictionary = !t->dictionary;
-        decls[i].write.no_statistics = !t->page_index;
-        decls[i].write.bloom_columns = (const char *const *)t->bloom_filter;
-        decls[i].write.n_bloom_columns = t->n_bloom_filter;
-        decls[i].row_group_rows = t->row_group_rows;
-        decls[i].sort_by = (const char *const *)t->sort_by;
-        decls[i].n_sort_by = t->n_sort_by;
     }
     pq_lake_opts lo = {
         .store = store,
@@ -341,30 +380,7 @@ int main(int argc, char **argv, char **envp)
         snprintf(msg, sizeof msg, "mounted %s on %s", shown_source, cfg.mountpoint);
         log_line(&lg, PQ_LOG_INFO, msg);
     }
-    fuse_daemonize(cfg.foreground);
-    struct fuse_loop_config *lc = fuse_loop_cfg_create();
-    if (lc) {
-        fuse_loop_cfg_set_max_threads(lc, 64);
-        fuse_loop_cfg_set_idle_threads(lc, 8);
-    }
-    exit_watch ew = {.se = se, .fs = fs};
-    bool watching = pthread_create(&ew.thread, NULL, exit_watch_main, &ew) == 0;
-    /* Only a mount that writes sweeps (a read-only one changes nothing);
-     * after fuse_daemonize, whose fork keeps no thread. */
-    sweeper sw = {.lake = lake, .min_age_s = test_hook_seconds("PQFS_TEST_LEFTOVER_AGE", 60)};
-    if (sw.min_age_s < 1) sw.min_age_s = 1; /* 0 would sweep a temporary between its create and its lock */
-    bool sweeping = !cfg.read_only && pthread_create(&sw.thread, NULL, sweeper_main, &sw) == 0;
-    int rc = fuse_session_loop_mt(se, lc);
-    if (lc) fuse_loop_cfg_destroy(lc);
-    atomic_store(&ew.loop_done, true);
-    atomic_store(&sw.stop, true);
-    if (watching) pthread_join(ew.thread, NULL);
-    if (sweeping) pthread_join(sw.thread, NULL);
-    pq_http_cancel_all(); /* a stalled remote read would hold the exit for its stall timeout */
-    pq_lake_shutdown(lake);
-    fuse_session_unmount(se);
-    fuse_remove_signal_handlers(se);
-    log_line(&lg, PQ_LOG_INFO, "unmounted");
+    int rc = run_mounted(se, fs, lake, &cfg, &lg);
     status = rc < 0 ? 1 : 0;
 out:
     if (se) fuse_session_destroy(se);
