@@ -682,6 +682,53 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The first part of a result's key: the table's layout and schema file,
+ * the view's normalized components and its format (the files' identities
+ * follow).  Nonzero when out of memory. */
+static int view_key(const view *v, const pq_query *q, pq_buf *k)
+{
+    const table_info *t = v->t;
+    int bad = 0;
+    /* The table's layout and schema: a partition type inferred anew (a
+     * directory pn=x turns INT64 into STRING) or a replaced schema file
+     * changes the answer without changing the view's own files. */
+    bad |= pq_buf_printf(k, "%s\n", t->root);
+    for (int i = 0; i < t->n_parts; i++)
+        bad |= pq_buf_printf(k, "part %zu:%s %d\n", strlen(t->part_names[i]), t->part_names[i], (int)t->part_types[i]);
+    bad |= pq_buf_printf(k, "schema %s %llu %lld\n", t->ref_path ? t->ref_path : "", (unsigned long long)t->ref_id.size,
+                  (long long)t->ref_id.mtime_ns);
+    const char *parts[MAX_COMPONENTS * 2];
+    int np = 0;
+    pq_buf tmp;
+    pq_buf_init(&tmp);
+    for (int i = 0; i < v->n_real && np < MAX_COMPONENTS; i++) {
+        size_t at = tmp.len;
+        bad |= pq_buf_printf(&tmp, "eq %s=%s", t->part_names[i], v->real_vals[i] ? v->real_vals[i] : "\x01NULL");
+        bad |= pq_buf_append(&tmp, "", 1);
+        parts[np++] = (const char *)(uintptr_t)at;
+    }
+    if (bad) {
+        pq_buf_free(&tmp);
+        return -1;
+    }
+    for (int i = 0; i < np; i++) parts[i] = tmp.data + (uintptr_t)parts[i];
+    qsort(parts, (size_t)np, sizeof *parts, cmp_str);
+    for (int i = 0; i < np; i++) bad |= pq_buf_printf(k, "%s\n", parts[i]);
+    pq_buf_free(&tmp);
+    /* The filters (where= and COL=VALUE components) as the one bound,
+     * normalized predicate they compile to: views that differ only in how
+     * an expression is written share a result. */
+    bad |= pq_buf_puts(k, "pred ");
+    if (pq_expr_key(q ? q->pred : NULL, k)) return -1;
+    bad |= pq_buf_puts(k, "\n");
+    /* Names counted, not separated: a column may be named "a b". */
+    bad |= pq_buf_puts(k, "select");
+    for (int i = 0; i < v->n_select; i++) bad |= pq_buf_printf(k, " %zu:%s", strlen(v->select[i]), v->select[i]);
+    bad |= pq_buf_printf(k, "\nlimit %lld\n", (long long)v->limit);
+    if (v->kind == K_VIEW_FILE && v->file == F_DATA_PARQUET) bad |= pq_buf_puts(k, "format parquet\n");
+    return bad ? -1 : 0;
+}
+
 static int take_snapshot(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -710,42 +757,10 @@ static int take_snapshot(pq_lake *l, const view *v, const pq_query *q, snapshot 
     /* The key: the view's normalized components, then every file's identity. */
     pq_buf k;
     pq_buf_init(&k);
-    /* The table's layout and schema: a partition type inferred anew (a
-     * directory pn=x turns INT64 into STRING) or a replaced schema file
-     * changes the answer without changing the view's own files. */
-    pq_buf_printf(&k, "%s\n", t->root);
-    for (int i = 0; i < t->n_parts; i++)
-        pq_buf_printf(&k, "part %zu:%s %d\n", strlen(t->part_names[i]), t->part_names[i], (int)t->part_types[i]);
-    pq_buf_printf(&k, "schema %s %llu %lld\n", t->ref_path ? t->ref_path : "", (unsigned long long)t->ref_id.size,
-                  (long long)t->ref_id.mtime_ns);
-    const char *parts[MAX_COMPONENTS * 2];
-    int np = 0;
-    pq_buf tmp;
-    pq_buf_init(&tmp);
-    for (int i = 0; i < v->n_real && np < MAX_COMPONENTS; i++) {
-        size_t at = tmp.len;
-        pq_buf_printf(&tmp, "eq %s=%s", t->part_names[i], v->real_vals[i] ? v->real_vals[i] : "\x01NULL");
-        pq_buf_append(&tmp, "", 1);
-        parts[np++] = (const char *)(uintptr_t)at;
-    }
-    for (int i = 0; i < np; i++) parts[i] = tmp.data + (uintptr_t)parts[i];
-    qsort(parts, (size_t)np, sizeof *parts, cmp_str);
-    for (int i = 0; i < np; i++) pq_buf_printf(&k, "%s\n", parts[i]);
-    pq_buf_free(&tmp);
-    /* The filters (where= and COL=VALUE components) as the one bound,
-     * normalized predicate they compile to: views that differ only in how
-     * an expression is written share a result. */
-    pq_buf_puts(&k, "pred ");
-    if (pq_expr_key(q ? q->pred : NULL, &k)) {
+    if (view_key(v, q, &k)) {
         pq_buf_free(&k);
         goto oom;
     }
-    pq_buf_puts(&k, "\n");
-    /* Names counted, not separated: a column may be named "a b". */
-    pq_buf_puts(&k, "select");
-    for (int i = 0; i < v->n_select; i++) pq_buf_printf(&k, " %zu:%s", strlen(v->select[i]), v->select[i]);
-    pq_buf_printf(&k, "\nlimit %lld\n", (long long)v->limit);
-    if (v->kind == K_VIEW_FILE && v->file == F_DATA_PARQUET) pq_buf_puts(&k, "format parquet\n");
     for (int f = 0; f < s->files->n_files; f++) {
         const pq_table_file *tf = &s->files->files[f];
         pq_buf_printf(&k, "%s %llu %lld\n", tf->path, (unsigned long long)tf->st.size, (long long)tf->st.mtime_ns);
@@ -1642,6 +1657,47 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
     return PQ_OK;
 }
 
+/* Takes (one reader more) the complete result whose version the file
+ * system's data.parquet inode names, while the lake still holds it: what
+ * the lookup that made the inode saw, though a write may have landed
+ * since (the kernel looks data.parquet up at every open, so an open after
+ * a write's close() gets the newer version).  The view part of the key
+ * must match too, so a hash collision cannot hand out another view. */
+static bool take_held_version(pq_lake *l, const view *v, uint64_t version, pq_result **out, char **key_out)
+{
+    pq_query *q;
+    pq_footer_ref *ref;
+    pq_error err;
+    pq_error_clear(&err);
+    if (compile_view(l, v, &q, &ref, &err) != PQ_OK) return false;
+    pq_buf prefix;
+    pq_buf_init(&prefix);
+    int bad = view_key(v, q, &prefix);
+    pq_query_free(q);
+    pq_footer_ref_put(l->footers, ref);
+    bool found = false;
+    pthread_mutex_lock(&l->mu);
+    for (result_entry *e = bad ? NULL : l->results; e; e = e->next) {
+        if (version_of_key(e->key) != version || strncmp(e->key, prefix.data, prefix.len)) continue;
+        pq_result_state st;
+        pq_result_state_of(e->res, &st);
+        if (!st.done || st.failed) continue;
+        char *key = strdup(e->key);
+        if (!key) break;
+        e->readers++;
+        e->last_used_ms = pq_now_ms();
+        pq_result_ref(e->res);
+        *out = e->res;
+        *key_out = key;
+        found = true;
+        break;
+    }
+    pthread_mutex_unlock(&l->mu);
+    pq_buf_free(&prefix);
+    if (found) atomic_fetch_add(&l->c.results_reused, 1);
+    return found;
+}
+
 int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_handle **out, bool (*stop)(void *),
                       void *stop_ctx, pq_error *err)
 {
@@ -1670,7 +1726,7 @@ int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_ha
         if (v.file == F_SCHEMA) rc = schema_text(l, &v, &h->text, err);
         else if (v.file == F_PLAN) rc = plan_text(l, &v, &h->text, err);
         else if (v.file == F_DATA_CSV) rc = get_result(l, &v, &h->res, &h->key, err);
-        else {
+        else if (!version || !take_held_version(l, &v, version, &h->res, &h->key)) {
             bool job_ran;
             rc = materialize(l, &v, &h->res, &h->key, stop, stop_ctx, &job_ran, err);
         }

@@ -108,8 +108,10 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
 
 typedef struct pq_lake_handle pq_lake_handle;
 /* version: a data.parquet's pq_lake_attr.version from its lookup, or 0 for
- * whatever the path is now.  PQ_E_STALE when the lake has moved on (that
- * version's bytes are no longer what the path means). */
+ * whatever the path is now.  That version's result while the lake holds
+ * it (a write since the lookup does not matter: the open is concurrent
+ * with it); PQ_E_STALE only when it is gone and the view now has other
+ * bytes. */
 int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_handle **out, bool (*stop)(void *),
                       void *stop_ctx, pq_error *err);
 /* Blocks until bytes at off exist, the file ends (*n = 0), it fails, or

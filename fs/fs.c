@@ -707,7 +707,12 @@ static void reply_entry_of(fuse_req_t req, pqfs_fs *fs, char *path, const pq_lak
     } else {
         fill_stat(fs, e.ino, a, &e.attr);
         e.attr_timeout = attr_timeout(fs, a);
-        e.entry_timeout = fs->o.entry_timeout;
+        /* A data.parquet name is looked up again at every open: its inode
+         * is one version of the view, and a write may have made a newer
+         * one (after close() every view has the rows, SPEC 6).  The open
+         * then takes the version that lookup made, however the lake moved
+         * on in between (pq_lake_open_file). */
+        e.entry_timeout = a->version ? 0.0 : fs->o.entry_timeout;
     }
     if (fuse_reply_entry(req, &e) != 0) forget_one(fs, e.ino, 1);
 }
@@ -1000,7 +1005,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     stop_ctx sc = {req, fs};
     uint64_t version = 0, vsize;
     bool versioned = version_of(fs, ino, &version, &vsize);
-    /* ESTALE when that version is gone: the kernel looks the name up again. */
+    /* That version's result while the lake holds it, whatever was written
+     * since the lookup; ESTALE only when it was evicted and the view has
+     * changed: the kernel then looks the name up again. */
     int rc = pq_lake_open_file(fs->lake, path, version, &h, read_should_stop, &sc, &err);
     uint64_t written;
     if (rc != PQ_OK && err.cls == PQ_E_NOTFOUND && just_written(fs, path, &written)) {
