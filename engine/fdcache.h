@@ -1,4 +1,4 @@
-/* Descriptors of lake files: a bounded set, shared by the whole process.
+/* Descriptors of lake files and complete cached results: a bounded set, shared by the whole process.
  *
  * A table may have more files than a process may hold descriptors
  * (RLIMIT_NOFILE), and a mount runs many scans at once.  So a local file
@@ -43,7 +43,7 @@ void pq_fd_slot_close(pq_fd_slot *s);
 size_t pq_fd_shed(void);
 
 /* The budget when none is set: a quarter of RLIMIT_NOFILE's soft limit (the
- * rest is for FUSE, sockets, result cache files), at least PQ_FD_BUDGET_MIN
+ * rest is for FUSE, sockets, results being produced), at least PQ_FD_BUDGET_MIN
  * and at most PQ_FD_BUDGET_MAX: reopening costs an open and an fstat, and
  * the kernel's memory for a descriptor is the process's memory too. */
 #define PQ_FD_BUDGET_MIN 4

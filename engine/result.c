@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fdcache.h"
 #include "io.h"
 
 /* The cache file is mapped read-only in windows of this size, made when a
@@ -22,7 +23,10 @@ struct pq_result {
     pthread_mutex_t mu;
     pthread_cond_t cv;           /* bytes arrived, job ended, reader moved */
     int refs;
-    int fd;                      /* -1: memory */
+    int fd;                      /* the producer's: -1 once done (or memory) */
+    int fd_users;                /* readers using fd outside mu */
+    char *path;                  /* the cache file (NULL: memory) */
+    pq_fd_slot slot;             /* a complete result's descriptor (fdcache.h) */
     pq_buf mem;
     uint64_t size;
     uint64_t read_hwm;           /* furthest byte a reader asked for */
@@ -97,6 +101,48 @@ static int result_write(void *ctx, const char *data, size_t len, pq_error *err)
     return PQ_OK;
 }
 
+/* Under mu: a complete result gives its producer's descriptor up once no
+ * reader uses it; readers then pin a slot of the bounded descriptor set,
+ * reopening the file by its path.  A descriptor per cached result was
+ * unbounded (thousands of small results, thousands of descriptors). */
+static void release_fd_locked(pq_result *r)
+{
+    if (!r->done || r->fd < 0 || r->fd_users > 0) return;
+    close(r->fd);
+    r->fd = -1;
+}
+
+static int reopen_result(void *ctx, pq_error *err)
+{
+    const pq_result *r = ctx;
+    int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && pq_fd_shed() > 0) fd = open(r->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) pq_fail(err, PQ_E_IO, "cache file %s: cannot open again: %s", r->path, strerror(errno));
+    return fd;
+}
+
+/* Under mu: a descriptor of the cache file for one read, and whether it is
+ * the slot's (pinned: unpin it with done_fd_locked). -1 with err set. */
+static int use_fd_locked(pq_result *r, bool *pinned, pq_error *err)
+{
+    *pinned = r->fd < 0;
+    if (!*pinned) {
+        r->fd_users++;
+        return r->fd;
+    }
+    return pq_fd_slot_pin(&r->slot, reopen_result, r, err);
+}
+
+static void done_fd_locked(pq_result *r, bool pinned)
+{
+    if (pinned) {
+        pq_fd_slot_unpin(&r->slot);
+    } else {
+        r->fd_users--;
+        release_fd_locked(r);
+    }
+}
+
 static void *result_main(void *arg)
 {
     pq_result *r = arg;
@@ -115,6 +161,7 @@ static void *result_main(void *arg)
         r->failed = true;
         r->err = err;
     }
+    release_fd_locked(r);
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
     return NULL;
@@ -129,10 +176,20 @@ int pq_result_start(const char *dir, uint64_t ahead_window, pq_result_job job, v
         return pq_fail(err, PQ_E_NOMEM, "out of memory");
     }
     r->fd = -1;
+    r->slot.fd = -1;
     if (dir) {
-        r->fd = pq_open_anon_file(dir, "result");
+        /* Named (not O_TMPFILE): a complete result is reopened by its path.
+         * The per-mount directory is emptied when a dead mount's is found. */
+        size_t n = strlen(dir) + sizeof "/result-XXXXXX";
+        if ((r->path = malloc(n))) {
+            snprintf(r->path, n, "%s/result-XXXXXX", dir);
+            r->fd = mkostemp(r->path, O_CLOEXEC);
+        } else {
+            errno = ENOMEM;
+        }
         if (r->fd < 0) {
             int e = errno;
+            free(r->path);
             free(r);
             if (ctx_free) ctx_free(ctx);
             return pq_fail(err, e == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: cannot create a cache file: %s", dir,
@@ -188,6 +245,9 @@ void pq_result_unref(pq_result *r)
         if (r->windows[i]) munmap(r->windows[i], MAP_WINDOW);
     free(r->windows);
     if (r->fd >= 0) close(r->fd);
+    pq_fd_slot_close(&r->slot);
+    if (r->path) unlink(r->path);
+    free(r->path);
     pq_buf_free(&r->mem);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
@@ -228,7 +288,7 @@ static int wait_for_bytes(pq_result *r, uint64_t off, uint64_t need, uint64_t re
  * are not in one window or cannot be mapped. */
 static const char *mapped_locked(pq_result *r, uint64_t off, size_t len)
 {
-    if (r->fd < 0 || len == 0) return NULL;
+    if (!r->path || len == 0) return NULL;
     uint64_t w = off / MAP_WINDOW;
     if ((off + len - 1) / MAP_WINDOW != w || w >= MAP_WINDOWS_MAX) return NULL;
     if (w >= r->n_windows) {
@@ -242,7 +302,12 @@ static const char *mapped_locked(pq_result *r, uint64_t off, size_t len)
     if (!r->windows[w]) {
         /* The window may reach past the end of the file: only bytes below
          * size, which are written, are ever touched. */
-        void *m = mmap(NULL, MAP_WINDOW, PROT_READ, MAP_SHARED, r->fd, (off_t)(w * MAP_WINDOW));
+        pq_error ignored;
+        bool pinned;
+        int fd = use_fd_locked(r, &pinned, &ignored);
+        if (fd < 0) return NULL; /* the caller reads instead */
+        void *m = mmap(NULL, MAP_WINDOW, PROT_READ, MAP_SHARED, fd, (off_t)(w * MAP_WINDOW));
+        done_fd_locked(r, pinned); /* a mapping outlives its descriptor */
         if (m == MAP_FAILED) return NULL;
         r->windows[w] = m;
     }
@@ -288,25 +353,37 @@ int pq_result_read(pq_result *r, void *buf, size_t len, uint64_t off, size_t *n,
         return PQ_OK; /* end of file */
     }
     size_t take = r->size - off < len ? (size_t)(r->size - off) : len;
-    if (r->fd < 0) {
+    if (!r->path) {
         memcpy(buf, r->mem.data + off, take);
         pthread_mutex_unlock(&r->mu);
         *n = take;
         return PQ_OK;
     }
+    bool pinned;
+    int fd = use_fd_locked(r, &pinned, err);
     pthread_mutex_unlock(&r->mu);
+    if (fd < 0) return PQ_ERR;
     size_t done = 0;
+    int rc = PQ_OK;
     while (done < take) {
-        ssize_t got = pread(r->fd, (char *)buf + done, take - done, (off_t)(off + done));
+        ssize_t got = pread(fd, (char *)buf + done, take - done, (off_t)(off + done));
         if (got < 0) {
             if (errno == EINTR) continue;
-            return pq_fail(err, PQ_E_IO, "cache file read failed: %s", strerror(errno));
+            rc = pq_fail(err, PQ_E_IO, "cache file read failed: %s", strerror(errno));
+            break;
         }
         if (got == 0) break;
         done += (size_t)got;
     }
+    if (pinned) {
+        pq_fd_slot_unpin(&r->slot); /* the set's own lock: no wait under mu */
+    } else {
+        pthread_mutex_lock(&r->mu);
+        done_fd_locked(r, false);
+        pthread_mutex_unlock(&r->mu);
+    }
     *n = done;
-    return PQ_OK;
+    return rc;
 }
 
 void pq_result_state_of(pq_result *r, pq_result_state *out)

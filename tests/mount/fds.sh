@@ -12,6 +12,10 @@
 #      different views (16 scans, not one shared result): all succeed with
 #      every row, no EIO, /.pqfs/stats counts no error, the daemon's lake
 #      descriptors sampled within the bound.
+#   3. 1,200 different views of a one-file table, each read once: the cached
+#      results hold no descriptor each (before, one per result: the daemon
+#      passed the limit and failed with EMFILE); the daemon's descriptors
+#      after them stay within the budget and a few dozen others.
 #   tests/mount/fds.sh BUILD_DIR
 set -euo pipefail
 
@@ -105,6 +109,7 @@ ROWS=$((PARTS * PER * 3)) PSUM=$(psum "$PARTS" "$PER" 3)
 PARTS3=30 PER3=100
 make_table mid "$PARTS3" "$PER3"
 ROWS3=$((PARTS3 * PER3 * 3)) PSUM3=$(psum "$PARTS3" "$PER3" 3)
+make_table one 1 1
 
 t0=$(date +%s.%N)
 "$PQTOOL" cat "$LAKE/big" >"$WORK/pqtool.csv" 2>"$WORK/pqtool.err" &
@@ -163,6 +168,19 @@ errors_after=$(stat_val "$MNT" errors)
     fail "/.pqfs/stats errors went from $errors_before to $errors_after"
 [ "$(stat_val "$MNT" results_started)" -ge 17 ] && pass "17 scans (one result each)" ||
     fail "results_started $(stat_val "$MNT" results_started), want 17 scans"
+
+# ---------------------------------------------------------------- 3. many results
+VIEWS=1200
+bad=0
+for i in $(seq "$VIEWS"); do
+    n=$(tail -n +2 "$MNT/one/where=id >= -$i/data.csv" 2>/dev/null | wc -l) || n=x
+    [ "$n" = 3 ] || bad=$((bad + 1))
+done
+[ "$bad" -eq 0 ] && pass "$VIEWS different views read, 3 rows each" || fail "$bad of $VIEWS views failed"
+fds_now=$(find "/proc/$DAEMON/fd" -mindepth 1 -maxdepth 1 | wc -l)
+on_results=$(find "/proc/$DAEMON/fd" -mindepth 1 -maxdepth 1 -lname "$WORK/cache/*" | wc -l)
+[ "$fds_now" -le $((BUDGET + 64)) ] && pass "the daemon holds $fds_now descriptors ($on_results on cache files) after $VIEWS results" ||
+    fail "the daemon holds $fds_now descriptors ($on_results on cache files) after $VIEWS results (budget $BUDGET)"
 
 stop_pqfs "$MNT" "$DAEMON"
 summary "mount fds"

@@ -4,9 +4,11 @@
  * are served up to the failure, and that blocks reserved ahead of the
  * writes are given back when the job ends. */
 #include "check.h"
+#include "fdcache.h"
 #include "result.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,7 +50,7 @@ static bool matches(const char *data, uint64_t off, size_t n)
     return true;
 }
 
-/* The result's cache file among this process's descriptors (it is unlinked). */
+/* A descriptor of this process open on a file in dir, or -1. */
 static int find_cache_fd(const char *dir)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -65,6 +67,26 @@ static int find_cache_fd(const char *dir)
     }
     closedir(d);
     return found;
+}
+
+/* The one result-* file in dir, opened read-only (-1: none, or several). */
+static int open_cache_file(const char *dir, int *count)
+{
+    DIR *d = opendir(dir);
+    *count = 0;
+    if (!d) return -1;
+    int fd = -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "result-", 7) != 0) continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (fd >= 0) close(fd);
+        fd = open(path, O_RDONLY);
+        (*count)++;
+    }
+    closedir(d);
+    return *count == 1 ? fd : -1;
 }
 
 static pq_result *start_paced(const char *dir, paced_job *j)
@@ -167,7 +189,8 @@ static void test_reserved_blocks_freed(const char *dir)
     } while (!st.done);
     CHECK(!st.failed);
     CHECK_EQ_INT(st.size, 5 * (512 << 10));
-    int fd = find_cache_fd(dir);
+    int count;
+    int fd = open_cache_file(dir, &count);
     CHECK(fd >= 0);
     struct stat sb;
     if (fd >= 0 && fstat(fd, &sb) == 0) {
@@ -175,7 +198,50 @@ static void test_reserved_blocks_freed(const char *dir)
         /* Allocated (or delayed-allocated) bytes: the data, not 4 MiB. */
         CHECK((uint64_t)sb.st_blocks * 512 <= st.size + (64 << 10));
     }
+    if (fd >= 0) close(fd);
     pq_result_unref(r);
+}
+
+/* A complete result holds no descriptor (before, each cached result kept
+ * its cache file open, and thousands of small results held thousands):
+ * reads and peeks of many complete results take descriptors from the
+ * bounded set and reopen the file by its path, and the file goes with the
+ * result. */
+static void test_complete_results_hold_no_descriptor(const char *dir)
+{
+    enum { N = 40 };
+    paced_job j = {.piece = 4096, .pieces = 3};
+    pq_result *rs[N] = {0};
+    pq_fd_set_budget(4);
+    for (int i = 0; i < N; i++) {
+        rs[i] = start_paced(dir, &j);
+        if (!rs[i]) return;
+        pq_error err;
+        pq_error_clear(&err);
+        CHECK_EQ_INT(pq_result_wait(rs[i], NULL, NULL, &err), PQ_OK);
+    }
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < N; i++) {
+            check_read(rs[i], 1000, 9000);
+            const char *data = NULL;
+            size_t n = peek_ok(rs[i], 5000, 3000, &data);
+            CHECK_EQ_INT(n, 3000);
+            CHECK(data && matches(data, 5000, n));
+        }
+    CHECK_EQ_INT(find_cache_fd(dir) >= 0 ? 1 : 0, 1); /* the set keeps a few */
+    pq_fd_stats fs;
+    pq_fd_stats_get(&fs);
+    CHECK(fs.open <= 4);
+    pq_fd_shed();
+    CHECK_EQ_INT(find_cache_fd(dir), -1);
+    int count;
+    int fd = open_cache_file(dir, &count);
+    if (fd >= 0) close(fd);
+    CHECK_EQ_INT(count, N);
+    for (int i = 0; i < N; i++) pq_result_unref(rs[i]);
+    fd = open_cache_file(dir, &count);
+    CHECK_EQ_INT(count, 0); /* each result's file went with it */
+    pq_fd_set_budget(0);
 }
 
 int main(void)
@@ -189,6 +255,7 @@ int main(void)
     test_peek_memory();
     test_failed_job(dir);
     test_reserved_blocks_freed(dir);
+    test_complete_results_hold_no_descriptor(dir);
     rmdir(dir);
     return check_report();
 }
