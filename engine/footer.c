@@ -60,7 +60,11 @@ static int build(const uint8_t *meta_bytes, uint32_t meta_len, uint64_t file_siz
 {
     pq_footer *ft = calloc(1, sizeof *ft);
     if (!ft) return pq_fail(err, PQ_E_NOMEM, "out of memory");
-    pq_arena_init(&ft->arena, 64 * 1024);
+    /* Blocks sized from the footer: decoded, it takes a few times its
+     * Thrift bytes, and a table's many small files each keep one
+     * (a fixed 64 KiB block was most of a 25,000-file scan's heap). */
+    size_t block = (size_t)meta_len * 4;
+    pq_arena_init(&ft->arena, block < 2048 ? 2048 : block > 64 * 1024 ? 64 * 1024 : block);
     ft->file_size = file_size;
     ft->meta_len = meta_len;
     ft->meta_buf = malloc(meta_len ? meta_len : 1);
