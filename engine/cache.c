@@ -524,7 +524,10 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
     r->ft = ft;
     r->size = id->size;
     r->mtime_ns = id->mtime_ns;
-    r->bytes = ft->meta_len * 4 + ft->arena.total + sizeof *ft;
+    /* What it holds: the Thrift bytes and the arenas' blocks (not only the
+     * bytes handed out: a block's unused rest is memory too). */
+    r->bytes = ft->meta_len + ft->arena.reserved + ft->schema.arena.reserved + sizeof *ft + sizeof *r + strlen(path) + 1 +
+               4 * 16 /* malloc's own header per allocation */;
     r->refs = 2; /* the caller and the cache */
     pthread_mutex_lock(&c->mu);
     r->chain = c->buckets[b];

@@ -20,6 +20,7 @@ void pq_arena_init(pq_arena *a, size_t block_size)
     a->head = NULL;
     a->block_size = block_size ? block_size : 16384;
     a->total = 0;
+    a->reserved = 0;
 }
 
 void *pq_arena_alloc(pq_arena *a, size_t n)
@@ -34,6 +35,7 @@ void *pq_arena_alloc(pq_arena *a, size_t n)
         if (!b) return NULL;
         b->size = size;
         b->used = 0;
+        a->reserved += sizeof *b + size;
         b->next = a->head;
         a->head = b;
     }
@@ -83,6 +85,7 @@ void pq_arena_reset(pq_arena *a)
     }
     keep->used = 0;
     keep->next = NULL;
+    a->reserved = sizeof *keep + keep->size;
     a->head = keep;
     a->total = 0;
 }
@@ -97,6 +100,7 @@ void pq_arena_free(pq_arena *a)
     }
     a->head = NULL;
     a->total = 0;
+    a->reserved = 0;
 }
 
 void pq_buf_init(pq_buf *b)

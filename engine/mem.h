@@ -14,6 +14,7 @@ typedef struct pq_arena {
     pq_arena_block *head;
     size_t block_size;
     size_t total;      /* bytes handed out, for limits and stats */
+    size_t reserved;   /* bytes of its blocks: the memory it holds */
 } pq_arena;
 
 /* Maps in the pages of a large new buffer (page and chunk buffers) with one

@@ -342,7 +342,9 @@ static int fill_leaf_levels(build_ctx *c, const raw_elem *r, int32_t *next_leaf,
 int pq_schema_build(const pq_file_meta *meta, pq_schema *out, pq_error *err)
 {
     memset(out, 0, sizeof *out);
-    pq_arena_init(&out->arena, 8192);
+    /* Blocks sized from the schema: every file of a table keeps one. */
+    size_t block = meta->n_schema > 0 ? (size_t)meta->n_schema * 256 : 1024;
+    pq_arena_init(&out->arena, block < 1024 ? 1024 : block > 8192 ? 8192 : block);
     if (meta->n_schema < 1) {
         pq_arena_free(&out->arena);
         return pq_fail(err, PQ_E_CORRUPT, "schema is empty");
