@@ -953,6 +953,45 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
     return PQ_OK;
 }
 
+/* The unit's per-leaf and per-column arrays, from its arena. */
+static int unit_arrays(unit_ctx *c, pq_arena *a, size_t nl)
+{
+    c->by_leaf = pq_arena_alloc(a, sizeof *c->by_leaf * nl);
+    c->filter_batch = pq_arena_alloc(a, sizeof *c->filter_batch * nl);
+    c->is_filter = pq_arena_alloc(a, sizeof *c->is_filter * nl);
+    c->is_proj = pq_arena_alloc(a, sizeof *c->is_proj * nl);
+    c->reader_of = pq_arena_alloc(a, sizeof *c->reader_of * nl);
+    c->cbuf = pq_arena_alloc(a, sizeof *c->cbuf * nl);
+    c->rownull = pq_arena_alloc(a, sizeof *c->rownull * (size_t)(c->s->q->n_cols + 1) * (size_t)c->s->batch_rows);
+    c->rownull_batch = pq_arena_alloc(a, sizeof *c->rownull_batch * (size_t)(c->s->q->n_cols + 1));
+    c->keep = pq_arena_alloc(a, (size_t)c->s->batch_rows);
+    c->order = pq_arena_alloc(a, sizeof *c->order * (size_t)(c->fs->n_filter + 1));
+    c->by_col = pq_arena_alloc(a, sizeof *c->by_col * (size_t)(c->s->q->n_cols + 1));
+    c->cols = pq_arena_alloc(a, sizeof *c->cols * (size_t)(c->s->q->n_out + 1));
+    c->decode = pq_arena_alloc(a, sizeof *c->decode * nl);
+    if (!c->by_leaf || !c->filter_batch || !c->is_filter || !c->is_proj || !c->reader_of || !c->cbuf || !c->rownull || !c->rownull_batch ||
+        !c->keep || !c->order || !c->by_col || !c->cols || !c->decode)
+        return PQ_ERR;
+    return PQ_OK;
+}
+
+/* Adds a read row group's counters to the scan's. */
+static void account_unit(scan_state *s, const unit_ctx *c)
+{
+    pthread_mutex_lock(&s->mu);
+    s->stats.row_groups_read++;
+    s->stats.bytes_fetched += c->rg.bytes_fetched;
+    for (int32_t k = 0; k < c->rg.n_cols; k++) {
+        if (!c->rg.cols[k]) continue;
+        const pq_col_counters *cc = pq_col_reader_counters(c->rg.cols[k]);
+        s->stats.pages_read += cc->pages_read;
+        s->stats.pages_skipped += cc->pages_skipped;
+        s->stats.values_decoded += cc->values_decoded;
+        s->stats.bytes_fetched += cc->bytes_fetched;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
 static int process_unit(scan_state *s, int32_t ui, pq_error *err)
 {
     unit *u = &s->units[ui];
@@ -990,21 +1029,7 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     }
 
     size_t nl = (size_t)(n_leaves ? n_leaves : 1);
-    c.by_leaf = pq_arena_alloc(&arena, sizeof *c.by_leaf * nl);
-    c.filter_batch = pq_arena_alloc(&arena, sizeof *c.filter_batch * nl);
-    c.is_filter = pq_arena_alloc(&arena, sizeof *c.is_filter * nl);
-    c.is_proj = pq_arena_alloc(&arena, sizeof *c.is_proj * nl);
-    c.reader_of = pq_arena_alloc(&arena, sizeof *c.reader_of * nl);
-    c.cbuf = pq_arena_alloc(&arena, sizeof *c.cbuf * nl);
-    c.rownull = pq_arena_alloc(&arena, sizeof *c.rownull * (size_t)(q->n_cols + 1) * (size_t)s->batch_rows);
-    c.rownull_batch = pq_arena_alloc(&arena, sizeof *c.rownull_batch * (size_t)(q->n_cols + 1));
-    c.keep = pq_arena_alloc(&arena, (size_t)s->batch_rows);
-    c.order = pq_arena_alloc(&arena, sizeof *c.order * (size_t)(fs->n_filter + 1));
-    c.by_col = pq_arena_alloc(&arena, sizeof *c.by_col * (size_t)(q->n_cols + 1));
-    c.cols = pq_arena_alloc(&arena, sizeof *c.cols * (size_t)(q->n_out + 1));
-    c.decode = pq_arena_alloc(&arena, sizeof *c.decode * nl);
-    if (!c.by_leaf || !c.filter_batch || !c.is_filter || !c.is_proj || !c.reader_of || !c.cbuf || !c.rownull || !c.rownull_batch ||
-        !c.keep || !c.order || !c.by_col || !c.cols || !c.decode) {
+    if (unit_arrays(&c, &arena, nl) != PQ_OK) {
         pq_fail(err, PQ_E_NOMEM, "out of memory");
         goto out;
     }
@@ -1091,18 +1116,7 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     rc = PQ_OK;
 out:
     if (c.rg.cols) {
-        pthread_mutex_lock(&s->mu);
-        s->stats.row_groups_read++;
-        s->stats.bytes_fetched += c.rg.bytes_fetched;
-        for (int32_t k = 0; k < c.rg.n_cols; k++) {
-            if (!c.rg.cols[k]) continue;
-            const pq_col_counters *cc = pq_col_reader_counters(c.rg.cols[k]);
-            s->stats.pages_read += cc->pages_read;
-            s->stats.pages_skipped += cc->pages_skipped;
-            s->stats.values_decoded += cc->values_decoded;
-            s->stats.bytes_fetched += cc->bytes_fetched;
-        }
-        pthread_mutex_unlock(&s->mu);
+        account_unit(s, &c);
         for (int32_t k = 0; k < c.rg.n_cols; k++) pq_col_reader_free(c.rg.cols[k]);
     }
     if (c.cbuf)
