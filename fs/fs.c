@@ -434,12 +434,64 @@ static void fill_written_stat(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, uint6
 
 /* The caller of a write on a multi-user mount, as the engine checks it:
  * uid and gid from the request, the supplementary groups from
- * /proc/PID/task/PID/status (fuse_req_getgroups; none when it cannot be
+ * /proc/PID/task/PID/status (read_groups; none when it cannot be
  * read: another PID namespace, which can only refuse more, never grant). */
 typedef struct caller {
     pq_cred cred;
     uint32_t *groups;
 } caller;
+
+/* The supplementary groups on the "Groups:" line of /proc/PID/task/PID/status
+ * (libfuse's fuse_req_getgroups reads past its buffer when the file is 4 KiB
+ * or more: ASan caught it). -1 when it cannot be read. */
+static int read_groups(pid_t pid, uint32_t **out)
+{
+    *out = NULL;
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    size_t cap = 8192, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (len + 1 >= cap) {
+            char *grown = cap < (1u << 20) ? realloc(buf, cap * 2) : NULL;
+            if (!grown) break;
+            buf = grown;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        len += (size_t)n;
+    }
+    close(fd);
+    if (!buf) return -1;
+    buf[len] = '\0';
+    const char *line = strstr(buf, "\nGroups:");
+    int count = 0;
+    if (line) {
+        line += 8;
+        const char *end = strchr(line, '\n');
+        if (!end) end = line + strlen(line);
+        uint32_t *groups = malloc(sizeof *groups * (size_t)((end - line) / 2 + 1));
+        for (const char *q = line; groups && q < end;) {
+            char *stop;
+            unsigned long g = strtoul(q, &stop, 10);
+            if (stop == q) {
+                q++;
+                continue;
+            }
+            if (stop > end) break;
+            if (g <= UINT32_MAX) groups[count++] = (uint32_t)g;
+            q = stop;
+        }
+        *out = groups;
+        if (!groups) count = -1;
+    }
+    free(buf);
+    return count;
+}
 
 static const pq_cred *caller_of(fuse_req_t req, const pqfs_fs *fs, caller *c)
 {
@@ -447,16 +499,9 @@ static const pq_cred *caller_of(fuse_req_t req, const pqfs_fs *fs, caller *c)
     if (!fs->o.multi_user) return NULL;
     const struct fuse_ctx *ctx = fuse_req_ctx(req);
     c->cred = (pq_cred){.uid = ctx->uid, .gid = ctx->gid};
-    gid_t some[64];
-    int n = fuse_req_getgroups(req, 64, some);
-    gid_t *all = n > 64 ? malloc(sizeof *all * (size_t)n) : NULL;
-    if (all) n = fuse_req_getgroups(req, n, all); /* may have grown meanwhile: the first n */
-    else if (n > 64) n = 64;
-    c->groups = n > 0 ? malloc(sizeof *c->groups * (size_t)n) : NULL;
-    for (int i = 0; c->groups && i < n; i++) c->groups[i] = (uint32_t)(all ? all : some)[i];
+    int n = read_groups(ctx->pid, &c->groups);
     c->cred.groups = c->groups;
-    c->cred.n_groups = c->groups ? n : 0;
-    free(all);
+    c->cred.n_groups = n > 0 && c->groups ? n : 0;
     return &c->cred;
 }
 

@@ -27,8 +27,10 @@ BUILD=$(cd "$1" && pwd)
 command -v useradd >/dev/null && command -v setpriv >/dev/null || skip "needs useradd and setpriv"
 mount_test_init
 PUSER=pqfsperm$$
+PGROUP=pqfspg$$
 useradd -M -N "$PUSER"
-trap 'rc=$?; userdel -f "$PUSER" 2>/dev/null; (exit $rc); mount_test_cleanup' EXIT
+groupadd "$PGROUP"
+trap 'rc=$?; userdel -f "$PUSER" 2>/dev/null; groupdel "$PGROUP" 2>/dev/null; (exit $rc); mount_test_cleanup' EXIT
 PUID=$(id -u "$PUSER")
 PGID=$(id -g "$PUSER")
 # as_user CMD...: runs CMD as the test user, with no supplementary group.
@@ -54,6 +56,11 @@ chmod 0644 "$WORK/in"/*.csv
 chown "$PUID:$PGID" "$LAKE/pub/dt=2"
 chmod 0750 "$LAKE/pub/dt=2"
 chmod 0700 "$LAKE/priv"
+# A partition writable by a group the user is in only as a supplementary group.
+mkdir -p "$LAKE/grp/dt=4" && chmod 0755 "$LAKE/grp"
+"$PQTOOL" write "$WORK/in/b.csv" "$LAKE/grp/dt=4/part-0.parquet" >/dev/null
+chown "0:$(getent group "$PGROUP" | cut -d: -f3)" "$LAKE/grp/dt=4"
+chmod 0770 "$LAKE/grp/dt=4"
 
 M=$WORK/mnt
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$M" -o allow_other,cache_dir="$WORK/cache",metadata_ttl=0
@@ -98,6 +105,11 @@ new=$(find "$LAKE/pub/dt=2" -name 'new-*.parquet')
 check "the new part file is the writer's" '[ -n "$new" ] && [ "$(stat -c "%u %g" $new)" = "$PUID $PGID" ]'
 check "every view has the new rows" '[ "$(as_user cat "$M/pub/dt=2/data.csv" | wc -l)" = 5 ]'
 check "root writes into the user's partition too" 'cp "$WORK/in/a.csv" "$M/pub/dt=2/"'
+PGID2=$(getent group "$PGROUP" | cut -d: -f3)
+check "without its supplementary group the user cannot write the group's partition" \
+    '! as_user cp "$WORK/in/new.csv" "$M/grp/dt=4/" 2>"$WORK/err" && grep -q "Permission denied" "$WORK/err"'
+check "with it (from /proc/PID/task/PID/status) it can" \
+    'setpriv --reuid="$PUID" --regid="$PGID" --groups="$PGID2" -- cp "$WORK/in/new.csv" "$M/grp/dt=4/" 2>"$WORK/err"'
 
 # ------------------------------------------------------------ /.pqfs/errors
 as_user cat "$M/pub/where=nope > 1/data.csv" >/dev/null 2>&1 || true
