@@ -64,6 +64,7 @@ chmod 0770 "$LAKE/grp/dt=4"
 
 M=$WORK/mnt
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$M" -o allow_other,cache_dir="$WORK/cache",metadata_ttl=0
+LOCAL_PID=$PQFS_PID
 CACHE_AREA() { find "$WORK/cache" -name 'stage-*' 2>/dev/null | wc -l; }
 lake_files() { find "$LAKE" -type f | sort; }
 
@@ -140,11 +141,13 @@ access_key_id = AKTEST
 secret_access_key = SKTEST
 EOF
 start_pqfs "$WORK/s3.log" "$WORK/s3.ini" "$WORK/mnt-s3" -o "uid=$PUID,gid=$PGID,dir_mode=0750,file_mode=0640"
+S3_PID=$PQFS_PID
 check "S3 with uid=, gid=, dir_mode=: directories" \
     '[ "$(st "$WORK/mnt-s3/pub")" = "750 $PUID $PGID" ] && [ "$(st "$WORK/mnt-s3/pub/dt=1/where=id > 1")" = "750 $PUID $PGID" ]'
 check "S3 with file_mode=: view files" '[ "$(st "$WORK/mnt-s3/pub/dt=1/data.csv")" = "640 $PUID $PGID" ]'
 check "S3: the rows read" '[ "$(wc -l <"$WORK/mnt-s3/pub/data.csv")" = 11 ]'
 start_pqfs "$WORK/s3b.log" "$WORK/s3.ini" "$WORK/mnt-s3b"
+S3B_PID=$PQFS_PID
 check "S3 without them: the mounting user's, modes as before" \
     '[ "$(st "$WORK/mnt-s3b/pub")" = "755 0 0" ] && [ "$(st "$WORK/mnt-s3b/pub/data.csv")" = "444 0 0" ]'
 check "a bad mode is refused at start" \
@@ -154,4 +157,10 @@ check "a bad uid is refused at start" \
 check "uid= on a local lake is refused, saying why" \
     '! "$PQFS" "$LAKE" "$WORK/mnt-bad" -f -o uid=5 2>"$WORK/err" && grep -q "only for a remote lake" "$WORK/err"'
 
+# Unmounted and waited for here, not only in the trap: a daemon still
+# exiting (an ASan build's leak check) must not be cut short by the
+# cleanup's sweep of leftover processes, which left mounts behind.
+stop_pqfs "$WORK/mnt-s3b" "$S3B_PID"
+stop_pqfs "$WORK/mnt-s3" "$S3_PID"
+stop_pqfs "$M" "$LOCAL_PID"
 summary perm
