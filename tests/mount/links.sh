@@ -55,20 +55,32 @@ wait_for() {
 }
 # The part-file temporaries under DIR (names only).
 temporaries() { find "$1" -name '.*.parquet.tmp-*' -printf '%f\n' 2>/dev/null | sort; }
-# stop_at_temporary DIR PID: SIGSTOPs PID as soon as a part-file temporary
+# stop_at_temporary DIR PID [locked]: SIGSTOPs PID as soon as a part-file temporary
 # appears in DIR (within 60 s); prints its path, or nothing.
 stop_at_temporary() {
-    python3 - "$1" "$2" <<'PY'
+    python3 - "$1" "$2" "${3:-}" <<'PY'
 import os, re, signal, sys, time
-d, pid = sys.argv[1], int(sys.argv[2])
+d, pid, want_lock = sys.argv[1], int(sys.argv[2]), sys.argv[3] == 'locked'
 pat = re.compile(r'^\..*\.parquet\.tmp-[A-Za-z0-9]{6}$')
+
+def flocked(path):
+    # /proc/locks: "N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF"
+    try:
+        ino = os.stat(path).st_ino
+        with open('/proc/locks') as f:
+            return any('FLOCK' in l and l.split()[5].endswith(':%d' % ino) for l in f if len(l.split()) > 5)
+    except OSError:
+        return False
+
 end = time.time() + 60
 while time.time() < end:
     try:
         names = [n for n in os.listdir(d) if pat.match(n)]
     except FileNotFoundError:
         names = []
-    if names:
+    # A live writer's temporary is stopped only once locked: between its
+    # create and its lock only its age protects it, which the test takes away.
+    if names and (not want_lock or flocked(os.path.join(d, names[0]))):
         os.kill(pid, signal.SIGSTOP)
         print(os.path.join(d, names[0]))
         break
@@ -232,7 +244,7 @@ start_pqfs "$WORK/pqfs-live.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache-live"
 LIVE=$PQFS_PID
 cp "$IN/big.csv" "$MNT/ev/dt=2024-02-02/" 2>"$WORK/live-cp.err" &
 CP=$!
-tmp=$(stop_at_temporary "$LAKE/ev/dt=2024-02-02" "$LIVE")
+tmp=$(stop_at_temporary "$LAKE/ev/dt=2024-02-02" "$LIVE" locked)
 # Made old: only its writer's lock keeps it now.
 [ -n "$tmp" ] && touch -d '-2 hours' "$tmp"
 PQFS_TEST_LEFTOVER_AGE=1 start_pqfs "$WORK/pqfs-second.log" "$LAKE" "$WORK/second" -o "cache_dir=$WORK/cache-second"
