@@ -16,6 +16,9 @@ uint64_t pq_now_ms(void)
 
 #define LIST_BUCKETS 1024
 #define LIST_MAX_DIRS 16384
+/* What the kept listings may hold (names, entries, the bookkeeping): past it
+ * they are dropped and listed again when asked (a cache, never an answer). */
+#define LIST_MAX_BYTES (64u << 20)
 
 typedef struct list_entry {
     struct list_entry *next;   /* bucket chain */
@@ -24,6 +27,7 @@ typedef struct list_entry {
     pq_dirent *ents;
     char **names;
     int32_t n;
+    size_t bytes;              /* what it holds, for LIST_MAX_BYTES */
 } list_entry;
 
 /* A listing in progress: lookups of the same directory that miss meanwhile
@@ -47,6 +51,8 @@ typedef struct cached_store {
     pthread_cond_t flight_done;
     list_entry *buckets[LIST_BUCKETS];
     int32_t n_dirs;
+    _Atomic size_t bytes;      /* of the kept entries */
+    size_t max_bytes;          /* LIST_MAX_BYTES unless a test sets it */
     list_flight *flights;
     /* Bumped by every invalidation: a listing that began before one is
      * handed to its caller but not kept (it may miss what was written). */
@@ -114,6 +120,7 @@ static void drop_dir_locked(cached_store *cs, const char *dir)
         if (!strcmp((*pp)->dir, dir)) {
             list_entry *e = *pp;
             *pp = e->next;
+            cs->bytes -= e->bytes;
             free_list_entry(e);
             cs->n_dirs--;
             return;
@@ -134,6 +141,37 @@ static void drop_all_locked(cached_store *cs)
         cs->buckets[b] = NULL;
     }
     cs->n_dirs = 0;
+    cs->bytes = 0;
+}
+
+/* Each allocation counted with malloc's per-chunk word and its rounding. */
+static size_t alloc_bytes(size_t n)
+{
+    return (n + sizeof(size_t) + 15) & ~(size_t)15;
+}
+
+static size_t list_entry_bytes(const list_entry *e)
+{
+    size_t b = alloc_bytes(sizeof *e) + alloc_bytes(strlen(e->dir) + 1);
+    size_t cap = 32;
+    while (cap < (size_t)e->n) cap *= 2; /* as collect grows the arrays */
+    b += alloc_bytes(cap * sizeof *e->ents) + alloc_bytes(cap * sizeof *e->names);
+    for (int32_t i = 0; i < e->n; i++) b += alloc_bytes(strlen(e->names[i]) + 1);
+    return b;
+}
+
+size_t pq_store_cached_bytes(pq_store *s)
+{
+    return atomic_load(&((cached_store *)s)->bytes);
+}
+
+void pq_store_cached_set_max_bytes(pq_store *s, size_t max_bytes)
+{
+    cached_store *cs = (cached_store *)s;
+    pthread_mutex_lock(&cs->mu);
+    cs->max_bytes = max_bytes;
+    drop_all_locked(cs);
+    pthread_mutex_unlock(&cs->mu);
 }
 
 static int replay(const list_entry *e, pq_list_cb cb, void *ctx)
@@ -244,13 +282,15 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
     f->done = true;
     f->rc = rc;
     if (rc != PQ_OK) f->err = *err;
-    if (rc == PQ_OK && generation == cs->generation) {
+    if (rc == PQ_OK) e->bytes = list_entry_bytes(e);
+    if (rc == PQ_OK && generation == cs->generation && e->bytes <= cs->max_bytes) {
         drop_dir_locked(cs, dir);
-        if (cs->n_dirs >= LIST_MAX_DIRS) drop_all_locked(cs);
+        if (cs->n_dirs >= LIST_MAX_DIRS || cs->bytes + e->bytes > cs->max_bytes) drop_all_locked(cs);
         uint64_t b = pq_hash_str(dir) % LIST_BUCKETS;
         e->next = cs->buckets[b];
         cs->buckets[b] = e;
         cs->n_dirs++;
+        cs->bytes += e->bytes;
         (void)fresh_copy_locked(cs, dir, e->fetched_ms, &copy, &oom);
         e = NULL;
     }
@@ -326,6 +366,7 @@ int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *cou
     cs->base.root = root;
     cs->inner = inner;
     cs->ttl_ms = ttl_ms;
+    cs->max_bytes = LIST_MAX_BYTES;
     cs->counters = counters;
     pthread_mutex_init(&cs->mu, NULL);
     pthread_cond_init(&cs->flight_done, NULL);
@@ -411,6 +452,14 @@ static void unlink_locked(pq_footer_cache *c, pq_footer_ref *r)
     r->next->prev = r->prev;
     r->in_cache = false;
     c->bytes -= r->bytes;
+}
+
+void pq_footer_cache_usage(pq_footer_cache *c, size_t *bytes, size_t *max_bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    *bytes = c->bytes;
+    *max_bytes = c->max_bytes;
+    pthread_mutex_unlock(&c->mu);
 }
 
 void pq_footer_cache_free(pq_footer_cache *c)

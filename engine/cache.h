@@ -21,6 +21,10 @@ typedef struct pq_cache_counters {
 int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *counters, pq_store **out,
                         pq_error *err);
 pq_store *pq_store_cached_inner(pq_store *cached);
+/* Bytes the kept listings hold (at most 64 MiB: past it they are dropped). */
+size_t pq_store_cached_bytes(pq_store *cached);
+/* Sets that budget (tests), dropping what is kept. */
+void pq_store_cached_set_max_bytes(pq_store *cached, size_t max_bytes);
 /* Forgets a directory's listing (after a write into it), or all with NULL. */
 void pq_store_cached_invalidate(pq_store *cached, const char *dir);
 
@@ -29,6 +33,8 @@ typedef struct pq_footer_ref pq_footer_ref;
 
 pq_footer_cache *pq_footer_cache_new(size_t max_bytes, pq_cache_counters *counters);
 void pq_footer_cache_free(pq_footer_cache *c);
+/* The bytes the cached footers hold, and the budget they are kept within. */
+void pq_footer_cache_usage(pq_footer_cache *c, size_t *bytes, size_t *max_bytes);
 
 /* The footer of `path` with identity `id` (from a listing): from the cache,
  * or read through `store` on a miss.  The reference keeps it alive. */

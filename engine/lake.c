@@ -870,6 +870,18 @@ static int open_snapshot_file(void *ctx, int f, pq_scan_file *sf, pq_error *err)
     return PQ_OK;
 }
 
+/* The scan is done with file f: its descriptor and footer go (a scan of a
+ * big table holds a batch of them, not the table's). */
+static void release_snapshot_file(void *ctx, int f)
+{
+    open_ctx *oc = ctx;
+    pq_file_close(oc->files[f].file);
+    oc->files[f].file = NULL;
+    oc->files[f].footer = NULL;
+    if (oc->refs[f]) pq_footer_ref_put(oc->l->footers, oc->refs[f]);
+    oc->refs[f] = NULL;
+}
+
 static int open_files(pq_lake *l, const snapshot *s, const view *v, open_ctx *oc, pq_error *err)
 {
     int n = s->files->n_files;
@@ -911,6 +923,7 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
         pq_scan_opts_init(&o);
         o.threads = l->threads;
         o.open_file = open_snapshot_file;
+        o.release_file = release_snapshot_file;
         o.open_parallel = l->store->parallel_requests;
         o.dirs_pruned = (uint64_t)j->snap.files->n_dirs_pruned;
         o.open_ctx = &oc;
@@ -1049,6 +1062,16 @@ static int stats_text(pq_lake *l, pq_buf *out)
     LINE("staged_files_expired", atomic_load(&c->staged_expired));
     LINE("leftover_temporaries_removed", atomic_load(&c->leftover_temporaries));
     LINE("leftover_dirs_removed", atomic_load(&c->leftover_dirs));
+    /* Memory: the metadata caches against their budgets, and the heap. */
+    size_t footer_bytes, footer_budget;
+    pq_footer_cache_usage(l->footers, &footer_bytes, &footer_budget);
+    LINE("footer_cache_bytes", footer_bytes);
+    LINE("footer_cache_budget", footer_budget);
+    LINE("listing_cache_bytes", pq_store_cached_bytes(l->store));
+    pq_heap_stats heap;
+    pq_heap_stats_get(&heap);
+    LINE("heap_in_use_bytes", heap.in_use);
+    LINE("heap_free_bytes", heap.free_held);
 #undef LINE
     return rc;
 }
@@ -1257,6 +1280,9 @@ static void release_result(pq_lake *l, pq_result *res, const char *key)
             } else {
                 e->size = st.size;
                 e->last_used_ms = pq_now_ms();
+                /* Kept, unread: its pages leave the daemon's RSS (under mu,
+                 * so no reader takes it meanwhile). */
+                pq_result_unmap(res);
             }
         }
         break;

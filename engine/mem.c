@@ -1,6 +1,7 @@
 #include "mem.h"
 
 #include <sys/mman.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <stdarg.h>
@@ -237,4 +238,26 @@ void pq_parallel_for(size_t n, int threads, void (*fn)(void *ctx, size_t i), voi
     parallel_for_run(&pf);
     for (size_t i = 0; i < started; i++) pthread_join(tids[i], NULL);
     pthread_mutex_destroy(&pf.mu);
+}
+
+void pq_heap_stats_get(pq_heap_stats *out)
+{
+    *out = (pq_heap_stats){0};
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 mi = mallinfo2(); /* all arenas */
+    out->in_use = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+    out->free_held = (uint64_t)mi.fordblks;
+#endif
+}
+
+uint64_t pq_heap_release(uint64_t keep)
+{
+    pq_heap_stats h;
+    pq_heap_stats_get(&h);
+#ifdef __GLIBC__
+    if (h.free_held > keep) malloc_trim(0);
+#else
+    (void)keep;
+#endif
+    return h.free_held;
 }

@@ -24,6 +24,19 @@ typedef struct pq_arena {
  * (later buffers are mostly its freed ones, reused). */
 void pq_prefault(void *p, size_t len);
 
+/* The process heap as the allocator sees it: bytes handed out and bytes it
+ * holds free (returned to the system only when trimmed).  Zeros where the
+ * C library does not tell. */
+typedef struct pq_heap_stats {
+    uint64_t in_use, free_held;
+} pq_heap_stats;
+void pq_heap_stats_get(pq_heap_stats *out);
+/* Gives the heap's free pages back to the system when it holds more than
+ * `keep` bytes free: a daemon whose threads each grew an arena under load
+ * would otherwise keep its peak for good.  Returns the bytes it held free
+ * before. */
+uint64_t pq_heap_release(uint64_t keep);
+
 void pq_arena_init(pq_arena *a, size_t block_size);
 /* Returns NULL on allocation failure.  Memory is 16-byte aligned and zeroed. */
 void *pq_arena_alloc(pq_arena *a, size_t n);

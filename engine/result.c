@@ -254,6 +254,17 @@ void pq_result_unref(pq_result *r)
     free(r);
 }
 
+void pq_result_unmap(pq_result *r)
+{
+    pthread_mutex_lock(&r->mu);
+    for (size_t i = 0; i < r->n_windows; i++)
+        if (r->windows[i]) {
+            munmap(r->windows[i], MAP_WINDOW);
+            r->windows[i] = NULL;
+        }
+    pthread_mutex_unlock(&r->mu);
+}
+
 /* Under mu: announces that a reader reaches `reach` (the producer may run
  * ahead of it), then waits until size >= need (or the job ends).  Returns
  * PQ_ERR when stop() says the caller gave up, or when nothing is left at off

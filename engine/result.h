@@ -26,6 +26,12 @@ void pq_result_ref(pq_result *r);
 /* Dropping the last reference cancels a running job, waits for it and frees. */
 void pq_result_unref(pq_result *r);
 
+/* Unmaps the result's cache file while nobody reads it: a kept result's
+ * mapped pages would otherwise count in the daemon's RSS until evicted.  The
+ * caller guarantees that no pointer from pq_result_peek is in use (no reader
+ * holds one); a later peek maps the file again. */
+void pq_result_unmap(pq_result *r);
+
 /* Reads up to len bytes at off, waiting until they exist, the result ends,
  * it fails (its error), or stop(stop_ctx) returns true (PQ_E_CANCELLED).
  * *n = 0 means end of file. */

@@ -1462,7 +1462,10 @@ static int open_files_parallel(const pq_scan_opts *opts, const pq_query *q, pq_s
  * po (Parquet).  Footers are loaded as the scan reaches their files: the
  * first file alone (the first rows come after one footer), then, under a
  * limit, batches of 2, 4, 8... files, so that a limit the first files satisfy
- * never reads the others; without a limit, all the rest at once. */
+ * never reads the others; without a limit, batches of PQ_SCAN_FILES_AT_ONCE
+ * (each batch ends in a barrier that idles the workers, so not smaller).
+ * Once a batch is scanned its files are handed back (opts->release_file), so
+ * a scan of any number of files holds at most a batch of footers. */
 static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
                     pq_parquet_out *po, const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
 {
@@ -1476,18 +1479,21 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
     }
     if (!opts->open_file) return pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
     pq_scan_file *own = malloc(sizeof *own * (size_t)n_files);
-    if (!own) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    bool *lazy_file = malloc((size_t)n_files); /* opened by the scan: released by it too */
+    if (!own || !lazy_file) {
+        free(own);
+        free(lazy_file);
+        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    }
     memcpy(own, files, sizeof *own * (size_t)n_files);
+    for (int f = 0; f < n_files; f++) lazy_file[f] = files[f].footer == NULL;
     pq_scan_stats total;
     memset(&total, 0, sizeof total);
     int64_t left = q->limit;
     int rc = PQ_OK;
     for (int at = 0, batch = 1; at < n_files && rc == PQ_OK; batch *= 2) {
+        if (batch > PQ_SCAN_FILES_AT_ONCE || (left < 0 && at > 0)) batch = PQ_SCAN_FILES_AT_ONCE;
         int m = n_files - at < batch ? n_files - at : batch;
-        /* Without a limit every file is read anyway: after the first (its
-         * rows come first) one batch, since each batch ends in a barrier
-         * that idles the workers. */
-        if (left < 0 && at > 0) m = n_files - at;
         rc = open_files_parallel(opts, q, own, at, m, err);
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
@@ -1503,6 +1509,13 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
         total.values_decoded += st.values_decoded;
         total.reads_shared += st.reads_shared;
         total.row_groups_copied += st.row_groups_copied;
+        if (opts->release_file)
+            for (int f = at; f < at + m; f++) {
+                if (!lazy_file[f] || (!own[f].footer && !own[f].file)) continue;
+                opts->release_file(opts->open_ctx, f);
+                own[f].footer = NULL;
+                own[f].file = NULL;
+            }
         at += m;
         if (left >= 0) {
             left -= (int64_t)st.rows_out;
@@ -1510,6 +1523,7 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
         }
     }
     free(own);
+    free(lazy_file);
     total.plan.dirs_pruned = opts->dirs_pruned;
     if (stats) *stats = total;
     return rc;

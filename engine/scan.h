@@ -33,6 +33,10 @@ typedef struct pq_scan_opts {
     /* Fills file and footer of files[index] when the scan reaches a file
      * without a footer; what it opens stays the caller's to close. */
     int (*open_file)(void *ctx, int index, pq_scan_file *file, pq_error *err);
+    /* Optional: called once the scan is done with a file open_file opened
+     * (the caller may close it and let its footer go); never for a file
+     * given with its footer. */
+    void (*release_file)(void *ctx, int index);
     void *open_ctx;
     /* Requests worth having in flight: the store's parallel_requests, for
      * stores with slow round trips (<= threads: threads).  Files are opened
@@ -46,6 +50,9 @@ typedef struct pq_scan_opts {
      * n_dirs_pruned): reported with the plan's totals. */
     uint64_t dirs_pruned;
 } pq_scan_opts;
+
+/* Files whose footers a scan without a limit opens at once (scan_all). */
+#define PQ_SCAN_FILES_AT_ONCE 512
 
 /* What the extra workers' row groups may hold at once, by compressed size. */
 #define PQ_SCAN_IO_BYTES ((int64_t)256 << 20)

@@ -21,6 +21,7 @@
 #include "filewrite.h"
 #include "fs.h"
 #include "http.h"
+#include "mem.h"
 #include "numfmt.h"
 #include "remote.h"
 
@@ -43,7 +44,11 @@ static void log_line(void *ctx, pq_log_level lv, const char *msg)
  * signal, the unmount): a request blocked in a stalled transfer (a lookup
  * reading a footer) would otherwise hold the loop, whose end waits for its
  * workers, for the whole stall timeout.  Once a second meanwhile, parked
- * temporary files past their time are discarded (pqfs_fs_expire). */
+ * temporary files past their time are discarded (pqfs_fs_expire); every 5 s
+ * the heap's free pages past HEAP_FREE_KEPT go back to the system (the
+ * thresholds main() sets keep freed buffers for reuse, and each thread's
+ * arena would otherwise hold its peak until the unmount). */
+#define HEAP_FREE_KEPT ((uint64_t)64 << 20)
 typedef struct exit_watch {
     struct fuse_session *se;
     pqfs_fs *fs;
@@ -58,6 +63,7 @@ static void *exit_watch_main(void *arg)
         struct timespec ts = {0, 100 * 1000000L};
         nanosleep(&ts, NULL);
         if (tick % 10 == 0) pqfs_fs_expire(ew->fs);
+        if (tick % 50 == 0) (void)pq_heap_release(HEAP_FREE_KEPT);
     }
     pq_http_cancel_all();
     return NULL;

@@ -213,6 +213,11 @@ static int open_table_file(void *ctx, int index, pq_scan_file *sf, pq_error *err
     const pq_table_file *tf = &in->table->files[index];
     pq_file *f;
     PQ_TRY(in->store->ops->open(in->store, tf->path, &f, err));
+    /* Replaced since the listing: refused, as the mount does (SPEC 8). */
+    if (pq_file_check_listed(f, &tf->st, err) != PQ_OK) {
+        pq_file_close(f);
+        return PQ_ERR;
+    }
     pq_footer *ft;
     /* Sized from the footers read so far: the table's files are alike. */
     uint32_t seen = atomic_load(&in->max_meta_len);
@@ -227,6 +232,16 @@ static int open_table_file(void *ctx, int index, pq_scan_file *sf, pq_error *err
     in->files[index].file = sf->file = f;
     in->files[index].footer = sf->footer = ft;
     return PQ_OK;
+}
+
+/* pq_scan_opts.release_file: the scan is done with the file. */
+static void release_table_file(void *ctx, int index)
+{
+    inputs *in = ctx;
+    if (in->files[index].footer) pq_footer_free((pq_footer *)in->files[index].footer);
+    pq_file_close(in->files[index].file);
+    in->files[index].footer = NULL;
+    in->files[index].file = NULL;
 }
 
 static const char *env_or(const char *a, const char *b)
@@ -566,6 +581,7 @@ static void print_scan_stats(const pq_scan_stats *st, const pq_io_counters *io)
 static void scan_opts_for(pq_scan_opts *o, inputs *in)
 {
     o->open_file = open_table_file;
+    o->release_file = release_table_file;
     o->open_ctx = in;
     o->open_parallel = in->store ? in->store->parallel_requests : 0;
 }

@@ -16,7 +16,9 @@
 #   writers  each copies a 5-row CSV of fresh ids (>= 10^9) into a partition
 #            in a loop, and records the ids of every cp that exited 0.
 # Every 30 s it prints the daemon's RSS and peak RSS, its open descriptors,
-# and the reads, writes and failures so far.  At the end every acknowledged
+# and the reads, writes and failures so far, and where the memory is: RssAnon
+# and RssFile, the heap in use and held free, the footer and listing caches
+# (/.pqfs/stats).  At the end every acknowledged
 # id must be in the lake exactly once (read by pqtool from the source, not
 # through the mount), and no read may have failed.  Exits 0 when all holds.
 # Unmounts and ends every process it started, whatever happens; --keep keeps
@@ -152,6 +154,10 @@ sample() {
     read -r w_n w_fail <<<"$(sum_counts w)"
     printf 'soak: t=%4ds  rss=%6d KiB  peak=%6d KiB  fds=%5d  reads=%6d failed=%d  writes=%5d failed=%d\n' \
         $(($(date +%s) - START)) "$rss" "$hwm" "$fds" "$r_ok" "$r_fail" "$w_n" "$w_fail"
+    # Where the memory is: anonymous vs mapped files, the heap, the caches (MiB).
+    awk '/^RssAnon|^RssFile/ { printf "%s %d MiB  ", $1, $2 / 1024 }' "/proc/$DAEMON/status"
+    awk '/^(heap_in_use|heap_free|footer_cache|listing_cache)_bytes/ { printf "%s %d MiB  ", $1, $2 / 1048576 }
+         END { print "" }' "$MNT/.pqfs/stats" 2>/dev/null || echo
 }
 START=$(date +%s)
 sample
@@ -162,7 +168,7 @@ while [ "$(date +%s)" -lt "$END" ]; do
 done
 for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 PIDS=()
-sleep 2
+sleep 6 # past the daemon's next heap trim (every 5 s)
 echo "soak: idle after the load:"
 sample
 

@@ -5,6 +5,7 @@
  * in-memory file built with the thrift encoders (row ranges of two columns
  * intersected, null pages, NaN bounds, a bad offset index). */
 #include <malloc.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "meta.h"
 #include "plan.h"
 #include "query.h"
+#include "scan.h"
 
 
 /* ------------------------------------------------------------------ helpers */
@@ -987,12 +989,106 @@ static void test_footer_cache_bound(void)
     rmdir(dir);
 }
 
+/* A scan without a limit opens lazy files a batch at a time and hands each
+ * back once scanned: a table of any size holds PQ_SCAN_FILES_AT_ONCE
+ * footers at most (before, every file's, until the scan ended: pqtool cat
+ * of 25,000 files peaked at 161 MB).  Files given with their footer are
+ * never handed back. */
+typedef struct lazy_table {
+    uint8_t *bytes;
+    size_t len;
+    pq_file **files;
+    pq_footer **footers;
+    _Atomic int open_now, open_most, opened; /* open_file runs on several threads */
+    int released, released_given;
+} lazy_table;
+
+static int lazy_open(void *ctx, int index, pq_scan_file *sf, pq_error *err)
+{
+    lazy_table *t = ctx;
+    PQ_TRY(pq_file_open_mem("lazy.parquet", t->bytes, t->len, &t->files[index], err));
+    PQ_TRY(pq_footer_read(t->files[index], &t->footers[index], err));
+    sf->file = t->files[index];
+    sf->footer = t->footers[index];
+    atomic_fetch_add(&t->opened, 1);
+    int now = atomic_fetch_add(&t->open_now, 1) + 1, most = atomic_load(&t->open_most);
+    while (now > most && !atomic_compare_exchange_weak(&t->open_most, &most, now)) {
+    }
+    return PQ_OK;
+}
+
+static void lazy_release(void *ctx, int index)
+{
+    lazy_table *t = ctx;
+    if (index == 0) t->released_given++;
+    pq_footer_free(t->footers[index]);
+    pq_file_close(t->files[index]);
+    t->footers[index] = NULL;
+    t->files[index] = NULL;
+    if (index) atomic_fetch_sub(&t->open_now, 1);
+    t->released++;
+}
+
+static int count_lines(void *ctx, const char *data, size_t len, pq_error *err)
+{
+    (void)err;
+    for (size_t i = 0; i < len; i++) *(int64_t *)ctx += data[i] == '\n';
+    return PQ_OK;
+}
+
+static void test_scan_holds_a_batch(void)
+{
+    enum { N = 3 * PQ_SCAN_FILES_AT_ONCE + 7 };
+    char src[1024];
+    lazy_table t = {0};
+    t.bytes = read_all(corpus_file("alltypes_plain.parquet", src, sizeof src), &t.len);
+    t.files = calloc(N, sizeof *t.files);
+    t.footers = calloc(N, sizeof *t.footers);
+    pq_scan_file *sf = calloc(N, sizeof *sf);
+    pq_error err = {0};
+    pq_query *q = NULL;
+    pq_query_spec spec = {.limit = -1};
+    CHECK(t.bytes && t.files && t.footers && sf);
+    if (!t.bytes || !t.files || !t.footers || !sf) goto out;
+    /* File 0 given with its footer (as pqtool compiles from it); the rest lazy. */
+    CHECK(lazy_open(&t, 0, &sf[0], &err) == PQ_OK);
+    t.open_now = t.open_most = t.opened = 0;
+    CHECK(pq_query_compile(&t.footers[0]->schema, NULL, NULL, 0, &spec, &q, &err) == PQ_OK);
+    if (!q) goto out;
+    pq_scan_opts o;
+    pq_scan_opts_init(&o);
+    o.threads = 2;
+    o.open_file = lazy_open;
+    o.release_file = lazy_release;
+    o.open_ctx = &t;
+    int64_t lines = 0;
+    pq_sink sink = {count_lines, &lines};
+    CHECK(pq_scan_csv(q, sf, N, &o, &sink, NULL, &err) == PQ_OK);
+    CHECK_EQ_INT(lines, (int64_t)N * 8 + 1); /* the header and every row */
+    CHECK_EQ_INT(t.opened, N - 1);
+    CHECK_EQ_INT(t.released, N - 1);
+    CHECK_EQ_INT(t.released_given, 0);
+    CHECK(t.open_most <= PQ_SCAN_FILES_AT_ONCE);
+    if (t.open_most > PQ_SCAN_FILES_AT_ONCE) fprintf(stderr, "scan held %d files at once\n", t.open_most);
+out:
+    pq_query_free(q);
+    for (int i = 0; t.files && i < N; i++) {
+        pq_footer_free(t.footers[i]);
+        pq_file_close(t.files[i]);
+    }
+    free(t.files);
+    free(t.footers);
+    free(sf);
+    free(t.bytes);
+}
+
 int main(void)
 {
     test_footer_guess();
     test_kept_bytes();
     test_footer_cache_guess();
     test_footer_cache_bound();
+    test_scan_holds_a_batch();
     test_signed_ints();
     test_unsigned();
     test_binary();

@@ -861,6 +861,52 @@ static void test_cache_slow_listing(void)
     pq_store_destroy(cached);
 }
 
+/* The kept listings stay within their byte budget: past it they are
+ * dropped and listed again (a miss, never a wrong listing); a listing
+ * larger than the budget is answered and not kept. */
+static void test_cache_listing_bytes(void)
+{
+    static const char *const dirs[] = {"lbytes/a", "lbytes/b"};
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 200; i++) {
+            char rel[128];
+            snprintf(rel, sizeof rel, "%s/part-%04d-with-a-long-name-of-forty-bytes.parquet", dirs[d], i);
+            put_file(rel, true);
+        }
+    pq_cache_counters counters = {0};
+    counting_store *cs = open_store("lbytes");
+    CHECK(cs != NULL);
+    if (!cs) return;
+    pq_store *cached = NULL;
+    pq_error err = {0};
+    CHECK_EQ_INT(pq_store_cached_new(&cs->base, 60000, &counters, &cached, &err), PQ_OK);
+    if (!cached) return;
+    int n = 0;
+    CHECK_EQ_INT(cached->ops->list(cached, "a", count_entry, &n, &err), PQ_OK);
+    size_t one = pq_store_cached_bytes(cached);
+    CHECK(n == 200 && one > 200 * 40); /* every name counted */
+    /* Room for one listing: the second drops the first. */
+    pq_store_cached_set_max_bytes(cached, one + one / 2);
+    int lists = cs->n_lists;
+    for (int round = 0; round < 2; round++)
+        for (int d = 0; d < 2; d++) {
+            n = 0;
+            CHECK_EQ_INT(cached->ops->list(cached, d ? "b" : "a", count_entry, &n, &err), PQ_OK);
+            CHECK_EQ_INT(n, 200);
+            CHECK(pq_store_cached_bytes(cached) <= one + one / 2);
+        }
+    CHECK_EQ_INT(cs->n_lists - lists, 4); /* each listed again */
+    n = 0;
+    CHECK_EQ_INT(cached->ops->list(cached, "b", count_entry, &n, &err), PQ_OK);
+    CHECK_EQ_INT(cs->n_lists - lists, 4); /* the last one kept: a hit */
+    /* Smaller than one listing: answered, not kept. */
+    pq_store_cached_set_max_bytes(cached, one / 2);
+    n = 0;
+    CHECK_EQ_INT(cached->ops->list(cached, "a", count_entry, &n, &err), PQ_OK);
+    CHECK(n == 200 && pq_store_cached_bytes(cached) == 0);
+    pq_store_destroy(cached);
+}
+
 typedef struct lister {
     pq_store *cached;
     int n;
@@ -1017,6 +1063,7 @@ int main(void)
         test_odd_names();
         test_percent_coding();
         test_cache_slow_listing();
+        test_cache_listing_bytes();
         test_cache_single_flight();
         test_cache_callback_after_wakeup();
         /* Sequential on a local store; siblings listed together otherwise. */
