@@ -761,25 +761,26 @@ static int build_bloom(pq_colwriter *w, pq_buf *out, pq_error *err)
     return PQ_OK;
 }
 
-/* path_in_schema: the names from the top-level field down to the leaf. */
 /* path_in_schema: every level's name, a LIST's or MAP's repeated group
- * included (readers such as hyparquet look the chunk up by it). */
+ * included (readers such as hyparquet look the chunk up by it).  The names
+ * are copied into the chunk's arena: the leaf may be an input file's, whose
+ * footer the scan lets go (a batch at a time) before the output's footer is
+ * written. */
 static int leaf_path(const pq_leaf *leaf, pq_arena *arena, const char ***out, int32_t *n_out)
 {
-    if (leaf->n_path_parts > 0) {
-        const char **path = pq_arena_alloc(arena, (size_t)leaf->n_path_parts * sizeof *path);
-        if (!path) return -1;
-        memcpy(path, leaf->path_parts, (size_t)leaf->n_path_parts * sizeof *path);
-        *out = path;
-        *n_out = leaf->n_path_parts;
-        return 0;
-    }
-    int32_t n = 0;
-    for (const pq_node *x = leaf->node; x && x->parent; x = x->parent) n++;
+    int32_t n = leaf->n_path_parts;
+    if (n <= 0)
+        for (const pq_node *x = leaf->node; x && x->parent; x = x->parent) n++;
     const char **path = pq_arena_alloc(arena, (size_t)(n ? n : 1) * sizeof *path);
     if (!path) return -1;
-    int32_t i = n;
-    for (const pq_node *x = leaf->node; x && x->parent; x = x->parent) path[--i] = x->name;
+    if (leaf->n_path_parts > 0) {
+        for (int32_t i = 0; i < n; i++)
+            if (!(path[i] = pq_arena_strndup(arena, leaf->path_parts[i], strlen(leaf->path_parts[i])))) return -1;
+    } else {
+        int32_t i = n;
+        for (const pq_node *x = leaf->node; x && x->parent; x = x->parent)
+            if (!(path[--i] = pq_arena_strndup(arena, x->name, strlen(x->name)))) return -1;
+    }
     *out = path;
     *n_out = n;
     return 0;
