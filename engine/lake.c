@@ -1264,6 +1264,7 @@ void lake_stage_release(pq_lake *l, uint64_t *reserved, uint64_t end)
 static void release_result(pq_lake *l, pq_result *res, const char *key)
 {
     result_entry *victims = NULL;
+    bool kept = false;
     pthread_mutex_lock(&l->mu);
     for (result_entry **pp = &l->results; *pp; pp = &(*pp)->next) {
         result_entry *e = *pp;
@@ -1283,12 +1284,14 @@ static void release_result(pq_lake *l, pq_result *res, const char *key)
                 /* Kept, unread: its pages leave the daemon's RSS (under mu,
                  * so no reader takes it meanwhile). */
                 pq_result_unmap(res);
+                kept = true;
             }
         }
         break;
     }
     evict_locked(l, &victims);
     pthread_mutex_unlock(&l->mu);
+    if (kept) pq_result_reap(res); /* its ended producer's stack goes (our reference keeps res) */
     pq_result_unref(res);
     free_victims(victims);
 }

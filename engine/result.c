@@ -40,6 +40,7 @@ struct pq_result {
     pq_error err;
     pthread_t thread;
     bool thread_started;
+    bool reaping;                /* pq_result_reap is joining the thread */
     pq_result_job job;
     void *ctx;
     void (*ctx_free)(void *);
@@ -252,6 +253,20 @@ void pq_result_unref(pq_result *r)
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     free(r);
+}
+
+void pq_result_reap(pq_result *r)
+{
+    pthread_mutex_lock(&r->mu);
+    bool join = r->done && r->thread_started && !r->reaping;
+    if (join) r->reaping = true;
+    pthread_mutex_unlock(&r->mu);
+    if (!join) return;
+    pthread_join(r->thread, NULL); /* it has ended, or is returning */
+    pthread_mutex_lock(&r->mu);
+    r->thread_started = false;
+    r->reaping = false;
+    pthread_mutex_unlock(&r->mu);
 }
 
 void pq_result_unmap(pq_result *r)

@@ -26,6 +26,12 @@ void pq_result_ref(pq_result *r);
 /* Dropping the last reference cancels a running job, waits for it and frees. */
 void pq_result_unref(pq_result *r);
 
+/* Joins the producer's thread once the job has ended (no-op before, and
+ * after the first call).  An ended thread not joined keeps its stack mapped
+ * (8 MiB of address space, its touched pages resident): kept results must
+ * not hold theirs until evicted.  The caller holds a reference. */
+void pq_result_reap(pq_result *r);
+
 /* Unmaps the result's cache file while nobody reads it: a kept result's
  * mapped pages would otherwise count in the daemon's RSS until evicted.  The
  * caller guarantees that no pointer from pq_result_peek is in use (no reader
