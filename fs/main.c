@@ -256,7 +256,7 @@ static int run_mounted(struct fuse_session *se, pqfs_fs *fs, pq_lake *lake, cons
     return rc;
 }
 
-int main(int argc, char **argv, char **envp)
+static void tune_malloc(void)
 {
     /* Page and result buffers are megabytes, freed and taken again for every
      * row group: keep them in the heap instead of faulting them in each time. */
@@ -268,6 +268,11 @@ int main(int argc, char **argv, char **envp)
      * resident for a heap of 130 MiB in use.  Two read as fast there. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     mallopt(M_ARENA_MAX, cores < 2 ? 2 : cores > 8 ? 8 : (int)cores);
+}
+
+int main(int argc, char **argv, char **envp)
+{
+    tune_malloc();
     /* Lake files hold descriptors from a bounded set (fdcache.h) sized from
      * this limit; FUSE, result cache files and sockets take the rest. */
     pq_fd_raise_limit();
