@@ -30,7 +30,7 @@ mount_test_init
 
 LIMIT=1024
 ulimit -n "$LIMIT"
-BUDGET=$((LIMIT / 4)) # engine/fdcache.h: a quarter of the soft limit
+BUDGET=$((LIMIT / 4)) # engine/include/pqfs/fdcache.h: a quarter of the soft limit
 LAKE=$WORK/lake MNT=$WORK/mnt
 mkdir -p "$LAKE"
 
@@ -98,7 +98,7 @@ check_bound() {
 }
 
 # check_peak WHAT KIB: the sampled process's peak RSS stayed under KIB.  A
-# scan holds a batch of footers at a time, not the table's (engine/scan.h,
+# scan holds a batch of footers at a time, not the table's (engine/include/pqfs/scan.h,
 # PQ_SCAN_FILES_AT_ONCE): before, pqtool peaked at 161 MB on the 25,000
 # files, 15 MB after; the daemon's bound leaves room for its threads and
 # the sanitizers' shadow memory.

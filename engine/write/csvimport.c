@@ -12,7 +12,6 @@
 #include "filewrite.h"
 #include "numfmt.h"
 #include "rowsort.h"
-#include "scan_parquet.h"
 #include "schema.h"
 
 #define ENCODE_SLICE_ROWS 65536

@@ -20,20 +20,6 @@ typedef struct pq_byte_range {
     const uint8_t *data;
 } pq_byte_range;
 
-/* Where a column chunk's pages are in the file. */
-typedef struct pq_chunk_extent {
-    uint64_t start;            /* first page (dictionary page when there is one) */
-    uint64_t len;              /* bytes up to the end of the last data page */
-} pq_chunk_extent;
-
-/* Validates the chunk's offsets against the file size and returns its extent.
- * `file_size` is the size of the data file.  `legacy_padding`: the writer is
- * parquet-mr before 1.2.9, which left the dictionary page header out of
- * total_compressed_size (PARQUET-816); the extent is then extended by up to
- * 100 bytes, as other readers do. */
-int pq_chunk_extent_of(const pq_column_chunk *cc, uint64_t file_size, bool legacy_padding,
-                       pq_chunk_extent *out, pq_error *err);
-
 typedef struct pq_col_batch {
     int32_t n_rows;
     int32_t n_levels;          /* level entries; == n_rows when max_rep == 0 */

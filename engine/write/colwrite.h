@@ -62,6 +62,8 @@ typedef struct pq_chunk_out {
 } pq_chunk_out;
 
 void pq_chunk_out_free(pq_chunk_out *c);
+/* Frees an array of n sealed chunks (a row group never appended). */
+void pq_chunks_free(pq_chunk_out *chunks, int32_t n);
 
 /* A sealed chunk that holds an existing chunk unchanged: its bytes
  * (`bytes`, the chunk's extent of `len` bytes, which began at file offset

@@ -89,6 +89,4 @@ int pq_scan_parquet(const pq_query *q, const pq_footer *ref, const pq_scan_file 
 int pq_scan_plan(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
                  pq_buf *out, pq_plan_totals *totals, pq_error *err);
 
-int pq_default_threads(void);
-
 #endif

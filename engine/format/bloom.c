@@ -1,11 +1,11 @@
 /* Split block bloom filters (Parquet BloomFilter.md): hashing, probing and
  * building.  Reading the filter and deciding what to prune is the plan's
  * business; writing one is the column writer's. */
+#include "bloom.h"
+
 #include <math.h>
 #include <string.h>
 #include <xxhash.h>
-
-#include "plan.h"
 
 uint64_t pq_bloom_hash(const uint8_t *plain, size_t len)
 {

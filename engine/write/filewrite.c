@@ -4,9 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan.h"
 #include "rowgroup.h"
 #include "rowsort.h"
-#include "scan.h"
+#include "threads.h"
 
 
 struct pq_filewriter {

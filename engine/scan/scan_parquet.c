@@ -141,13 +141,6 @@ void pq_parquet_out_free(pq_parquet_out *po)
     free(po);
 }
 
-void pq_chunks_free(pq_chunk_out *chunks, int32_t n)
-{
-    if (!chunks) return;
-    for (int32_t i = 0; i < n; i++) pq_chunk_out_free(&chunks[i]);
-    free(chunks);
-}
-
 /* ------------------------------------------------------------------ row group encoder */
 
 /* A partition column's value in one file, as the column writer takes it. */

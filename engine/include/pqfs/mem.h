@@ -52,11 +52,6 @@ void pq_arena_free(pq_arena *a);
 /* "dir/name" ("name" when dir is ""), malloc'd; NULL when out of memory. */
 char *pq_path_join(const char *dir, const char *name);
 
-/* Calls fn(ctx, i) for every i in [0, n), on up to `threads` threads (this
- * one included; fewer when threads cannot be started), and returns when all
- * calls have.  For independent jobs that wait on storage: footers, listings.
- * fn must be safe to run concurrently for distinct i. */
-void pq_parallel_for(size_t n, int threads, void (*fn)(void *ctx, size_t i), void *ctx);
 
 /* ---- growable buffer ---- */
 typedef struct pq_buf {

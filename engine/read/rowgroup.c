@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mem.h"
+#include "threads.h"
 
 static int cmp_range(const void *a, const void *b)
 {

@@ -18,6 +18,7 @@
 
 #include "mem.h"
 #include "numfmt.h"
+#include "threads.h"
 
 #define HIVE_NULL_VALUE "__HIVE_DEFAULT_PARTITION__"
 

@@ -7,7 +7,7 @@
 
 #include "codec.h"
 #include "encoding.h"
-#include "plan.h"
+#include "bloom.h"
 
 #define DEFAULT_PAGE_SIZE (1u << 20)
 #define DEFAULT_DICT_LIMIT (1u << 20)
@@ -414,6 +414,13 @@ void pq_chunk_out_free(pq_chunk_out *c)
     pq_buf_free(&c->bloom);
     pq_arena_free(&c->arena);
     memset(c, 0, sizeof *c);
+}
+
+void pq_chunks_free(pq_chunk_out *chunks, int32_t n)
+{
+    if (!chunks) return;
+    for (int32_t i = 0; i < n; i++) pq_chunk_out_free(&chunks[i]);
+    free(chunks);
 }
 
 static int nomem(pq_error *err)

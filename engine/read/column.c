@@ -82,36 +82,6 @@ static int fail_at(pq_col_reader *r, pq_error *err)
     return PQ_ERR;
 }
 
-int pq_chunk_extent_of(const pq_column_chunk *cc, uint64_t file_size, bool legacy_padding,
-                       pq_chunk_extent *out, pq_error *err)
-{
-    if (!cc->has_meta)
-        return pq_fail(err, cc->encrypted ? PQ_E_UNSUPPORTED : PQ_E_CORRUPT,
-                       cc->encrypted ? "column chunk is encrypted (not supported)"
-                                     : "column chunk has no metadata");
-    const pq_column_meta *m = &cc->meta;
-    int64_t start = m->data_page_offset;
-    if (m->has_dictionary_page_offset && m->dictionary_page_offset > 0 &&
-        m->dictionary_page_offset < start)
-        start = m->dictionary_page_offset;
-    int64_t len = m->total_compressed_size;
-    if (start < 0 || len < 0)
-        return pq_fail(err, PQ_E_CORRUPT, "column chunk has negative offset %lld or size %lld",
-                       (long long)start, (long long)len);
-    if ((uint64_t)start > file_size || (uint64_t)len > file_size - (uint64_t)start)
-        return pq_fail(err, PQ_E_CORRUPT,
-                       "column chunk at offset %lld of %lld bytes extends past the end of the "
-                       "file (%llu bytes)",
-                       (long long)start, (long long)len, (unsigned long long)file_size);
-    if (legacy_padding) {
-        uint64_t room = file_size - (uint64_t)start - (uint64_t)len;
-        len += (int64_t)(room < 100 ? room : 100);
-    }
-    out->start = (uint64_t)start;
-    out->len = (uint64_t)len;
-    return PQ_OK;
-}
-
 /* The longest run of fetched bytes starting at off (its length in *avail),
  * or NULL when no fetched range holds off. */
 static const uint8_t *locate_from(const pq_col_reader *r, uint64_t off, uint64_t *avail)

@@ -8,7 +8,7 @@
 
 #include "encoding.h"
 #include "rowgroup.h"
-#include "scan.h"
+#include "threads.h"
 
 /* Rows decoded at a time, and rows gathered at a time for the writer. */
 #define LOAD_BATCH_ROWS 8192

@@ -51,8 +51,6 @@ int pq_rg_encoder_copy(pq_rg_encoder *e, pq_file *f, const pq_footer *ft, int32_
 int pq_rg_encoder_finish(pq_rg_encoder *e, pq_chunk_out **chunks, pq_error *err);
 void pq_rg_encoder_free(pq_rg_encoder *e);
 
-/* Frees an array of n sealed chunks (a row group never appended). */
-void pq_chunks_free(pq_chunk_out *chunks, int32_t n);
 int32_t pq_parquet_out_leaves(const pq_parquet_out *po);
 
 #endif

@@ -9,6 +9,7 @@
 #include "render.h"
 #include "rowgroup.h"
 #include "scan_parquet.h"
+#include "threads.h"
 
 #define DEFAULT_BATCH_ROWS 4096
 /* A unit that is not at the head of the output holds at most this much text
@@ -110,12 +111,6 @@ void pq_scan_opts_init(pq_scan_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->header = true;
-}
-
-int pq_default_threads(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
 }
 
 /* Workers a scan (or a batch of footer reads) runs on. */

@@ -16,6 +16,7 @@
 #ifndef PQ_PLAN_H
 #define PQ_PLAN_H
 
+#include "bloom.h"
 #include "expr.h"
 #include "footer.h"
 
@@ -115,20 +116,6 @@ int pq_plan_totals_text(const pq_plan_totals *t, pq_buf *out);
 void pq_range_from_stats(const pq_leaf *leaf, const pq_stats *st, bool has_stats, int64_t rows,
                          pq_col_range *out);
 
-/* ---- bloom filters (split block, XXH64) ---- */
-typedef struct pq_bloom {
-    const uint8_t *bitset;
-    uint32_t n_bytes;          /* multiple of 32 */
-} pq_bloom;
-
-/* Whether the filter may contain the value's PLAIN bytes (false = definitely absent). */
-bool pq_bloom_may_contain(const pq_bloom *b, const uint8_t *plain, size_t len);
-/* Hash for one value (exposed for tests): XXH64 with seed 0. */
-uint64_t pq_bloom_hash(const uint8_t *plain, size_t len);
-bool pq_bloom_check_hash(const pq_bloom *b, uint64_t hash);
-/* Sets the hash's bits in a bitset of n_bytes (a multiple of 32). */
-void pq_bloom_insert_hash(uint8_t *bitset, uint32_t n_bytes, uint64_t hash);
-
 /* A chunk's bloom filter as it is in the file (header and bitset, *raw_len
  * bytes in *raw, the caller's to free) and *out over its bitset, when it is
  * one this reader uses (split block, XXH64, uncompressed, inside the file);
@@ -136,8 +123,5 @@ void pq_bloom_insert_hash(uint8_t *bitset, uint32_t n_bytes, uint64_t hash);
  * errors are errors. */
 int pq_bloom_filter_load(pq_file *f, const pq_footer *ft, const pq_column_meta *m, uint8_t **raw, size_t *raw_len,
                          pq_bloom *out, pq_error *err);
-
-/* The bitset size for ndv distinct values at false-positive rate fpp. */
-uint32_t pq_bloom_bytes_for(uint64_t ndv, double fpp);
 
 #endif
