@@ -1,5 +1,5 @@
 /* pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]: mounts a Parquet lake.
- * Configuration (config/), the lake (engine/lake.h), the FUSE adapter (fs.c). */
+ * Configuration (config/), the lake (engine/include/pqfs/lake.h), the FUSE adapter (fs.c). */
 #include <errno.h>
 #include <stdint.h>
 #include <malloc.h>

@@ -1,5 +1,5 @@
-/* The descriptor set of lake files (engine/fdcache.c) and the local files on
- * it (engine/io.c): more files open than the budget hold no more descriptors
+/* The descriptor set of lake files (engine/io/fdcache.c) and the local files on
+ * it (engine/io/io.c): more files open than the budget hold no more descriptors
  * than the budget, and read right after their descriptors were closed; a
  * file replaced, rewritten or removed after its descriptor was closed is
  * never read as the old one (PQ_E_STALE); a pinned descriptor survives any

@@ -1,4 +1,4 @@
-/* The lake without FUSE (engine/lake.c, lake_write.c).
+/* The lake without FUSE (engine/lake/lake.c, lake_write.c).
  * Writes: an upload renamed before its commit lands under the new name; once
  * committed it cannot be renamed (the part file is named already); renames
  * leave their directory and take only names that hold data; a failed input

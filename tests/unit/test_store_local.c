@@ -1,4 +1,4 @@
-/* The local store's root (engine/io.c): nothing outside it is read or
+/* The local store's root (engine/io/io.c): nothing outside it is read or
  * written.
  * Reads: a table directory, a partition directory and a .parquet file that
  * are symbolic links out of the root (relative or absolute) are left out of
