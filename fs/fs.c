@@ -645,7 +645,7 @@ static int finish_upload(pqfs_fs *fs, open_handle *oh, bool *temporary, bool *cl
     pthread_mutex_unlock(&fs->mu);
     if (!renamed) return PQ_OK;
     /* Serialized with a commit by the upload's own lock. */
-    int rc = path ? pq_lake_upload_rename(u, path, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = path ? pq_lake_upload_rename(u, path, err) : PQ_NOMEM(err);
     free(path);
     return rc;
 }

@@ -327,7 +327,7 @@ static int open_remote_file(const char *url, pq_store **store, pq_file **f, pq_e
     if (!parent || !name) {
         free(parent);
         free(name);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory"), -1;
+        return PQ_NOMEM(err), -1;
     }
     bool http = strncmp(url, "s3://", 5) != 0;
     if (http) name[pq_percent_decode(slash + 1, strlen(slash + 1), name)] = '\0';
@@ -410,7 +410,7 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
     if (remote || (n_paths == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode))) {
         int split = split_partition_dirs(paths[0], in);
         if (split == -2) return pq_fail(err, PQ_E_USAGE, "%s: a partition value holds %%00 (a NUL byte)", paths[0]);
-        if (split != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (split != 0) return PQ_NOMEM(err);
         if (in->root) open_partition_root(in);
         if (!in->store) PQ_TRY(open_store(paths[0], &in->store, err));
         pq_table_opts topts;
@@ -420,18 +420,18 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
             return pq_fail(err, PQ_E_USAGE, in->n_eq ? "%s: no Parquet files (no such partition directory?)"
                                                      : "%s: no Parquet files", paths[0]);
         in->files = calloc((size_t)in->table->n_files, sizeof *in->files);
-        if (!in->files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!in->files) return PQ_NOMEM(err);
         /* The first file now (its schema is the table's); the others when
          * the scan reaches them (open_table_file). */
         in->n_files = in->table->n_files;
         in->names = calloc((size_t)in->n_files, sizeof *in->names);
-        if (!in->names) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!in->names) return PQ_NOMEM(err);
         for (int i = 0; i < in->n_files; i++) {
             in->files[i].part_values = (const char *const *)in->table->files[i].values;
             /* Named before it is opened, or when its partition values rule
              * it out and it never is. */
             in->names[i] = pq_path_join(in->store->root, in->table->files[i].path);
-            if (!in->names[i]) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (!in->names[i]) return PQ_NOMEM(err);
             in->files[i].name = in->names[i];
         }
         return open_table_file(in, 0, &in->files[0], err);
@@ -439,7 +439,7 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
     in->files = calloc(n_paths > 0 ? (size_t)n_paths : 1, sizeof *in->files);
     if (!in->files) {
         if (remote_file) pq_file_close(remote_file);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     for (int i = 0; i < n_paths; i++) {
         pq_file *f = remote_file;
@@ -458,7 +458,7 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
         char *userpwd = NULL;
         in->names = calloc(1, sizeof *in->names);
         if (!in->names || pq_url_split_credentials(paths[0], &in->names[0], &userpwd, err) != PQ_OK)
-            return in->names ? PQ_ERR : pq_fail(err, PQ_E_NOMEM, "out of memory");
+            return in->names ? PQ_ERR : PQ_NOMEM(err);
         free(userpwd);
         in->files[0].name = in->names[0];
     }

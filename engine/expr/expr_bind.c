@@ -108,7 +108,7 @@ int pq_x_sort_values(pq_value *v, int n, bool *had_null)
 
 static pq_expr *oom(binder *b)
 {
-    pq_fail(b->err, PQ_E_NOMEM, "out of memory");
+    PQ_NOMEM(b->err);
     return NULL;
 }
 
@@ -536,7 +536,7 @@ static int unify_operands(binder *b, pq_expr **ops, const bool *strlit, int n, t
             pq_value iv = {.type = PQ_V_INT, .u.i = (int64_t)v->u.dec.unscaled};
             pq_expr *l = pq_x_literal(b->arena, &iv);
             if (!l)
-                return pq_fail(b->err, PQ_E_NOMEM, "out of memory");
+                return PQ_NOMEM(b->err);
             l->pos = ops[i]->pos;
             ops[i] = l;
         }

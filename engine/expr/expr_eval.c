@@ -317,7 +317,7 @@ int pq_x_prepare(pq_expr *e, pq_arena *arena, pq_error *err)
     if (e->kernel || (e->kind != PQ_X_CMP && e->kind != PQ_X_IN && e->kind != PQ_X_LIKE))
         return PQ_OK;
     if (build_kernel(e, arena) != PQ_OK)
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     return PQ_OK;
 }
 

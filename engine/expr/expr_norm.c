@@ -55,7 +55,7 @@ static pq_expr *fail_oom(norm *n)
 {
     n->failed = true;
     if (n->err)
-        pq_fail(n->err, PQ_E_NOMEM, "out of memory");
+        PQ_NOMEM(n->err);
     return NULL;
 }
 

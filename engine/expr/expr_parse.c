@@ -127,7 +127,7 @@ static int lex_quoted(parser *p, char quote, token *t)
     size_t raw = i - p->at - 1;
     char *text = pq_arena_alloc(p->arena, raw - extra + 1);
     if (!text)
-        return pq_fail(p->err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(p->err);
     size_t k = 0;
     for (size_t j = p->at + 1; j < i; j++) {
         text[k++] = p->src[j];
@@ -284,7 +284,7 @@ static pq_ast *node(parser *p, pq_akind kind, size_t off, int n_args)
 {
     pq_ast *a = pq_arena_alloc(p->arena, sizeof *a);
     if (!a) {
-        pq_fail(p->err, PQ_E_NOMEM, "out of memory");
+        PQ_NOMEM(p->err);
         return NULL;
     }
     a->kind = kind;
@@ -293,7 +293,7 @@ static pq_ast *node(parser *p, pq_akind kind, size_t off, int n_args)
     if (n_args > 0) {
         a->args = pq_arena_alloc(p->arena, sizeof(pq_ast *) * (size_t)n_args);
         if (!a->args) {
-            pq_fail(p->err, PQ_E_NOMEM, "out of memory");
+            PQ_NOMEM(p->err);
             return NULL;
         }
     }
@@ -442,7 +442,7 @@ static pq_ast *parse_in_list(parser *p, pq_ast *x, size_t off, bool negated)
             int ncap = cap ? cap * 2 : 8;
             pq_ast **grown = pq_arena_alloc(p->arena, sizeof *grown * (size_t)ncap);
             if (!grown) {
-                pq_fail(p->err, PQ_E_NOMEM, "out of memory");
+                PQ_NOMEM(p->err);
                 return NULL;
             }
             if (n)
@@ -593,7 +593,7 @@ static pq_ast *parse_chain(parser *p, tok_kind op, pq_akind kind, pq_ast *(*sub)
             int ncap = cap ? cap * 2 : 4;
             pq_ast **grown = pq_arena_alloc(p->arena, sizeof *grown * (size_t)ncap);
             if (!grown) {
-                pq_fail(p->err, PQ_E_NOMEM, "out of memory");
+                PQ_NOMEM(p->err);
                 return NULL;
             }
             if (n)

@@ -57,7 +57,7 @@ static int build(const uint8_t *meta_bytes, uint32_t meta_len, uint64_t file_siz
                  pq_error *err)
 {
     pq_footer *ft = calloc(1, sizeof *ft);
-    if (!ft) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!ft) return PQ_NOMEM(err);
     /* Blocks sized from the footer: decoded, it takes a few times its
      * Thrift bytes, and a table's many small files each keep one
      * (a fixed 64 KiB block was most of a 25,000-file scan's heap). */
@@ -138,7 +138,7 @@ int pq_footer_read_guess(pq_file *f, size_t guess, pq_footer **out, pq_error *er
         guess = 8;
     size_t tail_len = size < guess ? (size_t)size : guess;
     uint8_t *tail = malloc(tail_len);
-    if (!tail) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!tail) return PQ_NOMEM(err);
     int rc = pq_read_at(f, tail, tail_len, size - tail_len, err);
     if (rc != PQ_OK) {
         free(tail);

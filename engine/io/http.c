@@ -93,14 +93,14 @@ int pq_http_new(const pq_http_opts *o, pq_http **out, pq_error *err)
     pthread_once(&global_once, global_init);
     if (global_error[0]) return pq_fail(err, PQ_E_IO, "libcurl: %s", global_error);
     pq_http *h = calloc(1, sizeof *h);
-    if (!h) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!h) return PQ_NOMEM(err);
     if (o) h->o = *o;
     else pq_http_opts_init(&h->o);
     if (h->o.max_attempts < 1) h->o.max_attempts = 1;
     h->o.userpwd = NULL;
     if (o && o->userpwd && !(h->userpwd = strdup(o->userpwd))) {
         free(h);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     pthread_mutex_init(&h->mu, NULL);
     *out = h;
@@ -340,7 +340,7 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
     if (rq->body) pq_buf_clear(rq->body);
     if (rq->etag) {
         pq_buf_clear(rq->etag);
-        if (pq_buf_reserve(rq->etag, 1)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (pq_buf_reserve(rq->etag, 1)) return PQ_NOMEM(err);
         rq->etag->data[0] = '\0';
     }
     CURL *c = take_handle(h);
@@ -370,7 +370,7 @@ static int attempt(pq_http *h, const pq_http_req *rq, pq_http_reply *rp, CURLcod
     /* No "Expect: 100-continue" round trip before a body. */
     if (ok && has_body) ok = add_header(&hdrs, "Expect:");
     pq_buf_free(&signed_lines); /* curl keeps copies */
-    if (rc == PQ_OK && !ok) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK && !ok) rc = PQ_NOMEM(err);
     if (rc != PQ_OK) {
         cu.slist_free_all(hdrs);
         give_handle(h, c, true);
@@ -498,7 +498,7 @@ int pq_url_split_credentials(const char *url, char **clean, char **userpwd, pq_e
     const char *at = memrchr(host, '@', hl);
     if (!at) {
         *clean = strdup(url);
-        return *clean ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return *clean ? PQ_OK : PQ_NOMEM(err);
     }
     size_t pre = (size_t)(host - url), ul = (size_t)(at - host);
     *clean = malloc(strlen(url) - ul);
@@ -507,7 +507,7 @@ int pq_url_split_credentials(const char *url, char **clean, char **userpwd, pq_e
         free(*clean);
         free(*userpwd);
         *clean = *userpwd = NULL;
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     memcpy(*clean, url, pre);
     strcpy(*clean + pre, at + 1);

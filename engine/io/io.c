@@ -297,7 +297,7 @@ static int local_file_open(const local_store *ls, const char *path, char *name, 
     local_file *lf = name ? calloc(1, sizeof *lf) : NULL;
     if (!lf) {
         free(name);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     lf->base.ops = &local_file_ops;
     lf->base.name = name;
@@ -361,7 +361,7 @@ int pq_file_open_mem(const char *name, const void *data, size_t len, pq_file **o
     if (!mf || !n) {
         free(mf);
         free(n);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     mf->base.ops = &mem_file_ops;
     mf->base.name = n;
@@ -443,7 +443,7 @@ int pq_file_wrap_faulty(pq_file *inner, const pq_fault_plan *plan, pq_file **out
         free(ff);
         free(n);
         pq_file_close(inner);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     ff->base.ops = &faulty_file_ops;
     ff->base.name = n;
@@ -1015,7 +1015,7 @@ static int local_store_create(pq_store *s, const char *path, pq_upload **out, pq
     char full[PATH_MAX];
     PQ_TRY(join_path(ls, path, full, sizeof full, err));
     local_upload *lu = calloc(1, sizeof *lu);
-    if (!lu) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!lu) return PQ_NOMEM(err);
     lu->fd = lu->dir_fd = -1;
     const char *name;
     lu->dir_fd = open_parent(ls, path, &name);
@@ -1026,7 +1026,7 @@ static int local_store_create(pq_store *s, const char *path, pq_upload **out, pq
     lu->tmp_name = malloc(tlen);
     if (!lu->final_path || !lu->final_name || !lu->tmp_name) {
         local_upload_free(lu);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     if (lu->dir_fd >= 0 && (lu->fd = make_temporary(lu->dir_fd, name, lu->tmp_name, tlen)) < 0) e = errno;
     if (lu->fd < 0) {
@@ -1117,7 +1117,7 @@ int pq_store_local_new(const char *root, pq_store **out, pq_error *err)
         free(ls);
         free(r);
         if (root_fd >= 0) close(root_fd);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     /* "/" as root joins as "//x": harmless, but keep it tidy. */
     if (!strcmp(abs, "/")) abs[0] = '\0';
@@ -1221,7 +1221,7 @@ static int sweep_dir(const local_store *ls, char *rel, int64_t min_age_s, char *
         char **grown = *n < *cap ? *todo : realloc(*todo, sizeof **todo * (*cap = *cap * 2 + 16));
         char *sub = grown ? (rel[0] ? join_rest(rel, name) : strdup(name)) : NULL;
         if (grown) *todo = grown;
-        if (!sub) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!sub) rc = PQ_NOMEM(err);
         else (*todo)[(*n)++] = sub;
     }
     closedir(d);
@@ -1239,7 +1239,7 @@ int pq_store_local_sweep(pq_store *s, int64_t min_age_s, const _Atomic bool *sto
     size_t n = 0, cap = 16;
     if (!todo || !(todo[n++] = strdup(""))) {
         free(todo);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     int rc = PQ_OK;
     while (n && rc == PQ_OK && !(stop && atomic_load(stop))) {

@@ -30,7 +30,7 @@ int pq_remote_init(pq_remote *r, const pq_http_opts *ho, pq_io_counters *counter
     memset(r, 0, sizeof *r);
     r->counters = counters;
     r->known = calloc(1, sizeof *r->known);
-    if (!r->known) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!r->known) return PQ_NOMEM(err);
     pthread_mutex_init(&r->known->mu, NULL);
     if (pq_http_new(ho, &r->http, err) != PQ_OK) {
         pthread_mutex_destroy(&r->known->mu);
@@ -63,7 +63,7 @@ void pq_remote_fini(pq_remote *r)
 static int remember(pq_remote *r, const char *path, uint64_t size, const char *etag, int64_t mtime, pq_error *err)
 {
     char *tag = NULL;
-    if (etag && etag[0] && !(tag = strdup(etag))) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (etag && etag[0] && !(tag = strdup(etag))) return PQ_NOMEM(err);
     size_t n = strlen(path);
     unsigned h = (unsigned)(pq_hash_bytes(path, n) % KNOWN_BUCKETS);
     pthread_mutex_lock(&r->known->mu);
@@ -84,7 +84,7 @@ static int remember(pq_remote *r, const char *path, uint64_t size, const char *e
     pthread_mutex_unlock(&r->known->mu);
     if (!e) {
         free(tag);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     return PQ_OK;
 }
@@ -105,7 +105,7 @@ static int recall(pq_remote *r, const char *path, uint64_t *size, char **etag, i
         oom = e->etag && !*etag;
     }
     pthread_mutex_unlock(&r->known->mu);
-    if (oom) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (oom) return PQ_NOMEM(err);
     return e != NULL;
 }
 
@@ -122,7 +122,7 @@ int pq_remote_list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
     if (!le->is_dir) {
         e.st.mtime_ns = pq_remote_identity(le->etag, le->mtime);
         char *path = pq_path_join(lc->dir, le->name);
-        if (!path) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!path) return PQ_NOMEM(err);
         int rc = remember(lc->r, path, le->size, le->etag, le->mtime, err);
         free(path);
         if (rc != PQ_OK) return PQ_ERR;
@@ -189,7 +189,7 @@ static int set_identity(remote_file *rf, char *etag, int64_t mtime, pq_error *er
     else if (mtime > 0 && http_date(mtime, date, sizeof date)) e = pq_buf_printf(&b, "If-Unmodified-Since: %s", date);
     if (e) {
         pq_buf_free(&b);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     rf->precondition = b.data;
     rf->etag = etag;
@@ -211,7 +211,7 @@ static int file_size(pq_file *f, uint64_t *out, pq_error *err)
         if (rc == PQ_OK && !rp.has_length) rc = pq_fail(err, PQ_E_IO, "HEAD %s: no Content-Length", rf->url);
         if (rc == PQ_OK && !rf->etag && !rf->mtime) {
             char *tag = rp.has_etag && etag.len ? strdup(etag.data) : NULL;
-            if (rp.has_etag && etag.len && !tag) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (rp.has_etag && etag.len && !tag) rc = PQ_NOMEM(err);
             else rc = set_identity(rf, tag, rp.last_modified, err);
             if (rc != PQ_OK) free(tag);
         }
@@ -331,7 +331,7 @@ int pq_remote_open(pq_remote *r, const char *path, const char *url, pq_file **ou
         free(rf);
         free(u);
         free(n);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     pthread_mutex_init(&rf->mu, NULL);
     rf->base.ops = &remote_file_ops;

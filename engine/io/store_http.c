@@ -34,7 +34,7 @@ static int http_open(pq_store *s, const char *path, pq_file **out, pq_error *err
 {
     http_store *hs = (http_store *)s;
     char *url = url_of(hs, path, false);
-    if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!url) return PQ_NOMEM(err);
     int rc = pq_remote_open(&hs->r, path, url, out, err);
     free(url);
     return rc;
@@ -49,7 +49,7 @@ static int http_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
         return PQ_OK;
     }
     char *url = url_of(hs, path, false);
-    if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!url) return PQ_NOMEM(err);
     pq_http_reply rp;
     pq_buf etag;
     pq_buf_init(&etag);
@@ -63,7 +63,7 @@ static int http_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
          * its index. */
         free(url);
         url = url_of(hs, path, true);
-        rc = url ? pq_remote_head(&hs->r, url, &rp, NULL, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
+        rc = url ? pq_remote_head(&hs->r, url, &rp, NULL, err) : PQ_NOMEM(err);
         out->is_dir = rc == PQ_OK;
     }
     pq_buf_free(&etag);
@@ -91,7 +91,7 @@ static int list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
     pq_http_reply rp;
     pq_buf etag;
     pq_buf_init(&etag);
-    int rc = url ? pq_remote_head(&hs->r, url, &rp, &etag, err) : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = url ? pq_remote_head(&hs->r, url, &rp, &etag, err) : PQ_NOMEM(err);
     if (rc == PQ_OK && !rp.has_length) rc = pq_fail(err, PQ_E_IO, "HEAD %s: no Content-Length", url);
     free(url);
     if (rc == PQ_OK) {
@@ -110,7 +110,7 @@ static int http_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_
 {
     http_store *hs = (http_store *)s;
     char *url = url_of(hs, dir, true);
-    if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!url) return PQ_NOMEM(err);
     pq_buf body;
     pq_buf_init(&body);
     pq_http_reply rp;
@@ -155,7 +155,7 @@ int pq_store_http_new(const char *url, const pq_http_opts *ho, pq_store **out, p
     if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
         return pq_fail(err, PQ_E_USAGE, "%s: not an http:// or https:// URL", url);
     http_store *hs = calloc(1, sizeof *hs);
-    if (!hs) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!hs) return PQ_NOMEM(err);
     /* Credentials in the URL go to libcurl apart, never into a message. */
     char *userpwd = NULL;
     if (pq_url_split_credentials(url, &hs->base_url, &userpwd, err) != PQ_OK) {
@@ -167,7 +167,7 @@ int pq_store_http_new(const char *url, const pq_http_opts *ho, pq_store **out, p
         free(hs->base_url);
         free(userpwd);
         free(hs);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     size_t n = strlen(hs->base_url);
     while (n > 8 && hs->base_url[n - 1] == '/') hs->base_url[--n] = '\0';
@@ -196,7 +196,7 @@ int pq_store_http_new(const char *url, const pq_http_opts *ho, pq_store **out, p
     char *root = o.no_probe ? NULL : url_of(hs, "", true);
     rc = o.no_probe ? PQ_OK
          : root     ? pq_remote_get(&hs->r, root, &body, &rp, err)
-                    : pq_fail(err, PQ_E_NOMEM, "out of memory");
+                    : PQ_NOMEM(err);
     free(root);
     pq_buf_free(&body);
     if (rc != PQ_OK) {

@@ -73,7 +73,7 @@ static int s3_sign(void *ctx, const pq_http_req *rq, pq_buf *lines, pq_error *er
     if (add_line(lines, "Authorization", res.authorization) || add_line(lines, "x-amz-date", res.amz_date) ||
         add_line(lines, "x-amz-content-sha256", res.content_sha256) ||
         (ss->token && add_line(lines, "x-amz-security-token", ss->token)))
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     return PQ_OK;
 }
 
@@ -115,7 +115,7 @@ static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
     char token[1024] = "";
     int rc = PQ_OK;
     if (key_of(ss, dir, &prefix) || (prefix.len && pq_buf_cat(&prefix, "/")))
-        rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        rc = PQ_NOMEM(err);
     pq_remote_list_ctx lc = {&ss->r, dir, cb, ctx};
     bool stopped = false;
     do {
@@ -130,7 +130,7 @@ static int s3_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
             ok = !pq_buf_cat(&url, "delimiter=%2F&list-type=2&prefix=") &&
                  !pq_url_encode(&url, prefix.data, prefix.len, false);
         if (!ok) {
-            rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            rc = PQ_NOMEM(err);
             break;
         }
         pq_http_reply rp;
@@ -153,7 +153,7 @@ static int s3_open(pq_store *s, const char *path, pq_file **out, pq_error *err)
 {
     s3_store *ss = (s3_store *)s;
     char *url = object_url(ss, path);
-    if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!url) return PQ_NOMEM(err);
     int rc = pq_remote_open(&ss->r, path, url, out, err);
     free(url);
     return rc;
@@ -179,7 +179,7 @@ static int s3_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
         return PQ_OK;
     }
     char *url = object_url(ss, path);
-    if (!url) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!url) return PQ_NOMEM(err);
     pq_http_reply rp;
     pq_buf etag;
     pq_buf_init(&etag);
@@ -292,7 +292,7 @@ static void *send_part_main(void *arg)
     pq_error_clear(&ps->err);
     char *url = upload_url(ps->su, ps->number);
     if (!url) {
-        ps->rc = pq_fail(&ps->err, PQ_E_NOMEM, "out of memory");
+        ps->rc = PQ_NOMEM(&ps->err);
         return NULL;
     }
     pq_buf body;
@@ -316,7 +316,7 @@ static int record_part(s3_upload *su, const part_slot *ps, pq_error *err)
                : *c == '<' ? pq_buf_cat(&su->parts_xml, "&lt;")
                : *c == '>' ? pq_buf_cat(&su->parts_xml, "&gt;")
                            : pq_buf_append(&su->parts_xml, c, 1));
-    if (!ok || pq_buf_cat(&su->parts_xml, "</ETag></Part>")) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!ok || pq_buf_cat(&su->parts_xml, "</ETag></Part>")) return PQ_NOMEM(err);
     return PQ_OK;
 }
 
@@ -351,14 +351,14 @@ static int start_multipart(s3_upload *su, pq_error *err)
     pq_buf u, body;
     pq_buf_init(&u);
     pq_buf_init(&body);
-    if (pq_buf_printf(&u, "%s?uploads", su->url)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (pq_buf_printf(&u, "%s?uploads", su->url)) return PQ_NOMEM(err);
     char *url = u.data;
     pq_http_reply rp;
     int rc = s3_request(su, "POST", url, NULL, 0, &body, &rp, NULL, err);
     char id[1024];
     if (rc == PQ_OK && !pq_xml_text(body.data, body.len, "UploadId", id, sizeof id))
         rc = pq_fail(err, PQ_E_IO, "POST %s: the answer names no UploadId", url);
-    if (rc == PQ_OK && !(su->upload_id = strdup(id))) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK && !(su->upload_id = strdup(id))) rc = PQ_NOMEM(err);
     pq_buf_free(&body);
     free(url);
     return rc;
@@ -446,7 +446,7 @@ static int complete_multipart(s3_upload *su, pq_error *err)
     int rc = PQ_OK;
     if (!url || pq_buf_cat(&req, "<CompleteMultipartUpload>") || pq_buf_append(&req, su->parts_xml.data, su->parts_xml.len) ||
         pq_buf_cat(&req, "</CompleteMultipartUpload>"))
-        rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        rc = PQ_NOMEM(err);
     for (int attempt = 1; rc == PQ_OK; attempt++) {
         pq_http_reply rp;
         rc = s3_request(su, "POST", url, req.data, req.len, &body, &rp, NULL, err);
@@ -496,7 +496,7 @@ static int s3_create(pq_store *s, const char *path, pq_upload **out, pq_error *e
 {
     s3_store *ss = (s3_store *)s;
     s3_upload *su = calloc(1, sizeof *su);
-    if (!su) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!su) return PQ_NOMEM(err);
     su->ss = ss;
     pq_buf_init(&su->fill);
     for (int i = 0; i < PARTS_IN_FLIGHT; i++) {
@@ -507,7 +507,7 @@ static int s3_create(pq_store *s, const char *path, pq_upload **out, pq_error *e
     su->url = object_url(ss, path);
     if (!su->url) {
         s3_upload_free(su);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     su->base.ops = &s3_upload_ops;
     su->base.counters = &s->counters;
@@ -556,7 +556,7 @@ int pq_store_s3_new(const char *url, const pq_s3_opts *so, const pq_http_opts *h
     if (strncmp(url, "s3://", 5) || !url[5] || url[5] == '/')
         return pq_fail(err, PQ_E_USAGE, "%s: not an s3://bucket[/prefix] URL", url);
     s3_store *ss = calloc(1, sizeof *ss);
-    if (!ss) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!ss) return PQ_NOMEM(err);
     bool oom = false;
     const char *b = url + 5, *slash = strchr(b, '/');
     ss->bucket = strndup(b, slash ? (size_t)(slash - b) : strlen(b));
@@ -606,7 +606,7 @@ int pq_store_s3_new(const char *url, const pq_s3_opts *so, const pq_http_opts *h
     ss->bucket_url = bu.data;
     if (oom || !ss->bucket_url) {
         s3_destroy(&ss->base);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     if ((ss->access_key == NULL) != (ss->secret_key == NULL)) {
         s3_destroy(&ss->base);

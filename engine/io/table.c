@@ -298,7 +298,7 @@ static int fix_layout(walker *w, const char *const *names, int n)
         if (!(t->part_names[i] = strdup(names[i]))) goto nomem;
     return PQ_OK;
 nomem:
-    return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+    return PQ_NOMEM(w->err);
 }
 
 /* Appends "dir/name" (or "name" at the store root) to the path buffer. */
@@ -324,7 +324,7 @@ static int add_file(walker *w, const level_entry *f, int depth)
             return pq_fail(w->err, PQ_E_USAGE, "too many files in one table");
         int ncap = w->cap_files ? w->cap_files * 2 : 64;
         pq_table_file *grown = realloc(t->files, (size_t)ncap * sizeof *grown);
-        if (!grown) return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+        if (!grown) return PQ_NOMEM(w->err);
         t->files = grown;
         w->cap_files = ncap;
     }
@@ -364,7 +364,7 @@ static int add_file(walker *w, const level_entry *f, int depth)
     t->n_files++;
     return PQ_OK;
 nomem:
-    return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+    return PQ_NOMEM(w->err);
 }
 
 /* Why a partition directory at `depth` (0 = directly under the root) may
@@ -436,7 +436,7 @@ static bool pruned_here(walker *w, int depth)
 static int list_ahead(walker *w, const level *lv, int depth, listed **out)
 {
     listed *ahead = *out = calloc(lv->n_parts, sizeof *ahead);
-    if (!ahead) return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+    if (!ahead) return PQ_NOMEM(w->err);
     size_t wanted = 0;
     const char *key = NULL;
     for (size_t i = 0; i < lv->n_parts; i++) {
@@ -448,7 +448,7 @@ static int list_ahead(walker *w, const level *lv, int depth, listed **out)
         ahead[i].prune_known = true;
         if ((ahead[i].pruned = pruned_here(w, depth))) continue;
         ahead[i].path = pq_path_join(w->path.len ? w->path.data : "", p->name);
-        if (!ahead[i].path) return pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+        if (!ahead[i].path) return PQ_NOMEM(w->err);
         pq_arena_init(&ahead[i].lv.arena, 4096);
         wanted++;
     }
@@ -518,7 +518,7 @@ static int walk_dir(walker *w, int depth, listed *pre)
         }
         size_t saved = w->path.len;
         if (path_push(&w->path, p->name) != 0) {
-            rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory");
+            rc = PQ_NOMEM(w->err);
             goto done;
         }
         rc = walk_dir(w, depth + 1, ahead ? &ahead[i] : NULL);
@@ -628,19 +628,19 @@ int pq_table_discover(pq_store *store, const char *root, const pq_table_opts *op
                        PQ_TABLE_MAX_DEPTH);
 
     pq_table *t = calloc(1, sizeof *t);
-    if (!t) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!t) return PQ_NOMEM(err);
     size_t root_len = strlen(root);
     while (root_len > 0 && root[root_len - 1] == '/') root_len--;
     if (!(t->root = strndup(root, root_len))) {
         free(t);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
 
     walker w = {.store = store, .opts = opts, .t = t, .err = err};
     pq_buf_init(&w.path);
     int rc = PQ_OK;
     if (pq_buf_append(&w.path, t->root, root_len + 1) != 0) {
-        rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        rc = PQ_NOMEM(err);
         goto done;
     }
     w.path.len = root_len;

@@ -225,7 +225,7 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
             for (int32_t i = 0; i < copy.n; i++) free(copy.names[i]);
             free(copy.names);
             free(copy.ents);
-            return oom ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
+            return oom ? PQ_NOMEM(err) : PQ_OK;
         }
         list_flight *f = flight_of_locked(cs, dir);
         if (!f) break;
@@ -250,7 +250,7 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         pthread_mutex_unlock(&cs->mu);
         free(f);
         free(fdir);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     f->dir = fdir;
     f->next = cs->flights;
@@ -260,11 +260,11 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
 
     if (cs->counters) atomic_fetch_add(&cs->counters->list_misses, 1);
     list_entry *e = calloc(1, sizeof *e);
-    int rc = e ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = e ? PQ_OK : PQ_NOMEM(err);
     if (e) e->dir = strdup(dir);
     collect_ctx cc = {.e = e};
     if (rc == PQ_OK && (!e->dir || cs->inner->ops->list(cs->inner, dir, collect, &cc, err) != PQ_OK || cc.oom)) {
-        if (cc.oom || !e->dir) pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (cc.oom || !e->dir) PQ_NOMEM(err);
         rc = PQ_ERR;
     }
     if (rc == PQ_OK) e->fetched_ms = pq_now_ms(); /* from the answer: a listing slower than the TTL is still used */
@@ -301,7 +301,7 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
         pthread_cond_broadcast(&cs->flight_done);
     }
     pthread_mutex_unlock(&cs->mu);
-    if (rc == PQ_OK && oom) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK && oom) rc = PQ_NOMEM(err);
     if (rc == PQ_OK) replay(e ? e : &copy, cb, ctx);
     for (int32_t i = 0; i < copy.n; i++) free(copy.names[i]);
     free(copy.names);
@@ -358,7 +358,7 @@ int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *cou
     if (!cs || !root) {
         free(cs);
         free(root);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     cs->base.ops = &cached_store_ops;
     cs->base.parallel_requests = inner->parallel_requests;
@@ -568,7 +568,7 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
     if (!r || !r->path) {
         free(r);
         pq_footer_free(ft);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     r->ft = ft;
     r->size = id->size;

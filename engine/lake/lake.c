@@ -153,7 +153,7 @@ int lake_table_made(pq_lake *l, const char *name, pq_error *err)
     if (!m || !copy) {
         pthread_mutex_unlock(&l->mu);
         free(copy);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     l->made_tables[l->n_made++] = copy;
     pthread_mutex_unlock(&l->mu);
@@ -285,7 +285,7 @@ oom:
     free(was_left_out);
     pq_table_free(pt);
     table_info_free(t);
-    return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    return PQ_NOMEM(err);
 }
 
 /* ------------------------------------------------------------------ path resolution */
@@ -401,7 +401,7 @@ static char *decode_part(pq_arena *a, const char *comp, const char *s, size_t n,
     int decoded;
     bool has_nul;
     char *out = decode_counted(a, s, n, &decoded, &has_nul);
-    if (!out) pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!out) PQ_NOMEM(err);
     else if (has_nul) pq_fail(err, PQ_E_USAGE, "%s: a %%00 escape decodes to a NUL byte, which no name or value can hold", comp);
     return has_nul ? NULL : out;
 }
@@ -415,7 +415,7 @@ static char *decode_expression(pq_arena *a, const char *comp, const char *s, pq_
     bool has_nul;
     char *out = decode_counted(a, s, strlen(s), &decoded, &has_nul);
     if (!out) {
-        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        PQ_NOMEM(err);
         return NULL;
     }
     if (has_nul) {
@@ -463,7 +463,7 @@ static int enter_real_dir(pq_lake *l, view *v, const char *comp, const char *key
     if (!has || !st.is_dir) return PQ_OK;
     v->real_st = st;
     v->real_dir = lake_join(&v->arena, v->real_dir, comp);
-    if (!v->real_dir) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!v->real_dir) return PQ_NOMEM(err);
     const char *eq = strchr(comp, '=');
     v->real_vals[v->n_real++] = eq && !strcmp(eq + 1, "__HIVE_DEFAULT_PARTITION__") ? NULL : (char *)value;
     *entered = true;
@@ -480,7 +480,7 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
     char *comps[MAX_COMPONENTS];
     int n = 0;
     char *copy = pq_arena_strndup(&v->arena, path, strlen(path));
-    if (!copy) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!copy) return PQ_NOMEM(err);
     char *save = NULL; /* strtok_r: FUSE resolves paths on several threads at once */
     for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
         if (n == MAX_COMPONENTS) return pq_fail(err, PQ_E_USAGE, "path has too many components");
@@ -521,7 +521,7 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
     table_info *t = v->t;
     v->real_dir = pq_arena_strndup(&v->arena, t->root, strlen(t->root));
     v->real_vals = pq_arena_alloc(&v->arena, sizeof *v->real_vals * (size_t)(t->n_parts + 1));
-    if (!v->real_dir || !v->real_vals) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!v->real_dir || !v->real_vals) return PQ_NOMEM(err);
     v->kind = K_VIEW_DIR;
     bool has_limit = false, has_select = false;
     for (; i < n; i++) {
@@ -544,14 +544,14 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             char *value = decode_part(&v->arena, c, val, strlen(val), err);
             if (!value) return PQ_ERR;
             char *key = pq_arena_strndup(&v->arena, c, kl);
-            if (!key) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (!key) return PQ_NOMEM(err);
             if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
             if (entered) continue;
         }
         if (kl == 5 && !strncmp(c, "where", 5)) {
             char *w = decode_expression(&v->arena, c, val, err);
             if (!w) return PQ_ERR;
-            if (pq_arena_push_str(&v->arena, &v->wheres, &v->n_wheres, w)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (pq_arena_push_str(&v->arena, &v->wheres, &v->n_wheres, w)) return PQ_NOMEM(err);
         } else if (kl == 6 && !strncmp(c, "select", 6)) {
             if (has_select) return pq_fail(err, PQ_E_USAGE, "%s: at most one select= per path", c);
             has_select = true;
@@ -580,10 +580,10 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
             if (entered) continue;
             int ne = v->n_eq;
-            if (pq_arena_push_str(&v->arena, &v->eq_cols, &ne, key)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (pq_arena_push_str(&v->arena, &v->eq_cols, &ne, key)) return PQ_NOMEM(err);
             ne = v->n_eq;
             if (pq_arena_push_str(&v->arena, &v->eq_vals, &ne, is_null ? NULL : value))
-                return pq_fail(err, PQ_E_NOMEM, "out of memory");
+                return PQ_NOMEM(err);
             v->n_eq = ne;
         }
     }
@@ -736,7 +736,7 @@ static int take_snapshot(pq_lake *l, const view *v, const pq_query *q, snapshot 
     const table_info *t = v->t;
     int sub = t->n_parts - v->n_real;
     pq_part_decl *decl = calloc((size_t)(t->n_parts + 1), sizeof *decl);
-    if (!decl) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!decl) return PQ_NOMEM(err);
     for (int i = 0; i < sub; i++) decl[i] = (pq_part_decl){t->part_names[v->n_real + i], t->part_types[v->n_real + i]};
     prune_ctx pc = {v, q};
     pq_table_opts o = {
@@ -786,7 +786,7 @@ static int take_snapshot(pq_lake *l, const view *v, const pq_query *q, snapshot 
     return PQ_OK;
 oom:
     snapshot_free(s);
-    return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    return PQ_NOMEM(err);
 }
 
 /* ------------------------------------------------------------------ data.csv jobs */
@@ -890,7 +890,7 @@ static int open_files(pq_lake *l, const snapshot *s, const view *v, open_ctx *oc
     oc->table_root = v->t ? v->t->root : NULL;
     oc->files = calloc((size_t)n + 1, sizeof *oc->files);
     oc->refs = calloc((size_t)n + 1, sizeof *oc->refs);
-    if (!oc->files || !oc->refs) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!oc->files || !oc->refs) return PQ_NOMEM(err);
     for (int f = 0; f < n; f++) {
         oc->files[f].name = s->files->files[f].path;
         oc->files[f].part_values = (const char *const *)s->values[f];
@@ -941,7 +941,7 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
             /* No file can match: the header only. */
             pq_buf h;
             pq_buf_init(&h);
-            if (pq_query_header(q, &h)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (pq_query_header(q, &h)) rc = PQ_NOMEM(err);
             else rc = sink->write(sink->ctx, h.data, h.len, err);
             pq_buf_free(&h);
             st.plan.dirs_pruned = o.dirs_pruned;
@@ -988,7 +988,7 @@ static int schema_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
     }
     pq_query_free(q);
     pq_footer_ref_put(l->footers, ref);
-    return rc ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
+    return rc ? PQ_NOMEM(err) : PQ_OK;
 }
 
 static int plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
@@ -1012,7 +1012,7 @@ static int plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
             if (o.dirs_pruned)
                 e |= pq_buf_printf(out, "files: 0 total; %llu partition director%s pruned at listing (files not listed)\n",
                                    (unsigned long long)o.dirs_pruned, o.dirs_pruned == 1 ? "y" : "ies");
-            rc = e ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
+            rc = e ? PQ_NOMEM(err) : PQ_OK;
         }
         else rc = pq_scan_plan(q, oc.files, s.files->n_files, &o, out, NULL, err);
         if (rc != PQ_OK) (void)lake_forget_listed(l, oc.table_root, NULL, err); /* as data_job_run */
@@ -1119,7 +1119,7 @@ static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_e
     if (!j) {
         pq_query_free(q);
         pq_footer_ref_put(l->footers, ref);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     int rc = take_snapshot(l, v, q, &j->snap, err);
     pq_query_free(q);
@@ -1150,7 +1150,7 @@ static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_e
         }
         snapshot_free(&j->snap);
         free(j);
-        return *key_out ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return *key_out ? PQ_OK : PQ_NOMEM(err);
     }
     pthread_mutex_unlock(&l->mu);
     result_entry *e = calloc(1, sizeof *e);
@@ -1160,7 +1160,7 @@ static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_e
         free(key);
         snapshot_free(&j->snap);
         free(j);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     e->key = strdup(key);
     if (l->log_level >= PQ_LOG_DEBUG) {
@@ -1326,7 +1326,7 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
     pq_lake *l = calloc(1, sizeof *l);
     if (!l) {
         pq_store_destroy(o->store);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->dirs_mu, NULL);
@@ -1414,7 +1414,7 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
 oom:
     pq_store_destroy(o->store);
     pq_lake_close(l);
-    return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    return PQ_NOMEM(err);
 }
 
 void pq_lake_shutdown(pq_lake *l)
@@ -1751,14 +1751,14 @@ int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_ha
     pq_lake_handle *h = calloc(1, sizeof *h);
     if (!h) {
         lake_view_free(l, &v);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     h->l = l;
     pq_buf_init(&h->text);
     int rc = PQ_OK;
     switch (v.kind) {
-    case K_META_STATS: rc = stats_text(l, &h->text) ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK; break;
-    case K_META_ERRORS: rc = errors_text(l, &h->text) ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK; break;
+    case K_META_STATS: rc = stats_text(l, &h->text) ? PQ_NOMEM(err) : PQ_OK; break;
+    case K_META_ERRORS: rc = errors_text(l, &h->text) ? PQ_NOMEM(err) : PQ_OK; break;
     case K_VIEW_FILE:
         atomic_fetch_add(&l->c.views_opened, 1);
         /* A table without files yet (made by mkdir, or declared): no

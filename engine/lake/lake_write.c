@@ -52,7 +52,7 @@ static int split_path(const char *path, char **dir, const char **name, pq_error 
     const char *slash = strrchr(path, '/');
     *name = slash ? slash + 1 : path;
     *dir = strndup(path, slash ? (size_t)(slash - path) : 0);
-    if (!*dir) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!*dir) return PQ_NOMEM(err);
     return PQ_OK;
 }
 
@@ -87,7 +87,7 @@ static int resolve_target_dir(pq_lake *l, const char *dir, view *v, write_target
     wt->vals = pq_arena_alloc(&v->arena, sizeof *wt->vals * (size_t)(n + 1));
     wt->types = pq_arena_alloc(&v->arena, sizeof *wt->types * (size_t)(n + 1));
     bool *set = pq_arena_alloc(&v->arena, sizeof *set * (size_t)(n + 1));
-    if (!wt->names || !wt->vals || !wt->types || !set) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!wt->names || !wt->vals || !wt->types || !set) return PQ_NOMEM(err);
     if (new_layout) {
         for (int k = 0; k < n; k++) {
             for (int i = 0; i < k; i++)
@@ -157,10 +157,10 @@ static int target_dir(pq_lake *l, const pq_lake_upload *u, view *v, const write_
         char *ev = encode_part_value(&v->arena, wt->vals[p]);
         size_t n = strlen(wt->names[p]) + (ev ? strlen(ev) : 0) + 2;
         char *comp = ev ? pq_arena_alloc(&v->arena, n) : NULL;
-        if (!comp) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!comp) return PQ_NOMEM(err);
         snprintf(comp, n, "%s=%s", wt->names[p], ev);
         char *next = lake_join(&v->arena, d, comp);
-        if (!next) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!next) return PQ_NOMEM(err);
         bool is_dir;
         int has = lake_dir_has(l, d, comp, &is_dir, err);
         if (has < 0) return PQ_ERR;
@@ -241,7 +241,7 @@ int pq_lake_create_as(pq_lake *l, const char *path, const pq_cred *c, pq_lake_up
     pq_lake_upload *u = NULL;
     if (rc == PQ_OK) {
         u = calloc(1, sizeof *u);
-        if (!u) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!u) rc = PQ_NOMEM(err);
     }
     if (rc == PQ_OK) {
         u->l = l;
@@ -258,7 +258,7 @@ int pq_lake_create_as(pq_lake *l, const char *path, const pq_cred *c, pq_lake_up
         const char *base = l->cache_dir ? l->cache_dir : "/tmp";
         size_t n = strlen(base) + 32;
         u->stage_path = malloc(n);
-        if (!u->path || !u->name || !u->stage_path) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!u->path || !u->name || !u->stage_path) rc = PQ_NOMEM(err);
         else {
             snprintf(u->stage_path, n, "%s/stage-XXXXXX", base);
             u->fd = mkostemp(u->stage_path, O_CLOEXEC);
@@ -355,7 +355,7 @@ int pq_lake_upload_rename(pq_lake_upload *u, const char *path, pq_error *err)
     int rc = strcmp(dir, u->dir) ? pq_fail(err, PQ_E_DENIED, "%s: a file is renamed within its directory", path)
                                   : pq_lake_check_data_name(name, err);
     char *p = rc == PQ_OK ? strdup(path) : NULL, *n = rc == PQ_OK ? strdup(name) : NULL;
-    if (rc == PQ_OK && (!p || !n)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK && (!p || !n)) rc = PQ_NOMEM(err);
     free(dir);
     /* Under the commit's lock: a commit reads the names. */
     pthread_mutex_lock(&u->mu);
@@ -498,7 +498,7 @@ static int open_output(pq_lake *l, view *v, const write_target *wt, const char *
     int rc = target_dir(l, us->u, v, wt, dir_out, made, n_made, err);
     if (rc == PQ_OK) {
         us->path = lake_join(&v->arena, *dir_out, name);
-        if (!us->path) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!us->path) rc = PQ_NOMEM(err);
     }
     if (rc == PQ_OK) rc = l->store->ops->create(l->store, us->path, &us->up, err);
     pthread_mutex_unlock(&l->dirs_mu);
@@ -530,12 +530,12 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
     }
     const pq_footer *table_ft = ref ? pq_footer_ref_get(ref) : NULL;
     char *out_path = rc == PQ_OK ? part_name(&v.arena, u->name) : NULL;
-    if (rc == PQ_OK && !out_path) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK && !out_path) rc = PQ_NOMEM(err);
     /* Checks the input before making directories: a bad file leaves nothing. */
     char *out_dir = NULL;
     char **made = pq_arena_alloc(&v.arena, sizeof *made * (size_t)(wt.n_parts + 1));
     int n_made = 0;
-    if (rc == PQ_OK && !made) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK && !made) rc = PQ_NOMEM(err);
     bool parquet = has_suffix(u->name, ".parquet");
     /* sort_by without the partition columns: the path fixes them, so they
      * are constant in the file (and not in it at all when it is Parquet). */
@@ -546,7 +546,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
         for (int p = 0; p < wt.n_parts; p++) is_part |= !strcmp(d->sort_by[k], wt.names[p]);
         if (!is_part) sort_by[n_sort_by++] = d->sort_by[k];
     }
-    if (rc == PQ_OK && d && d->n_sort_by && !sort_by) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK && d && d->n_sort_by && !sort_by) rc = PQ_NOMEM(err);
     int64_t rows = 0;
     if (rc == PQ_OK && parquet) {
         rc = pq_footer_read(in, &in_ft, err);
@@ -578,7 +578,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
     } else if (rc == PQ_OK) {
         if (rc == PQ_OK && wt.n_parts > 0) {
             fixed = calloc((size_t)wt.n_parts, sizeof *fixed);
-            if (!fixed) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (!fixed) rc = PQ_NOMEM(err);
             for (int p = 0; rc == PQ_OK && p < wt.n_parts; p++)
                 fixed[p] = (pq_import_fixed){wt.names[p], wt.vals[p], wt.types[p]};
         }

@@ -174,7 +174,7 @@ int pq_result_start(const char *dir, uint64_t ahead_window, pq_result_job job, v
     pq_result *r = calloc(1, sizeof *r);
     if (!r) {
         if (ctx_free) ctx_free(ctx);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     r->fd = -1;
     r->slot.fd = -1;

@@ -112,7 +112,7 @@ static int read_exact(pq_file *f, uint64_t file_size, uint64_t off, uint64_t len
     *out = NULL;
     if (off > file_size || len > file_size - off || len > MAX_AUX_BYTES) return PQ_OK; /* proves nothing */
     uint8_t *buf = malloc(len ? (size_t)len : 1);
-    if (!buf) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!buf) return PQ_NOMEM(err);
     if (pq_read_at(f, buf, (size_t)len, off, err) != PQ_OK) {
         free(buf);
         return PQ_ERR;
@@ -190,7 +190,7 @@ static int load_dictionary(const pq_plan_input *in, const pq_column_chunk *cc, c
     size_t total = hlen + (size_t)h.compressed_page_size;
     if (total > head) {
         uint8_t *grown = realloc(hb, total);
-        if (!grown) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!grown) return PQ_NOMEM(err);
         bufs[0] = hb = grown;
         PQ_TRY(pq_read_at(in->file, hb + head, total - (size_t)head, ext.start + head, err));
         *head_len = total;
@@ -200,7 +200,7 @@ static int load_dictionary(const pq_plan_input *in, const pq_column_chunk *cc, c
     pq_codec codec = (pq_codec)cc->meta.codec;
     if (codec != PQ_CODEC_UNCOMPRESSED) {
         uint8_t *u = malloc(h.uncompressed_page_size ? (size_t)h.uncompressed_page_size : 1);
-        if (!u) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!u) return PQ_NOMEM(err);
         bufs[1] = u;
         if (pq_decompress(codec, plain, plain_len, u, (size_t)h.uncompressed_page_size, &ignore) != PQ_OK)
             return PQ_OK;
@@ -315,7 +315,7 @@ int pq_bloom_filter_load(pq_file *f, const pq_footer *ft, const pq_column_meta *
         uint8_t *grown = realloc(buf, (size_t)total);
         if (!grown) {
             free(buf);
-            return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            return PQ_NOMEM(err);
         }
         buf = grown;
         if (pq_read_at(f, buf + len, (size_t)(total - len), off + len, err) != PQ_OK) {
@@ -435,16 +435,16 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
 {
     int64_t rows = g->num_rows;
     pq_row_range *sel = pq_arena_alloc(arena, sizeof *sel);
-    if (!sel) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!sel) return PQ_NOMEM(err);
     sel[0] = (pq_row_range){0, rows};
     int32_t n_sel = rows > 0 ? 1 : 0;
     bool narrowed = false;
     pq_col_range *ranges = pq_arena_alloc(arena, sizeof *ranges * (size_t)(in->n_cols ? in->n_cols : 1));
-    if (!ranges) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!ranges) return PQ_NOMEM(err);
     /* Leaves whose column index was used: their pages are counted once,
      * against the final selection, however many conjuncts read them. */
     int32_t *used = pq_arena_alloc(arena, sizeof *used * (size_t)(n_conj ? n_conj : 1));
-    if (!used) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!used) return PQ_NOMEM(err);
     int n_used = 0;
     for (int c = 0; c < n_conj && n_sel > 0; c++) {
         int col = single_column(conj[c]);
@@ -457,7 +457,7 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
         pq_offset_index *oi = p->offset_index[leaf];
         if (!oi) {
             oi = pq_arena_alloc(arena, sizeof *oi);
-            if (!oi) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (!oi) return PQ_NOMEM(err);
             bool ok;
             PQ_TRY(pq_offset_index_load(in->file, in->footer, cc, rows, arena, oi, &ok, err));
             if (!ok) continue;
@@ -477,7 +477,7 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
         pq_row_range *kept = pq_arena_alloc(arena, sizeof *kept * (size_t)ci.n_pages);
         if (!kept) {
             free(ci_buf);
-            return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            return PQ_NOMEM(err);
         }
         int32_t n_kept = 0;
         int u = 0;
@@ -513,7 +513,7 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
         }
         free(ci_buf);
         pq_row_range *next = pq_arena_alloc(arena, sizeof *next * (size_t)(n_sel + n_kept + 1));
-        if (!next) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!next) return PQ_NOMEM(err);
         int32_t n_next = intersect_ranges(sel, n_sel, kept, n_kept, next);
         if (n_next != 1 || next[0].begin != 0 || next[0].end != rows) narrowed = true;
         sel = next;
@@ -583,7 +583,7 @@ static int load_read_offset_indexes(const pq_plan_input *in, const pq_row_group 
         if (p->offset_index[leaf]) continue;
         if (in->footer->schema.leaves[leaf].max_rep > 0) continue;
         pq_offset_index *oi = pq_arena_alloc(arena, sizeof *oi);
-        if (!oi) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!oi) return PQ_NOMEM(err);
         bool ok;
         PQ_TRY(pq_offset_index_load(in->file, in->footer, &g->columns[leaf], g->num_rows, arena, oi, &ok, err));
         if (ok) p->offset_index[leaf] = oi;
@@ -601,7 +601,7 @@ int pq_plan_offset_index(const pq_plan_input *in, int32_t rg, int32_t leaf, pq_a
     if (ft->schema.leaves[leaf].max_rep > 0) return PQ_OK;
     const pq_row_group *g = &ft->meta.row_groups[rg];
     pq_offset_index *oi = pq_arena_alloc(arena, sizeof *oi);
-    if (!oi) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!oi) return PQ_NOMEM(err);
     bool ok;
     PQ_TRY(pq_offset_index_load(in->file, in->footer, &g->columns[leaf], g->num_rows, arena, oi, &ok, err));
     if (ok) *out = oi;
@@ -620,7 +620,7 @@ int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_r
     p->decision = PQ_RG_SCAN;
     p->n_leaves = ft->schema.n_leaves;
     p->offset_index = pq_arena_alloc(arena, sizeof *p->offset_index * (size_t)(p->n_leaves ? p->n_leaves : 1));
-    if (!p->offset_index) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!p->offset_index) return PQ_NOMEM(err);
 
     pq_tri whole = in->pred ? pq_expr_constant(in->pred) : PQ_TRI_TRUE;
     if (whole == PQ_TRI_FALSE || g->num_rows == 0) {
@@ -631,7 +631,7 @@ int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_r
     } else {
         /* Rung 2: statistics. */
         pq_col_range *ranges = pq_arena_alloc(arena, sizeof *ranges * (size_t)(in->n_cols ? in->n_cols : 1));
-        if (!ranges) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!ranges) return PQ_NOMEM(err);
         for (int c = 0; c < in->n_cols; c++) {
             int32_t leaf = in->col_leaf[c];
             if (leaf < 0 || in->no_stats) continue;
@@ -649,7 +649,7 @@ int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_r
         } else {
             int n_conj = pq_expr_conjuncts(in->pred, NULL, 0);
             const pq_expr **conj = pq_arena_alloc(arena, sizeof *conj * (size_t)n_conj);
-            if (!conj) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (!conj) return PQ_NOMEM(err);
             pq_expr_conjuncts(in->pred, conj, n_conj);
             bool pruned = false;
             /* Bloom filters before dictionaries: both answer equality, and a
@@ -698,7 +698,7 @@ int pq_plan_limit_rows(const pq_plan_input *in, int64_t rows, pq_arena *arena, p
     if (p->decision != PQ_RG_SCAN || rows >= p->rows || rows < 0) return PQ_OK;
     const pq_row_group *g = &in->footer->meta.row_groups[p->row_group];
     p->ranges = pq_arena_alloc(arena, sizeof *p->ranges);
-    if (!p->ranges) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!p->ranges) return PQ_NOMEM(err);
     p->ranges[0] = (pq_row_range){0, rows};
     p->n_ranges = 1;
     p->decision = PQ_RG_SELECT;

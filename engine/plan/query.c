@@ -11,7 +11,7 @@ static int compile_one(pq_query *q, const char *text, pq_error *err)
     pq_expr *e;
     if (pq_expr_compile(text, q->cols, q->n_cols, &q->arena, &e, err) != PQ_OK) return PQ_ERR;
     q->pred = q->pred ? pq_expr_and(&q->arena, q->pred, e) : e;
-    if (!q->pred) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!q->pred) return PQ_NOMEM(err);
     return PQ_OK;
 }
 
@@ -33,7 +33,7 @@ static int compile_equality(pq_query *q, const char *col, const char *val, pq_er
     rc |= pq_buf_append(&t, "", 1);
     if (rc) {
         pq_buf_free(&t);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     rc = compile_one(q, t.data, err);
     if (rc != PQ_OK) pq_error_prefix(err, "%s=%s: ", col, val ? val : "__HIVE_DEFAULT_PARTITION__");
@@ -62,7 +62,7 @@ int pq_query_compile(const pq_schema *schema, const char *const *part_names, con
                      int n_parts, const pq_query_spec *spec, pq_query **out, pq_error *err)
 {
     pq_query *q = calloc(1, sizeof *q);
-    if (!q) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!q) return PQ_NOMEM(err);
     pq_arena_init(&q->arena, 16384);
     q->schema = schema;
     q->n_data = schema->root->n_children;
@@ -121,7 +121,7 @@ int pq_query_compile(const pq_schema *schema, const char *const *part_names, con
     *out = q;
     return PQ_OK;
 oom:
-    pq_fail(err, PQ_E_NOMEM, "out of memory");
+    PQ_NOMEM(err);
 fail:
     pq_query_free(q);
     return PQ_ERR;
@@ -262,7 +262,7 @@ int pq_select_parse(const char *s, bool percent, pq_arena *a, const char ***out,
             p++;
             if (!rc) name = select_name(a, q.data ? q.data : "", q.len, percent);
             pq_buf_free(&q);
-            if (!name) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (!name) return PQ_NOMEM(err);
             while (*p == ' ') p++;
             if (*p && *p != ',') return pq_fail(err, PQ_E_USAGE, "unexpected text after a quoted name");
             if (!*name) return pq_fail(err, PQ_E_USAGE, "an empty quoted name");
@@ -272,10 +272,10 @@ int pq_select_parse(const char *s, bool percent, pq_arena *a, const char ***out,
             const char *last = end;
             while (last > p && last[-1] == ' ') last--;
             if (last > p && !(name = select_name(a, p, (size_t)(last - p), percent)))
-                return pq_fail(err, PQ_E_NOMEM, "out of memory");
+                return PQ_NOMEM(err);
             p = end;
         }
-        if (name && pq_arena_push_str(a, out, n, name)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (name && pq_arena_push_str(a, out, n, name)) return PQ_NOMEM(err);
         if (!*p) return PQ_OK;
         p++; /* the comma */
     }

@@ -120,7 +120,7 @@ static const uint8_t *ensure_bytes(pq_col_reader *r, uint64_t off, uint64_t len,
         int cap = r->cap_extra ? r->cap_extra * 2 : 4;
         pq_byte_range *grown = realloc(r->extra, sizeof *grown * (size_t)cap);
         if (!grown) {
-            pq_fail(err, PQ_E_NOMEM, "out of memory");
+            PQ_NOMEM(err);
             return NULL;
         }
         r->extra = grown;
@@ -194,7 +194,7 @@ static int finish_page(pq_col_reader *r, pq_error *err)
         page_buf *h = realloc(r->held, sizeof *h * (size_t)cap);
         if (!h) {
             free(b.p);
-            return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            return PQ_NOMEM(err);
         }
         r->held = h;
         r->cap_held = cap;
@@ -738,7 +738,7 @@ int pq_col_reader_open(const pq_col_source *src, pq_col_reader **out, pq_error *
         return PQ_ERR;
     }
     pq_col_reader *r = calloc(1, sizeof *r);
-    if (!r) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!r) return PQ_NOMEM(err);
     r->src = *src;
     r->type = node->phys;
     r->type_length = node->type_length;

@@ -552,7 +552,7 @@ int pq_csv_rows(const pq_out_col *cols, int n_cols, int32_t n_rows, const uint8_
             total_leaves += cols[j].node->n_leaves;
     if (n_cols > STACK_COLS || total_leaves > STACK_LEAVES) {
         heap = malloc(sizeof(col_state) * (size_t)n_cols + sizeof(leaf_cursor) * (size_t)total_leaves + 1);
-        if (!heap) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!heap) return PQ_NOMEM(err);
         st = heap;
         cursors = (leaf_cursor *)(st + n_cols);
     }

@@ -65,7 +65,7 @@ int pq_fetch_ranges(pq_file *f, const pq_byte_range *want, int32_t n_want, uint6
     if (!sorted || !merged) {
         free(sorted);
         free(merged);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     memcpy(sorted, want, sizeof *sorted * (size_t)n_want);
     qsort(sorted, (size_t)n_want, sizeof *sorted, cmp_range);
@@ -132,7 +132,7 @@ int pq_rg_open(pq_file *f, const pq_footer *ft, int32_t rg, const int32_t *leave
         free(r);
         free(want);
         free(ext);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     r->row_group = rg;
     r->num_rows = g->num_rows;
@@ -140,7 +140,7 @@ int pq_rg_open(pq_file *f, const pq_footer *ft, int32_t rg, const int32_t *leave
     r->leaf_of = calloc((size_t)(n_leaves ? n_leaves : 1), sizeof *r->leaf_of);
     r->cols = calloc((size_t)(n_leaves ? n_leaves : 1), sizeof *r->cols);
     if (!r->leaf_of || !r->cols) {
-        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        PQ_NOMEM(err);
         goto fail;
     }
     for (int32_t i = 0; i < n_leaves; i++) {

@@ -170,7 +170,7 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     fs->part_cells = pq_arena_alloc(a, sizeof *fs->part_cells * (size_t)(q->n_parts + 1));
     if (!fs->col_leaf || !fs->col_node || !fs->filter_leaves || !fs->col_filter_leaf || !fs->read_leaves ||
         !fs->part_cells)
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     if (pq_query_bind_file(q, &sf->footer->schema, fs->col_leaf, fs->col_node, &fs->bind_err) != PQ_OK) {
         pq_error_prefix(&fs->bind_err, "%s: ", file_name(sf));
         fs->bind_failed = true;
@@ -180,7 +180,7 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     pq_expr *pred;
     int bad;
     if (pq_query_fold_parts(q, sf->part_values, q->n_parts, a, &pred, &bad) != 0)
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     if (bad >= 0) {
         pq_fail(&fs->bind_err, PQ_E_CORRUPT, "%s: partition value '%s' is not a valid %s", file_name(sf),
                 sf->part_values[bad], q->cols[q->n_data + bad].name);
@@ -190,7 +190,7 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     for (int p = 0; p < q->n_parts; p++) {
         pq_buf_init(&fs->part_cells[p]);
         if (pq_query_part_cell(q, p, sf->part_values ? sf->part_values[p] : NULL, &fs->part_cells[p]))
-            return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            return PQ_NOMEM(err);
     }
     pq_tri t = pred ? pq_expr_constant(pred) : PQ_TRI_TRUE;
     fs->pruned = t == PQ_TRI_FALSE;
@@ -202,7 +202,7 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     }
     /* A predicate reads at most every column of the query. */
     int *cols = fs->pred ? pq_arena_alloc(a, sizeof *cols * (size_t)(q->n_cols + 1)) : NULL;
-    if (fs->pred && !cols) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (fs->pred && !cols) return PQ_NOMEM(err);
     if (fs->pred) {
         int n = pq_expr_columns(fs->pred, cols, q->n_cols);
         for (int i = 0; i < n; i++)
@@ -213,7 +213,7 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     if (n_conj > 0 && n_conj <= 64 && fs->n_filter <= 64) {
         fs->conj = pq_arena_alloc(a, sizeof *fs->conj * (size_t)n_conj);
         fs->conj_leaves = pq_arena_alloc(a, sizeof *fs->conj_leaves * (size_t)n_conj);
-        if (!fs->conj || !fs->conj_leaves) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!fs->conj || !fs->conj_leaves) return PQ_NOMEM(err);
         fs->n_conj = pq_expr_conjuncts(fs->pred, fs->conj, n_conj);
         for (int j = 0; j < fs->n_conj; j++) {
             int nc = pq_expr_columns(fs->conj[j], cols, q->n_cols);
@@ -270,7 +270,7 @@ static int push_chunk(scan_state *s, int32_t ui, pq_buf *text, int32_t rows, siz
     chunk *c = calloc(1, sizeof *c);
     if (!c) {
         free(row_ends);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     c->data = text->data;
     c->len = text->len;
@@ -298,7 +298,7 @@ static int push_rg(scan_state *s, int32_t ui, pq_chunk_out *rg, int64_t rows, pq
     chunk *c = calloc(1, sizeof *c);
     if (!c) {
         pq_chunks_free(rg, pq_parquet_out_leaves(s->pq_out));
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     c->rg = rg;
     c->n_rg = pq_parquet_out_leaves(s->pq_out);
@@ -369,7 +369,7 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
     if (!c->rg.cols) {
         c->rg.cols = calloc(nn, sizeof *c->rg.cols);
         c->rg.leaf_of = calloc(nn, sizeof *c->rg.leaf_of);
-        if (!c->rg.cols || !c->rg.leaf_of) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!c->rg.cols || !c->rg.leaf_of) return PQ_NOMEM(err);
         c->rg.n_cols = n;
         c->rg.row_group = plan->row_group;
         c->rg.num_rows = g->num_rows;
@@ -411,7 +411,7 @@ static int fetch_and_open(unit_ctx *c, const pq_rg_plan *plan, bool filter_only,
     int rc = PQ_ERR;
     int fi = c->n_fetches;
     if (!take || !want || !ext || !partial || !reads_on || fi >= 2) {
-        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        PQ_NOMEM(err);
         goto out;
     }
     int32_t nw = 0;
@@ -545,9 +545,9 @@ static int emit_rows(unit_ctx *c, int32_t n, bool last, pq_error *err)
     if (n > 0) {
         size_t *ends = NULL;
         if (s->want_row_ends) {
-            if (c->n_row_ends + (size_t)n > SIZE_MAX / sizeof(size_t)) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (c->n_row_ends + (size_t)n > SIZE_MAX / sizeof(size_t)) return PQ_NOMEM(err);
             size_t *grown = realloc(c->row_ends, sizeof *grown * (c->n_row_ends + (size_t)n));
-            if (!grown) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            if (!grown) return PQ_NOMEM(err);
             c->row_ends = grown;
             ends = c->row_ends + c->n_row_ends;
         }
@@ -558,7 +558,7 @@ static int emit_rows(unit_ctx *c, int32_t n, bool last, pq_error *err)
             pthread_mutex_unlock(&s->mu);
             c->text.len = 0;
             if (pq_buf_reserve(&c->text, CHUNK_TARGET + CHUNK_TARGET / 2))
-                return pq_fail(err, PQ_E_NOMEM, "out of memory");
+                return PQ_NOMEM(err);
         }
         PQ_TRY(pq_csv_rows(c->cols, s->q->n_out, n, NULL, &c->text, ends, err));
         c->n_row_ends += s->want_row_ends ? (size_t)n : 0;
@@ -600,12 +600,12 @@ static int compact_batch(const pq_col_batch *in, const pq_leaf *leaf, const uint
         if (d) b->def = d;
         uint16_t *r = realloc(b->rep, nl * sizeof *r);
         if (r) b->rep = r;
-        if (!d || !r) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!d || !r) return PQ_NOMEM(err);
         b->cap_levels = nl;
     }
     if (nv_in > b->cap_vals) {
         uint8_t *v = realloc(b->vals, nv_in * vs + 1);
-        if (!v) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!v) return PQ_NOMEM(err);
         b->vals = v;
         b->cap_vals = nv_in;
     }
@@ -773,7 +773,7 @@ static int last_kept_row(unit_ctx *c, int64_t from, int64_t end, int64_t *last, 
     int rc = PQ_OK;
     bool swapped = false;
     if (!saved || !saved_batch || !saved_keep) {
-        rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        rc = PQ_NOMEM(err);
         goto out;
     }
     swapped = true;
@@ -1025,7 +1025,7 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
 
     size_t nl = (size_t)(n_leaves ? n_leaves : 1);
     if (unit_arrays(&c, &arena, nl) != PQ_OK) {
-        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        PQ_NOMEM(err);
         goto out;
     }
     for (int32_t l = 0; l < n_leaves; l++) c.reader_of[l] = -1;
@@ -1067,7 +1067,7 @@ static int process_unit(scan_state *s, int32_t ui, pq_error *err)
     int32_t n_read;
     int32_t *own = pq_arena_alloc(&arena, sizeof *own * nl);
     if (!own) {
-        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        PQ_NOMEM(err);
         goto out;
     }
     n_read = 0;
@@ -1226,7 +1226,7 @@ static int init_state(scan_state *s, const pq_query *q, const pq_scan_file *file
     s->want_row_ends = s->limit >= 0;
     pq_arena_init(&s->arena, 64 * 1024);
     s->fs = calloc((size_t)(n_files ? n_files : 1), sizeof *s->fs);
-    if (!s->fs) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!s->fs) return PQ_NOMEM(err);
     for (int f = 0; f < n_files; f++) PQ_TRY(prepare_file(s, f, err));
     return PQ_OK;
 }
@@ -1283,7 +1283,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     s.units = calloc((size_t)(total ? total : 1), sizeof *s.units);
     if (!s.units) {
         free_state(&s);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     int64_t planned = 0;
     for (int f = 0; f < n_files; f++) {
@@ -1314,7 +1314,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     if (header) {
         pq_buf hdr;
         pq_buf_init(&hdr);
-        if (pq_query_header(q, &hdr)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (pq_query_header(q, &hdr)) rc = PQ_NOMEM(err);
         else rc = sink->write(sink->ctx, hdr.data, hdr.len, err);
         pq_buf_free(&hdr);
     }
@@ -1437,7 +1437,7 @@ static int open_files_parallel(const pq_scan_opts *opts, const pq_query *q, pq_s
     if (!rc || !errs) {
         free(rc);
         free(errs);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     /* Indexes relative to `at` so that rc and errs hold m entries. */
     open_batch b = {.opts = opts, .q = q, .files = files + at, .at = at, .rc = rc, .errs = errs};
@@ -1478,7 +1478,7 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
     if (!own || !lazy_file) {
         free(own);
         free(lazy_file);
-        return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        return PQ_NOMEM(err);
     }
     memcpy(own, files, sizeof *own * (size_t)n_files);
     for (int f = 0; f < n_files; f++) lazy_file[f] = files[f].footer == NULL;
@@ -1549,7 +1549,7 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
                  pq_buf *out, pq_plan_totals *totals, pq_error *err)
 {
     pq_scan_file *files = malloc(sizeof *files * (size_t)(n_files ? n_files : 1));
-    if (!files) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!files) return PQ_NOMEM(err);
     memcpy(files, files_in, sizeof *files * (size_t)n_files);
     bool lazy = false;
     for (int f = 0; f < n_files; f++) lazy |= files[f].footer == NULL;
@@ -1578,12 +1578,12 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
         if (fs->pruned) {
             t.files_pruned++; /* its row groups uncounted: its footer is not read */
             if (pq_buf_printf(out, "file %s: pruned by partition values\n", file_name(&files[f])))
-                rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                rc = PQ_NOMEM(err);
             continue;
         }
         const pq_file_meta *m = &files[f].footer->meta;
         if (pq_buf_printf(out, "file %s: %d row groups\n", file_name(&files[f]), m->n_row_groups)) {
-            rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            rc = PQ_NOMEM(err);
             break;
         }
         pq_plan_input in;
@@ -1600,7 +1600,7 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
                 t.rows += (uint64_t)p.rows;
                 t.bytes_total += p.bytes_total;
                 if (pq_buf_printf(out, "  row group %d: %lld rows: past the limit, not read\n", (int)g, (long long)p.rows))
-                    rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                    rc = PQ_NOMEM(err);
                 pq_arena_free(&arena);
                 continue;
             }
@@ -1611,7 +1611,7 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
             }
             if (rc == PQ_OK) {
                 pq_plan_totals_add(&t, &p);
-                if (pq_plan_rg_text(&p, out)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                if (pq_plan_rg_text(&p, out)) rc = PQ_NOMEM(err);
             } else {
                 pq_error_prefix(err, "%s: ", file_name(&files[f]));
             }
@@ -1623,7 +1623,7 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
         pq_expr_text(s.q->pred, out);
         pq_buf_puts(out, "\n");
     }
-    if (rc == PQ_OK && pq_plan_totals_text(&t, out)) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK && pq_plan_totals_text(&t, out)) rc = PQ_NOMEM(err);
     if (totals) *totals = t;
     free_state(&s);
     free(files);

@@ -42,7 +42,7 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
 {
     *out = NULL;
     pq_parquet_out *po = calloc(1, sizeof *po);
-    if (!po) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!po) return PQ_NOMEM(err);
     po->q = q;
     po->opts = *opts;
     pq_arena_init(&po->arena, 4096);
@@ -67,7 +67,7 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
     po->part_nodes = pq_arena_alloc(&po->arena, sizeof *po->part_nodes * (size_t)(q->n_parts + 1));
     po->part_leaves = pq_arena_alloc(&po->arena, sizeof *po->part_leaves * (size_t)(q->n_parts + 1));
     if (rc == PQ_OK && (!po->schema || !po->part_nodes || !po->part_leaves))
-        rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        rc = PQ_NOMEM(err);
     if (rc == PQ_OK) {
         pq_schema_element *root = &po->schema[0];
         memset(root, 0, sizeof *root);
@@ -90,7 +90,7 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
                      * as its physical type, as data.csv shows it. */
                     if (e->has_logical && e->logical.kind == PQ_LT_UNRECOGNIZED) e->has_logical = false;
                     e->name = pq_arena_strndup(&po->arena, e->name ? e->name : "", strlen(e->name ? e->name : ""));
-                    if (!e->name) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                    if (!e->name) rc = PQ_NOMEM(err);
                 }
                 continue;
             }
@@ -183,13 +183,13 @@ int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, co
     *out = NULL;
     const pq_query *q = po->q;
     pq_rg_encoder *e = calloc(1, sizeof *e);
-    if (!e) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!e) return PQ_NOMEM(err);
     e->po = po;
     e->col_node = col_node;
     e->w = calloc((size_t)po->n_leaves + 1, sizeof *e->w);
     e->max_def = calloc((size_t)po->n_leaves + 1, sizeof *e->max_def);
     e->pc = calloc((size_t)q->n_out + 1, sizeof *e->pc);
-    int rc = e->w && e->max_def && e->pc ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = e->w && e->max_def && e->pc ? PQ_OK : PQ_NOMEM(err);
     for (int j = 0; j < q->n_out && rc == PQ_OK; j++) {
         int col = q->out[j];
         if (col < q->n_data) {
@@ -241,7 +241,7 @@ static int add_constant(pq_rg_encoder *e, pq_colwriter *w, const part_const *pc,
     /* Taken on first use: most views project no partition column. */
     if (!e->cdef) e->cdef = malloc(sizeof *e->cdef * CONST_BATCH);
     if (!e->cvals) e->cvals = malloc(sizeof(pq_bytes) * CONST_BATCH); /* the widest value */
-    if (!e->cdef || !e->cvals) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!e->cdef || !e->cvals) return PQ_NOMEM(err);
     while (n > 0) {
         int32_t m = n < CONST_BATCH ? (int32_t)n : CONST_BATCH;
         for (int32_t i = 0; i < m; i++) e->cdef[i] = pc->is_null ? 0 : 1;
@@ -325,7 +325,7 @@ int pq_rg_encoder_copy(pq_rg_encoder *e, pq_file *f, const pq_footer *ft, int32_
     const pq_query *q = e->po->q;
     if (e->rows || e->copied) return pq_fail(err, PQ_E_USAGE, "a row group is copied whole or not at all");
     e->copied = calloc((size_t)e->n + 1, sizeof *e->copied);
-    if (!e->copied) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!e->copied) return PQ_NOMEM(err);
     int64_t rows = ft->meta.row_groups[g].num_rows;
     int32_t li = 0;
     for (int j = 0; j < q->n_out; j++) {
@@ -348,7 +348,7 @@ int pq_rg_encoder_finish(pq_rg_encoder *e, pq_chunk_out **chunks, pq_error *err)
     const pq_query *q = e->po->q;
     *chunks = NULL;
     pq_chunk_out *out = calloc((size_t)e->n + 1, sizeof *out);
-    if (!out) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!out) return PQ_NOMEM(err);
     int32_t li = 0;
     int rc = PQ_OK;
     for (int j = 0; j < q->n_out && rc == PQ_OK; j++) {

@@ -372,7 +372,7 @@ int pq_colwriter_new(const pq_leaf *leaf, const pq_write_opts *opts, pq_colwrite
     if (leaf->node->phys == PQ_FIXED_LEN_BYTE_ARRAY && leaf->node->type_length <= 0)
         return pq_fail(err, PQ_E_USAGE, "%s: FIXED_LEN_BYTE_ARRAY without a length", leaf->path);
     pq_colwriter *w = calloc(1, sizeof *w);
-    if (!w) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!w) return PQ_NOMEM(err);
     w->leaf = leaf;
     w->o = *opts;
     if (!w->o.page_size) w->o.page_size = DEFAULT_PAGE_SIZE;
@@ -423,11 +423,6 @@ void pq_chunks_free(pq_chunk_out *chunks, int32_t n)
     free(chunks);
 }
 
-static int nomem(pq_error *err)
-{
-    return pq_fail(err, PQ_E_NOMEM, "out of memory");
-}
-
 /* Appends a level section of a v1 page: 4-byte length, then the RLE runs. */
 static int put_levels(pq_buf *body, const pq_buf *levels, int32_t n, int bw)
 {
@@ -446,7 +441,7 @@ static int emit_page(pq_colwriter *w, pq_page_header *h, pq_buf *to, size_t *pag
 {
     pq_buf_clear(&w->comp);
     size_t bound = pq_compress_bound(w->o.codec, w->body.len);
-    if (pq_buf_reserve(&w->comp, bound)) return nomem(err);
+    if (pq_buf_reserve(&w->comp, bound)) return PQ_NOMEM(err);
     size_t clen = 0;
     PQ_TRY(pq_compress(w->o.codec, w->o.level, (const uint8_t *)w->body.data, w->body.len,
                        (uint8_t *)w->comp.data, bound, &clen, err));
@@ -457,7 +452,7 @@ static int emit_page(pq_colwriter *w, pq_page_header *h, pq_buf *to, size_t *pag
     pq_buf_clear(&w->header);
     PQ_TRY(pq_encode_page_header(h, &w->header, err));
     if (pq_buf_append(to, w->header.data, w->header.len) || pq_buf_append(to, w->comp.data, clen))
-        return nomem(err);
+        return PQ_NOMEM(err);
     w->uncompressed += (int64_t)(w->header.len + w->body.len);
     *page_bytes = w->header.len + clen;
     return PQ_OK;
@@ -494,13 +489,13 @@ static int page_to_plain(pq_colwriter *w, pq_error *err)
                                                : pq_value_size(w->leaf->node->phys);
     const uint32_t *ix = (const uint32_t *)w->idx.data;
     pq_buf_clear(&w->plain);
-    if (pq_buf_reserve(&w->plain, w->page_plain_bytes)) return nomem(err);
+    if (pq_buf_reserve(&w->plain, w->page_plain_bytes)) return PQ_NOMEM(err);
     for (size_t i = 0; i < w->idx.len / 4; i++) {
         const uint8_t *p;
         size_t n;
         dict_entry(&w->dict, byte_array, width, ix[i], &p, &n);
         uint32_t len = (uint32_t)n;
-        if ((byte_array && pq_buf_append(&w->plain, &len, 4)) || pq_buf_append(&w->plain, p, n)) return nomem(err);
+        if ((byte_array && pq_buf_append(&w->plain, &len, 4)) || pq_buf_append(&w->plain, p, n)) return PQ_NOMEM(err);
     }
     pq_buf_clear(&w->idx);
     dict_free(&w->dict);
@@ -514,25 +509,25 @@ static int flush_page(pq_colwriter *w, bool force, pq_error *err)
 {
     if (w->page_levels == 0 && !force) return PQ_OK;
     pq_buf_clear(&w->body);
-    if (w->leaf->max_rep > 0 && put_levels(&w->body, &w->rep, w->page_levels, w->rep_bw)) return nomem(err);
-    if (w->leaf->max_def > 0 && put_levels(&w->body, &w->def, w->page_levels, w->def_bw)) return nomem(err);
+    if (w->leaf->max_rep > 0 && put_levels(&w->body, &w->rep, w->page_levels, w->rep_bw)) return PQ_NOMEM(err);
+    if (w->leaf->max_def > 0 && put_levels(&w->body, &w->def, w->page_levels, w->def_bw)) return PQ_NOMEM(err);
     if (w->use_dict && w->n_dict_pages == 0 && !dictionary_pays(w)) PQ_TRY(page_to_plain(w, err));
     bool dict_page = w->use_dict;
     if (dict_page) {
         uint8_t bw = (uint8_t)pq_bit_width(w->dict.n ? w->dict.n - 1 : 0);
         if (pq_buf_append(&w->body, &bw, 1) ||
             pq_rle_encode((const uint32_t *)w->idx.data, w->idx.len / 4, bw, &w->body))
-            return nomem(err);
+            return PQ_NOMEM(err);
     } else if (w->leaf->node->phys == PQ_BOOLEAN) {
         size_t n = w->plain.len, bytes = (n + 7) / 8;
-        if (pq_buf_reserve(&w->body, bytes)) return nomem(err);
+        if (pq_buf_reserve(&w->body, bytes)) return PQ_NOMEM(err);
         uint8_t *p = (uint8_t *)w->body.data + w->body.len;
         memset(p, 0, bytes);
         for (size_t i = 0; i < n; i++)
             if (w->plain.data[i]) p[i / 8] |= (uint8_t)(1u << (i % 8));
         w->body.len += bytes;
     } else if (pq_buf_append(&w->body, w->plain.data, w->plain.len)) {
-        return nomem(err);
+        return PQ_NOMEM(err);
     }
 
     /* Entries without a value: nulls, and in nested columns empty or null
@@ -550,7 +545,7 @@ static int flush_page(pq_colwriter *w, bool force, pq_error *err)
     bool lo_exact = true, hi_exact = true, has_bounds = false;
     if (w->ord != PQ_ORD_NONE) {
         int rc = bounds_export(&w->page_bounds, w->ord, w->truncate, &w->arena, &lo, &hi, &lo_exact, &hi_exact);
-        if (rc < 0) return nomem(err);
+        if (rc < 0) return PQ_NOMEM(err);
         has_bounds = rc == 0;
         if (!has_bounds && w->page_values > 0) w->stats_ok = false; /* NaN only, or an unboundable max */
         h.data.has_stats = true;
@@ -567,7 +562,7 @@ static int flush_page(pq_colwriter *w, bool force, pq_error *err)
             }
         }
     }
-    if (grow_page_index(w)) return nomem(err);
+    if (grow_page_index(w)) return PQ_NOMEM(err);
     size_t at = w->pages.len, page_bytes = 0;
     PQ_TRY(emit_page(w, &h, &w->pages, &page_bytes, err));
     if (page_bytes > INT32_MAX) return pq_fail(err, PQ_E_USAGE, "%s: page too large", w->leaf->path);
@@ -583,7 +578,7 @@ static int flush_page(pq_colwriter *w, bool force, pq_error *err)
     if (w->page_bounds.any &&
         bounds_offer(&w->chunk_bounds, w->ord, (const uint8_t *)w->page_bounds.lo.data, w->page_bounds.lo.len,
                      (const uint8_t *)w->page_bounds.hi.data, w->page_bounds.hi.len))
-        return nomem(err);
+        return PQ_NOMEM(err);
     w->rows += w->page_rows;
     w->levels += w->page_levels;
     w->nulls += page_nulls;
@@ -611,13 +606,13 @@ static int add_slice(pq_colwriter *w, const pq_col_batch *b, int32_t l0, int32_t
 {
     int32_t nl = l1 - l0, nv = v1 - v0;
     if (w->leaf->max_def > 0) {
-        if (pq_buf_reserve(&w->def, (size_t)nl * 4)) return nomem(err);
+        if (pq_buf_reserve(&w->def, (size_t)nl * 4)) return PQ_NOMEM(err);
         uint32_t *d = (uint32_t *)(w->def.data + w->def.len);
         for (int32_t i = 0; i < nl; i++) d[i] = b->def ? b->def[l0 + i] : (uint32_t)w->leaf->max_def;
         w->def.len += (size_t)nl * 4;
     }
     if (w->leaf->max_rep > 0) {
-        if (pq_buf_reserve(&w->rep, (size_t)nl * 4)) return nomem(err);
+        if (pq_buf_reserve(&w->rep, (size_t)nl * 4)) return PQ_NOMEM(err);
         uint32_t *r = (uint32_t *)(w->rep.data + w->rep.len);
         for (int32_t i = 0; i < nl; i++) r[i] = b->rep ? b->rep[l0 + i] : 0;
         w->rep.len += (size_t)nl * 4;
@@ -630,9 +625,9 @@ static int add_slice(pq_colwriter *w, const pq_col_batch *b, int32_t l0, int32_t
     const bool byte_array = phys == PQ_BYTE_ARRAY;
     const size_t vsize = pq_value_size(phys);
     const uint8_t *vals = (const uint8_t *)b->values + (size_t)v0 * vsize;
-    if (w->ord != PQ_ORD_NONE && bounds_add(&w->page_bounds, w->ord, vals, nv)) return nomem(err);
+    if (w->ord != PQ_ORD_NONE && bounds_add(&w->page_bounds, w->ord, vals, nv)) return PQ_NOMEM(err);
     if (w->o.bloom_filter) {
-        if (pq_buf_reserve(&w->hashes, (size_t)nv * 8)) return nomem(err);
+        if (pq_buf_reserve(&w->hashes, (size_t)nv * 8)) return PQ_NOMEM(err);
         uint64_t *h = (uint64_t *)(w->hashes.data + w->hashes.len);
         for (int32_t i = 0; i < nv; i++) {
             if (byte_array || phys == PQ_FIXED_LEN_BYTE_ARRAY) {
@@ -645,7 +640,7 @@ static int add_slice(pq_colwriter *w, const pq_col_batch *b, int32_t l0, int32_t
         w->hashes.len += (size_t)nv * 8;
     }
     if (w->use_dict) {
-        if (pq_buf_reserve(&w->idx, (size_t)nv * 4)) return nomem(err);
+        if (pq_buf_reserve(&w->idx, (size_t)nv * 4)) return PQ_NOMEM(err);
         uint32_t *ix = (uint32_t *)(w->idx.data + w->idx.len);
         for (int32_t i = 0; i < nv; i++) {
             const uint8_t *p;
@@ -659,7 +654,7 @@ static int add_slice(pq_colwriter *w, const pq_col_batch *b, int32_t l0, int32_t
                 n = vsize;
             }
             int64_t e = dict_index(&w->dict, byte_array, p, n);
-            if (e < 0) return nomem(err);
+            if (e < 0) return PQ_NOMEM(err);
             ix[i] = (uint32_t)e;
             w->page_plain_bytes += n + (byte_array ? 4 : 0);
         }
@@ -669,10 +664,10 @@ static int add_slice(pq_colwriter *w, const pq_col_batch *b, int32_t l0, int32_t
         for (int32_t i = 0; i < nv; i++) {
             uint32_t len = x[i].len;
             if ((byte_array && pq_buf_append(&w->plain, &len, 4)) || pq_buf_append(&w->plain, x[i].ptr, len))
-                return nomem(err);
+                return PQ_NOMEM(err);
         }
     } else if (pq_buf_append(&w->plain, vals, (size_t)nv * vsize)) {
-        return nomem(err);
+        return PQ_NOMEM(err);
     }
     return PQ_OK;
 }
@@ -760,7 +755,7 @@ static int build_bloom(pq_colwriter *w, pq_buf *out, pq_error *err)
     pq_bloom_header bh = {.num_bytes = (int32_t)bytes, .algorithm_block = true, .hash_xxhash = true,
                           .compression_none = true};
     PQ_TRY(pq_encode_bloom_header(&bh, out, err));
-    if (pq_buf_reserve(out, bytes)) return nomem(err);
+    if (pq_buf_reserve(out, bytes)) return PQ_NOMEM(err);
     uint8_t *bits = (uint8_t *)out->data + out->len;
     memset(bits, 0, bytes);
     for (size_t i = 0; i < distinct; i++) pq_bloom_insert_hash(bits, bytes, h[i]);
@@ -807,7 +802,7 @@ int pq_colwriter_finish(pq_colwriter *w, pq_chunk_out *out, pq_error *err)
     /* The dictionary page comes first. */
     if (w->n_dict_pages > 0) {
         pq_buf_clear(&w->body);
-        if (pq_buf_append(&w->body, w->dict.plain.data, w->dict.plain.len)) return nomem(err);
+        if (pq_buf_append(&w->body, w->dict.plain.data, w->dict.plain.len)) return PQ_NOMEM(err);
         pq_page_header h;
         memset(&h, 0, sizeof h);
         h.type = PQ_PAGE_DICTIONARY;
@@ -824,7 +819,7 @@ int pq_colwriter_finish(pq_colwriter *w, pq_chunk_out *out, pq_error *err)
         out->bytes = w->pages; /* no dictionary page: the pages are the chunk */
         pq_buf_init(&w->pages);
     } else if (pq_buf_append(&out->bytes, w->pages.data, w->pages.len)) {
-        return nomem(err);
+        return PQ_NOMEM(err);
     }
     m->data_page_offset = (int64_t)data_at;
     m->total_compressed_size = (int64_t)out->bytes.len;
@@ -837,7 +832,7 @@ int pq_colwriter_finish(pq_colwriter *w, pq_chunk_out *out, pq_error *err)
     m->encodings = pq_arena_alloc(&out->arena, sizeof encs);
     m->encoding_stats = pq_arena_alloc(&out->arena, 3 * sizeof *m->encoding_stats);
     if (!m->encodings || !m->encoding_stats || leaf_path(w->leaf, &out->arena, &m->path, &m->n_path))
-        return nomem(err);
+        return PQ_NOMEM(err);
     memcpy(m->encodings, encs, sizeof encs);
     m->n_encodings = n_encs;
     int32_t ne = 0;
@@ -855,7 +850,7 @@ int pq_colwriter_finish(pq_colwriter *w, pq_chunk_out *out, pq_error *err)
         pq_bytes lo, hi;
         bool lo_exact, hi_exact;
         int rc = bounds_export(&w->chunk_bounds, w->ord, w->truncate, &out->arena, &lo, &hi, &lo_exact, &hi_exact);
-        if (rc < 0) return nomem(err);
+        if (rc < 0) return PQ_NOMEM(err);
         if (rc == 0) {
             m->stats.has_min_value = m->stats.has_max_value = true;
             m->stats.min_value = lo;
@@ -877,7 +872,7 @@ int pq_colwriter_finish(pq_colwriter *w, pq_chunk_out *out, pq_error *err)
     /* The page index. */
     out->n_pages = w->n_pages;
     out->pages = pq_arena_alloc(&out->arena, (size_t)w->n_pages * sizeof *out->pages);
-    if (!out->pages) return nomem(err);
+    if (!out->pages) return PQ_NOMEM(err);
     for (int32_t p = 0; p < w->n_pages; p++) {
         out->pages[p] = w->locs[p];
         out->pages[p].offset += (int64_t)data_at;
@@ -957,7 +952,7 @@ int pq_chunk_copy(const pq_column_meta *src, int64_t num_rows, bool type_ordered
     pq_column_meta *m = &out->meta;
     *m = *src;
     out->num_rows = num_rows;
-    if (pq_buf_append(&out->bytes, bytes, (size_t)len)) return nomem(err);
+    if (pq_buf_append(&out->bytes, bytes, (size_t)len)) return PQ_NOMEM(err);
     /* Offsets: relative to the chunk's first byte. */
     if ((uint64_t)src->data_page_offset < start || (uint64_t)src->data_page_offset - start >= len ||
         (src->has_dictionary_page_offset &&
@@ -978,25 +973,25 @@ int pq_chunk_copy(const pq_column_meta *src, int64_t num_rows, bool type_ordered
     /* The arrays point into the source footer: copy them. */
     m->encodings = pq_arena_alloc(a, sizeof *m->encodings * (size_t)(src->n_encodings + 1));
     m->path = pq_arena_alloc(a, sizeof *m->path * (size_t)(src->n_path + 1));
-    if (!m->encodings || !m->path) return nomem(err);
+    if (!m->encodings || !m->path) return PQ_NOMEM(err);
     if (src->n_encodings) memcpy(m->encodings, src->encodings, sizeof *m->encodings * (size_t)src->n_encodings);
     for (int32_t i = 0; i < src->n_path; i++)
-        if (!(m->path[i] = pq_arena_strndup(a, src->path[i], strlen(src->path[i])))) return nomem(err);
+        if (!(m->path[i] = pq_arena_strndup(a, src->path[i], strlen(src->path[i])))) return PQ_NOMEM(err);
     if (src->n_encoding_stats > 0) {
         m->encoding_stats = pq_arena_alloc(a, sizeof *m->encoding_stats * (size_t)src->n_encoding_stats);
-        if (!m->encoding_stats) return nomem(err);
+        if (!m->encoding_stats) return PQ_NOMEM(err);
         memcpy(m->encoding_stats, src->encoding_stats, sizeof *m->encoding_stats * (size_t)src->n_encoding_stats);
     }
     pq_stats *st = &m->stats;
     st->has_min = st->has_max = false; /* deprecated fields: an order this file does not declare */
     if (!type_ordered) st->has_min_value = st->has_max_value = st->has_min_exact = st->has_max_exact = false;
     if ((st->has_min_value && copy_bytes(a, &st->min_value)) || (st->has_max_value && copy_bytes(a, &st->max_value)))
-        return nomem(err);
+        return PQ_NOMEM(err);
     m->has_stats = st->has_min_value || st->has_max_value || st->has_null_count || st->has_distinct_count;
 
     if (oi && oi->n_pages > 0) {
         out->pages = pq_arena_alloc(a, sizeof *out->pages * (size_t)oi->n_pages);
-        if (!out->pages) return nomem(err);
+        if (!out->pages) return PQ_NOMEM(err);
         for (int32_t p = 0; p < oi->n_pages; p++) {
             const pq_page_location *l = &oi->pages[p];
             if (l->offset < 0 || (uint64_t)l->offset < start || (uint64_t)l->offset - start >= len ||
@@ -1008,6 +1003,6 @@ int pq_chunk_copy(const pq_column_meta *src, int64_t num_rows, bool type_ordered
         out->n_pages = oi->n_pages;
     }
     if (type_ordered && column_index && column_index_len && pq_buf_append(&out->column_index, column_index, column_index_len))
-        return nomem(err);
+        return PQ_NOMEM(err);
     return PQ_OK;
 }

@@ -143,7 +143,7 @@ static int convert_column(rows_buf *b, const target_col *t, int32_t c, const cha
     size_t n = (size_t)(b->n_rows ? b->n_rows : 1);
     cb->def = malloc(sizeof *cb->def * n);
     cb->vals = malloc(t->vsize * n);
-    if (!cb->def || !cb->vals) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!cb->def || !cb->vals) return PQ_NOMEM(err);
     const char *text = tx->bytes.data ? tx->bytes.data : ""; /* NULL while every field was empty */
     bool empty_is_value = t->kind == CV_STRING || t->kind == CV_BINARY;
     uint32_t start = 0;
@@ -162,7 +162,7 @@ static int convert_column(rows_buf *b, const target_col *t, int32_t c, const cha
         }
         const char *why = "";
         int rc = pq_csv_convert(t, text + start, end - start, cb->vals + t->vsize * cb->n_vals, &cb->heap, &why);
-        if (rc == -2) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (rc == -2) return PQ_NOMEM(err);
         if (rc != 0) {
             *bad_row = r;
             return field_error(err, name, b->lines[r], t->name, text + start, end - start, why);
@@ -185,7 +185,7 @@ static int convert_column(rows_buf *b, const target_col *t, int32_t c, const cha
 static int add_record(rows_buf *b, const target_col *tc, int32_t n_cols, const pq_csv_text *fields, int64_t line,
                       const char *name, pq_error *err)
 {
-    if (b->n_rows == b->cap_rows && rows_buf_grow(b) != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (b->n_rows == b->cap_rows && rows_buf_grow(b) != 0) return PQ_NOMEM(err);
     int64_t r = b->n_rows;
     b->lines[r] = line;
     for (int32_t c = 0; c < n_cols; c++) {
@@ -195,7 +195,7 @@ static int add_record(rows_buf *b, const target_col *tc, int32_t n_cols, const p
         if (t->bytes.len + f->len > UINT32_MAX)
             return pq_fail(err, PQ_E_USAGE, "%s: line %lld: over 4 GiB of text in one row group's column %s", name,
                            (long long)line, tc[c].name);
-        if (pq_buf_append(&t->bytes, f->p, f->len) != 0) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (pq_buf_append(&t->bytes, f->p, f->len) != 0) return PQ_NOMEM(err);
         t->ends[r] = (uint32_t)t->bytes.len;
         t->cell[r] = f->len ? CELL_VALUE : f->quoted ? CELL_QUOTED_EMPTY : CELL_NULL;
     }
@@ -279,7 +279,7 @@ static int encode_column(importer *im, rg_job *j, int32_t c, pq_chunk_out *out, 
     uint16_t *def = malloc(sizeof *def * n);
     uint8_t *vals = malloc(vsize * n);
     pq_colwriter *w = NULL;
-    int rc = def && vals ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = def && vals ? PQ_OK : PQ_NOMEM(err);
     size_t nv = 0;
     for (int64_t i = 0; rc == PQ_OK && i < j->n_rows; i++) {
         uint32_t r = j->perm[i];
@@ -469,7 +469,7 @@ static int stream_push(importer *im, rg_job *j, rows_buf *sl, int32_t max_pendin
         if (!ns || !nd) {
             pthread_mutex_unlock(&im->mu);
             rows_buf_free(sl);
-            return pq_fail(err, PQ_E_NOMEM, "out of memory");
+            return PQ_NOMEM(err);
         }
         j->cap_slices = cap;
     }
@@ -685,7 +685,7 @@ static int sort_and_encode(importer *im, pq_filewriter *fw, rows_buf *b, const p
     uint32_t *perm = NULL;
     int rc = PQ_OK;
     rg_job *j = rg_job_new(n_cols);
-    if (!j) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!j) rc = PQ_NOMEM(err);
     else {
         j->src = b;
         j->convert = true;
@@ -699,11 +699,11 @@ static int sort_and_encode(importer *im, pq_filewriter *fw, rows_buf *b, const p
         *perm_out = perm = malloc(sizeof *perm * (size_t)n);
         tmp = malloc(sizeof *tmp * (size_t)(n / 2 + 1));
         im->vidx = calloc((size_t)n_cols, sizeof *im->vidx);
-        if (!perm || !tmp || !im->vidx) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!perm || !tmp || !im->vidx) rc = PQ_NOMEM(err);
     }
     for (int32_t c = 0; rc == PQ_OK && c < n_cols; c++) {
         if (!(im->vidx[c] = malloc(sizeof **im->vidx * (size_t)n))) {
-            rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            rc = PQ_NOMEM(err);
             break;
         }
         uint32_t v = 0;
@@ -721,7 +721,7 @@ static int sort_and_encode(importer *im, pq_filewriter *fw, rows_buf *b, const p
     free(tmp);
     for (int64_t r0 = 0; rc == PQ_OK && r0 < n; r0 += rg_rows) {
         if (!(j = rg_job_new(n_cols))) {
-            rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            rc = PQ_NOMEM(err);
             break;
         }
         j->src = b;
@@ -786,7 +786,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     target_col *tc = calloc((size_t)(n_cols ? n_cols : 1), sizeof *tc);
     pq_sorting_column *sorting = calloc((size_t)(n_sort ? n_sort : 1), sizeof *sorting);
     sort_key *keys = calloc((size_t)(n_sort ? n_sort : 1), sizeof *keys);
-    int rc = tc && sorting && keys ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = tc && sorting && keys ? PQ_OK : PQ_NOMEM(err);
     for (int32_t c = 0; rc == PQ_OK && c < n_cols; c++)
         if ((rc = pq_csv_classify(&schema.leaves[c], &tc[c], err)) != PQ_OK) pq_error_prefix(err, "%s: ", name);
     if (rc == PQ_OK) rc = resolve_sort_by(tc, n_cols, opts, name, sorting, err);
@@ -794,7 +794,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     int32_t n_fields = 0;
     if (rc == PQ_OK) rc = pq_csv_open(in, name, &rd, err);
     int32_t *fixed_field = calloc((size_t)opts->n_fixed + 1, sizeof *fixed_field);
-    if (rc == PQ_OK && !fixed_field) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (rc == PQ_OK && !fixed_field) rc = PQ_NOMEM(err);
     if (rc == PQ_OK) rc = map_header(rd, name, tc, n_cols, opts, fixed_field, &n_fields, err);
     pq_filewriter *fw = NULL;
     if (rc == PQ_OK) rc = pq_filewriter_new(sink, elements, n_elements, n_cols, &fw, err);
@@ -860,13 +860,13 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
         if ((rc = check_fixed(opts, fixed_field, f, name, pq_csv_line(rd), err)) != PQ_OK) break;
         if (!sorted && !cur) {
             if (!(cur = stream_job_new(n_cols))) {
-                rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                rc = PQ_NOMEM(err);
                 break;
             }
             submit(&im, cur);
         }
         if (!b && !(b = rows_buf_new(n_cols))) {
-            rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+            rc = PQ_NOMEM(err);
             break;
         }
         if (sorted && b->n_rows == (int64_t)UINT32_MAX - 1) {
@@ -935,7 +935,7 @@ static int check_unique_names(const pq_csv_text *f, int32_t n, const char *name,
     size_t cap = 16;
     while (cap < (size_t)n * 2) cap *= 2;
     int32_t *slot = malloc(sizeof *slot * cap);
-    if (!slot) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!slot) return PQ_NOMEM(err);
     for (size_t i = 0; i < cap; i++) slot[i] = -1;
     int rc = PQ_OK;
     for (int32_t c = 0; c < n && rc == PQ_OK; c++) {
@@ -993,7 +993,7 @@ int pq_csv_infer_rows(pq_file *in, const char *name, int64_t max_rows, pq_csv_sc
     if (rc == PQ_OK) {
         out->elements = calloc((size_t)n_cols + 1, sizeof *out->elements);
         st = calloc((size_t)n_cols, sizeof *st);
-        if (!out->elements || !st) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!out->elements || !st) rc = PQ_NOMEM(err);
     }
     for (int32_t c = 0; rc == PQ_OK && c < n_cols; c++) {
         if (f[c].len == 0) {
@@ -1002,7 +1002,7 @@ int pq_csv_infer_rows(pq_file *in, const char *name, int64_t max_rows, pq_csv_sc
         }
         pq_schema_element *e = &out->elements[c + 1];
         e->name = pq_arena_strndup(&out->arena, f[c].p, f[c].len);
-        if (!e->name) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!e->name) rc = PQ_NOMEM(err);
         st[c] = (infer_state){.can_int = true, .can_double = true, .can_bool = true, .can_date = true, .can_ts = true};
     }
     while (rc == PQ_OK) {

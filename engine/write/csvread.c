@@ -36,7 +36,7 @@ struct pq_csv_reader {
 int pq_csv_open(pq_file *f, const char *name, pq_csv_reader **out, pq_error *err)
 {
     pq_csv_reader *r = calloc(1, sizeof *r);
-    if (!r) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!r) return PQ_NOMEM(err);
     r->f = f;
     r->name = name;
     r->line = 1;
@@ -105,7 +105,7 @@ static int push_field(pq_csv_reader *r, int32_t n, const char *p, size_t len, bo
     if (n == r->cap_fields) {
         int32_t cap = r->cap_fields ? r->cap_fields * 2 : 16;
         pq_csv_text *nf = realloc(r->fields, sizeof *nf * (size_t)cap);
-        if (!nf) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!nf) return PQ_NOMEM(err);
         r->fields = nf;
         r->cap_fields = cap;
     }

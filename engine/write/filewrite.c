@@ -54,7 +54,7 @@ int pq_filewriter_new(const pq_sink *sink, const pq_schema_element *schema, int3
         return PQ_ERR;
     }
     pq_filewriter *w = calloc(1, sizeof *w);
-    if (!w) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!w) return PQ_NOMEM(err);
     w->sink = *sink;
     w->schema = schema;
     w->n_schema = n_schema;
@@ -84,7 +84,7 @@ int pq_filewriter_set_sorting(pq_filewriter *w, const pq_sorting_column *cols, i
     pq_sorting_column *copy = NULL;
     if (n > 0) {
         copy = malloc(sizeof *copy * (size_t)n);
-        if (!copy) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!copy) return PQ_NOMEM(err);
         memcpy(copy, cols, sizeof *copy * (size_t)n);
     }
     free(w->sorting);
@@ -104,17 +104,17 @@ int pq_filewriter_add_row_group(pq_filewriter *w, pq_chunk_out *chunks, pq_error
     if (w->n_rgs == w->alloc) {
         int32_t a = w->alloc ? w->alloc * 2 : 8;
         pq_row_group *rgs = realloc(w->rgs, (size_t)a * sizeof *rgs);
-        if (!rgs) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!rgs) return PQ_NOMEM(err);
         w->rgs = rgs;
         pq_chunk_out *ch = realloc(w->chunks, (size_t)a * (size_t)w->n_leaves * sizeof *ch);
-        if (!ch) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!ch) return PQ_NOMEM(err);
         w->chunks = ch;
         w->alloc = a;
     }
     pq_row_group *rg = &w->rgs[w->n_rgs];
     memset(rg, 0, sizeof *rg);
     rg->columns = calloc((size_t)w->n_leaves, sizeof *rg->columns);
-    if (!rg->columns) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!rg->columns) return PQ_NOMEM(err);
     rg->n_columns = w->n_leaves;
     rg->num_rows = chunks[0].num_rows;
     rg->n_sorting = w->sorting ? w->n_sorting : -1;
@@ -187,7 +187,7 @@ int pq_filewriter_finish(pq_filewriter *w, pq_error *err)
             PQ_TRY(put(w, w->scratch.data, w->scratch.len, err));
         }
     int32_t *orders = calloc((size_t)(uint32_t)w->n_leaves, sizeof *orders);
-    if (!orders) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!orders) return PQ_NOMEM(err);
     for (int32_t c = 0; c < w->n_leaves; c++) orders[c] = PQ_ORDER_TYPE_DEFINED;
     pq_file_meta m = {
         .version = 2,
@@ -260,7 +260,7 @@ static uint8_t *read_range(pq_file *f, uint64_t file_size, int64_t off, int64_t 
     }
     uint8_t *b = malloc((size_t)len);
     if (!b) {
-        pq_fail(err, PQ_E_NOMEM, "out of memory");
+        PQ_NOMEM(err);
         return NULL;
     }
     if (pq_read_at(f, b, (size_t)len, (uint64_t)off, err) != PQ_OK) {
@@ -444,7 +444,7 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
     if (opts->row_group_rows > 0 || opts->n_sort_by > 0) {
         j.out_rows = opts->row_group_rows > 0 ? opts->row_group_rows : PQ_DEFAULT_ROW_GROUP_ROWS;
         j.in_first = calloc((size_t)(m->n_row_groups > 0 ? m->n_row_groups : 1), sizeof *j.in_first);
-        if (!j.in_first) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!j.in_first) rc = PQ_NOMEM(err);
         for (int32_t g = 0; rc == PQ_OK && g < m->n_row_groups; g++) {
             int64_t r = m->row_groups[g].num_rows;
             if (r < 0 || r > INT64_MAX - j.total_rows)
@@ -464,7 +464,7 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
     int32_t *sort_leaves = NULL;
     if (rc == PQ_OK && opts->n_sort_by > 0) {
         sort_leaves = calloc((size_t)opts->n_sort_by, sizeof *sort_leaves);
-        if (!sort_leaves) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!sort_leaves) rc = PQ_NOMEM(err);
         if (rc == PQ_OK) rc = pq_sort_leaves(ft, opts->sort_by, opts->n_sort_by, name, sort_leaves, err);
         if (rc == PQ_OK)
             rc = pq_sorted_rows_load(f, ft, name, sort_leaves, opts->n_sort_by, threads, &sorted, err);
@@ -477,7 +477,7 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
     }
     if (rc == PQ_OK && sorted) {
         pq_sorting_column *sc = calloc((size_t)opts->n_sort_by, sizeof *sc);
-        if (!sc) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!sc) rc = PQ_NOMEM(err);
         for (int k = 0; sc && k < opts->n_sort_by; k++) sc[k] = (pq_sorting_column){sort_leaves[k], false, false};
         if (sc) rc = pq_filewriter_set_sorting(w, sc, opts->n_sort_by, err);
         free(sc);
@@ -496,7 +496,7 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
     j.state = calloc(n, 1);
     j.errs = calloc(n, sizeof *j.errs);
     pthread_t *tids = calloc((size_t)threads, sizeof *tids);
-    rc = j.chunks && j.state && j.errs && tids ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    rc = j.chunks && j.state && j.errs && tids ? PQ_OK : PQ_NOMEM(err);
     pthread_mutex_init(&j.mu, NULL);
     pthread_cond_init(&j.cv, NULL);
     int started = 0;

@@ -123,7 +123,7 @@ static int load_leaf(pq_file *f, const pq_footer *ft, int32_t c, int64_t n_rows,
     lr->def = leaf->max_def > 0 ? malloc(sizeof *lr->def * n) : NULL;
     lr->vidx = malloc(sizeof *lr->vidx * n);
     lr->vals = malloc(vsize * n); /* flat: at most one value per row */
-    if ((leaf->max_def > 0 && !lr->def) || !lr->vidx || !lr->vals) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if ((leaf->max_def > 0 && !lr->def) || !lr->vidx || !lr->vals) return PQ_NOMEM(err);
     int64_t row = 0, nv = 0;
     int rc = PQ_OK;
     for (int32_t g = 0; rc == PQ_OK && g < ft->meta.n_row_groups; g++) {
@@ -159,7 +159,7 @@ static int load_leaf(pq_file *f, const pq_footer *ft, int32_t c, int64_t n_rows,
                 for (int32_t i = 0; i < b.n_values; i++) total += src[i].len;
                 uint8_t *dst = total ? pq_arena_alloc(&lr->heap, total) : NULL;
                 if (total && !dst) {
-                    rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+                    rc = PQ_NOMEM(err);
                     break;
                 }
                 pq_bytes *out = (pq_bytes *)(void *)lr->vals + nv;
@@ -283,7 +283,7 @@ int pq_sorted_rows_load(pq_file *f, const pq_footer *ft, const char *file, const
         s->cols = calloc((size_t)(n_leaves > 0 ? n_leaves : 1), sizeof *s->cols);
         s->perm = malloc(sizeof *s->perm * (size_t)(n_rows ? n_rows : 1));
     }
-    int rc = s && keys && j.rc && j.errs && s->cols && s->perm ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = s && keys && j.rc && j.errs && s->cols && s->perm ? PQ_OK : PQ_NOMEM(err);
     if (s && !s->cols) n_leaves = 0; /* nothing for pq_sorted_rows_free to walk */
     /* Decode: one task per leaf. */
     if (threads <= 0) threads = pq_default_threads();
@@ -312,7 +312,7 @@ int pq_sorted_rows_load(pq_file *f, const pq_footer *ft, const char *file, const
         }
         for (int64_t i = 0; i < n_rows; i++) s->perm[i] = (uint32_t)i;
         uint32_t *tmp = malloc(sizeof *tmp * (size_t)(n_rows / 2 + 1));
-        if (!tmp) rc = pq_fail(err, PQ_E_NOMEM, "out of memory");
+        if (!tmp) rc = PQ_NOMEM(err);
         else {
             sort_ctx sc = {keys, n_keys};
             pq_stable_sort_rows(s->perm, tmp, n_rows, cmp_rows, &sc);
@@ -341,7 +341,7 @@ int pq_sorted_rows_add(const pq_sorted_rows *s, int32_t leaf, int64_t from, int6
                        (long long)(from + n), (long long)s->n_rows);
     uint16_t *def = lr->def ? malloc(sizeof *def * ADD_SLICE_ROWS) : NULL;
     uint8_t *vals = malloc(vsize * ADD_SLICE_ROWS);
-    int rc = (!lr->def || def) && vals ? PQ_OK : pq_fail(err, PQ_E_NOMEM, "out of memory");
+    int rc = (!lr->def || def) && vals ? PQ_OK : PQ_NOMEM(err);
     for (int64_t r0 = 0; rc == PQ_OK && r0 < n; r0 += ADD_SLICE_ROWS) {
         int32_t k = (int32_t)(n - r0 < ADD_SLICE_ROWS ? n - r0 : ADD_SLICE_ROWS);
         int32_t nv = 0;

@@ -19,7 +19,7 @@
 
 static int buf_write(void *ctx, const char *data, size_t len, pq_error *err)
 {
-    return pq_buf_append(ctx, data, len) ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
+    return pq_buf_append(ctx, data, len) ? PQ_NOMEM(err) : PQ_OK;
 }
 
 /* The lines of a CSV as a multiset: a sum of their hashes, and a count.

@@ -1046,7 +1046,7 @@ static int count_lines(void *ctx, const char *data, size_t len, pq_error *err)
 
 static int to_buf(void *ctx, const char *data, size_t len, pq_error *err)
 {
-    return pq_buf_append(ctx, data, len) ? pq_fail(err, PQ_E_NOMEM, "out of memory") : PQ_OK;
+    return pq_buf_append(ctx, data, len) ? PQ_NOMEM(err) : PQ_OK;
 }
 
 /* data.parquet of the lazy files with a filter that keeps part of each row

@@ -30,7 +30,7 @@ static int paced_run(void *ctx, const pq_sink *sink, pq_error *err)
 {
     paced_job *j = ctx;
     char *buf = malloc(j->piece);
-    if (!buf) return pq_fail(err, PQ_E_NOMEM, "out of memory");
+    if (!buf) return PQ_NOMEM(err);
     uint64_t at = 0;
     for (size_t p = 0; p < j->pieces; p++) {
         usleep(j->pause_us);

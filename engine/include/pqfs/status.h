@@ -50,6 +50,9 @@ void pq_error_clear(pq_error *err);
 /* Short-hand for the common "corrupt input" case. */
 #define PQ_CORRUPT(err, ...) pq_fail((err), PQ_E_CORRUPT, __VA_ARGS__)
 
+/* Out of memory, the one message for it: `return PQ_NOMEM(err);`. */
+#define PQ_NOMEM(err) pq_fail((err), PQ_E_NOMEM, "out of memory")
+
 /* Propagate a failure from a call returning PQ_ERR. */
 #define PQ_TRY(expr)                                                          \
     do {                                                                      \
