@@ -32,12 +32,6 @@ typedef pq_tc_sctx sctx;
 typedef pq_tc_fdef fdef;
 #define SCTX PQ_TC_SCTX
 
-/* Short names for the thrift.h struct-reading calls used in every decoder. */
-#define begin pq_tc_sctx_begin
-#define next pq_tc_sctx_next
-#define fail_in pq_tc_sctx_fail
-#define seen pq_tc_sctx_seen
-
 static int expect(pq_tc_reader *r, const pq_tc_field *f, uint8_t type)
 {
     bool ok = f->type == type || (type == PQ_TC_LIST && f->type == PQ_TC_SET);
@@ -135,10 +129,10 @@ static int read_marker_union(pq_tc_reader *r, const char *name, int16_t *member)
     pq_tc_field f;
     int more;
     *member = 0;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         if (*member == 0) *member = f.id;
-        if (pq_tc_skip(r, f.type) != PQ_OK) return fail_in(r, &s, f.id);
+        if (pq_tc_skip(r, f.type) != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -158,8 +152,8 @@ static int read_stats(pq_tc_reader *r, pq_stats *st)
     pq_tc_field f;
     int more;
     memset(st, 0, sizeof *st);
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_binary(r, &f, &st->max); st->has_max = true; break;
@@ -175,7 +169,7 @@ static int read_stats(pq_tc_reader *r, pq_stats *st)
         case 8: rc = get_bool(r, &f, &st->min_exact); st->has_min_exact = true; break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -190,15 +184,15 @@ static int read_kv(pq_tc_reader *r, pq_arena *a, pq_kv *kv)
     pq_tc_field f;
     int more;
     kv->key = kv->value = NULL;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_string(r, &f, a, &kv->key); break;
         case 2: rc = get_string(r, &f, a, &kv->value); break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -240,15 +234,15 @@ static int read_decimal_type(pq_tc_reader *r, pq_logical *lt)
     sctx s = SCTX("DecimalType", DECIMAL_FIELDS);
     pq_tc_field f;
     int more;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_i32(r, &f, &lt->scale); break;
         case 2: rc = get_i32(r, &f, &lt->precision); break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -260,8 +254,8 @@ static int read_time_type(pq_tc_reader *r, const char *name, pq_logical *lt)
     sctx s = SCTX(name, TIME_FIELDS);
     pq_tc_field f;
     int more;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         int16_t unit;
         switch (f.id) {
@@ -277,7 +271,7 @@ static int read_time_type(pq_tc_reader *r, const char *name, pq_logical *lt)
             break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -287,8 +281,8 @@ static int read_int_type(pq_tc_reader *r, pq_logical *lt)
     sctx s = SCTX("IntType", INT_FIELDS);
     pq_tc_field f;
     int more;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1:
@@ -300,7 +294,7 @@ static int read_int_type(pq_tc_reader *r, pq_logical *lt)
         case 2: rc = get_bool(r, &f, &lt->is_signed); break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -338,15 +332,15 @@ static int read_logical(pq_tc_reader *r, pq_logical *lt)
     int more;
     bool have_member = false;
     memset(lt, 0, sizeof *lt);
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         if (have_member)
             rc = PQ_CORRUPT(r->err, "a second union member");
         else
             rc = read_logical_member(r, &f, lt);
         have_member = true;
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -367,8 +361,8 @@ static int read_schema_element(pq_tc_reader *r, pq_arena *a, pq_schema_element *
     int more;
     memset(e, 0, sizeof *e);
     e->converted_type = PQ_CT_NONE;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_i32(r, &f, &e->type); e->has_type = true; break;
@@ -387,7 +381,7 @@ static int read_schema_element(pq_tc_reader *r, pq_arena *a, pq_schema_element *
             break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -403,8 +397,8 @@ static int read_page_enc_stats(pq_tc_reader *r, pq_page_enc_stats *p)
     sctx s = SCTX("PageEncodingStats", PES_FIELDS);
     pq_tc_field f;
     int more;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_i32(r, &f, &p->page_type); break;
@@ -412,7 +406,7 @@ static int read_page_enc_stats(pq_tc_reader *r, pq_page_enc_stats *p)
         case 3: rc = get_nonneg_i32(r, &f, &p->count); break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -467,8 +461,8 @@ static int read_column_meta(pq_tc_reader *r, pq_arena *a, pq_column_meta *m)
     int more;
     memset(m, 0, sizeof *m);
     m->n_encoding_stats = -1;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_i32(r, &f, &m->type); break;
@@ -503,7 +497,7 @@ static int read_column_meta(pq_tc_reader *r, pq_arena *a, pq_column_meta *m)
             break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -522,8 +516,8 @@ static int read_column_chunk(pq_tc_reader *r, pq_arena *a, pq_column_chunk *c)
     int more;
     memset(c, 0, sizeof *c);
     c->meta.n_encoding_stats = -1;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_string(r, &f, a, &c->file_path); break;
@@ -544,12 +538,12 @@ static int read_column_chunk(pq_tc_reader *r, pq_arena *a, pq_column_chunk *c)
             break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     if (more != 0) return PQ_ERR;
     /* An index is usable only with both its offset and its length. */
-    c->has_offset_index = seen(&s, 4) && seen(&s, 5);
-    c->has_column_index = seen(&s, 6) && seen(&s, 7);
+    c->has_offset_index = pq_tc_sctx_seen(&s, 4) && pq_tc_sctx_seen(&s, 5);
+    c->has_column_index = pq_tc_sctx_seen(&s, 6) && pq_tc_sctx_seen(&s, 7);
     return PQ_OK;
 }
 
@@ -564,8 +558,8 @@ static int read_sorting_column(pq_tc_reader *r, pq_sorting_column *sc)
     sctx s = SCTX("SortingColumn", SORTING_FIELDS);
     pq_tc_field f;
     int more;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_nonneg_i32(r, &f, &sc->column_idx); break;
@@ -573,7 +567,7 @@ static int read_sorting_column(pq_tc_reader *r, pq_sorting_column *sc)
         case 3: rc = get_bool(r, &f, &sc->nulls_first); break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -614,8 +608,8 @@ static int read_row_group(pq_tc_reader *r, pq_arena *a, pq_row_group *g)
     int more;
     memset(g, 0, sizeof *g);
     g->n_sorting = -1;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = read_row_group_columns(r, &f, a, g); break;
@@ -633,7 +627,7 @@ static int read_row_group(pq_tc_reader *r, pq_arena *a, pq_row_group *g)
             break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -688,8 +682,8 @@ static int read_file_meta(pq_tc_reader *r, pq_arena *a, pq_file_meta *m)
     sctx s = SCTX("FileMetaData", FILE_META_FIELDS);
     pq_tc_field f;
     int more;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_i32(r, &f, &m->version); break;
@@ -705,7 +699,7 @@ static int read_file_meta(pq_tc_reader *r, pq_arena *a, pq_file_meta *m)
             break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -735,8 +729,8 @@ static int read_data_page_header(pq_tc_reader *r, pq_data_page_header *d)
     pq_tc_field f;
     int more;
     memset(d, 0, sizeof *d);
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_nonneg_i32(r, &f, &d->num_values); break;
@@ -749,7 +743,7 @@ static int read_data_page_header(pq_tc_reader *r, pq_data_page_header *d)
             break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -768,8 +762,8 @@ static int read_data_page_header_v2(pq_tc_reader *r, pq_data_page_header_v2 *d)
     int more;
     memset(d, 0, sizeof *d);
     d->is_compressed = true;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_nonneg_i32(r, &f, &d->num_values); break;
@@ -785,7 +779,7 @@ static int read_data_page_header_v2(pq_tc_reader *r, pq_data_page_header_v2 *d)
             break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -800,8 +794,8 @@ static int read_dict_page_header(pq_tc_reader *r, pq_dict_page_header *d)
     pq_tc_field f;
     int more;
     memset(d, 0, sizeof *d);
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_nonneg_i32(r, &f, &d->num_values); break;
@@ -809,7 +803,7 @@ static int read_dict_page_header(pq_tc_reader *r, pq_dict_page_header *d)
         case 3: rc = get_bool(r, &f, &d->is_sorted); break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -826,8 +820,8 @@ static int read_page_header(pq_tc_reader *r, pq_page_header *h)
     sctx s = SCTX("PageHeader", PAGE_HEADER_FIELDS);
     pq_tc_field f;
     int more;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_i32(r, &f, &h->type); break;
@@ -848,7 +842,7 @@ static int read_page_header(pq_tc_reader *r, pq_page_header *h)
             break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     if (more != 0) return PQ_ERR;
     /* The type says which sub-header must be there; readers rely on it. */
@@ -856,7 +850,7 @@ static int read_page_header(pq_tc_reader *r, pq_page_header *h)
                    : h->type == PQ_PAGE_DICTIONARY ? 7
                    : h->type == PQ_PAGE_DATA_V2    ? 8
                                                    : 0;
-    if (want && !seen(&s, want))
+    if (want && !pq_tc_sctx_seen(&s, want))
         return PQ_CORRUPT(r->err, "PageHeader.%s: missing for a page of type %d",
                           PAGE_HEADER_FIELDS[want].name, (int)h->type);
     return PQ_OK;
@@ -921,8 +915,8 @@ int pq_decode_column_index(const uint8_t *buf, size_t len, pq_arena *arena, pq_c
     pq_tc_field f;
     int more;
     uint32_t n_null_pages = 0, n_min = 0, n_max = 0, n_null_counts = 0;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = read_bool_list(r, &f, arena, &out->null_pages, &n_null_pages); break;
@@ -932,13 +926,13 @@ int pq_decode_column_index(const uint8_t *buf, size_t len, pq_arena *arena, pq_c
         case 5: rc = read_i64_list(r, &f, arena, &out->null_counts, &n_null_counts); break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     if (more != 0) return PQ_ERR;
     if (n_min != n_null_pages || n_max != n_null_pages)
         return PQ_CORRUPT(err, "ColumnIndex: %u null_pages but %u min_values and %u max_values",
                           n_null_pages, n_min, n_max);
-    if (seen(&s, 5) && n_null_counts != n_null_pages)
+    if (pq_tc_sctx_seen(&s, 5) && n_null_counts != n_null_pages)
         return PQ_CORRUPT(err, "ColumnIndex: %u null_pages but %u null_counts", n_null_pages,
                           n_null_counts);
     out->n_pages = (int32_t)n_null_pages;
@@ -957,8 +951,8 @@ static int read_page_location(pq_tc_reader *r, pq_page_location *p)
     sctx s = SCTX("PageLocation", PAGE_LOCATION_FIELDS);
     pq_tc_field f;
     int more;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = get_nonneg_i64(r, &f, &p->offset); break;
@@ -966,7 +960,7 @@ static int read_page_location(pq_tc_reader *r, pq_page_location *p)
         case 3: rc = get_nonneg_i64(r, &f, &p->first_row_index); break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -997,14 +991,14 @@ int pq_decode_offset_index(const uint8_t *buf, size_t len, pq_arena *arena, pq_o
     sctx s = SCTX("OffsetIndex", OFFSET_INDEX_FIELDS);
     pq_tc_field f;
     int more;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         switch (f.id) {
         case 1: rc = read_page_locations(r, &f, arena, out); break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     return more;
 }
@@ -1025,8 +1019,8 @@ int pq_decode_bloom_header(const uint8_t *buf, size_t len, pq_bloom_header *out,
     sctx s = SCTX("BloomFilterHeader", BLOOM_FIELDS);
     pq_tc_field f;
     int more;
-    PQ_TRY(begin(r, &s));
-    while ((more = next(r, &s, &f)) == 1) {
+    PQ_TRY(pq_tc_sctx_begin(r, &s));
+    while ((more = pq_tc_sctx_next(r, &s, &f)) == 1) {
         int rc;
         int16_t member = 0;
         switch (f.id) {
@@ -1042,7 +1036,7 @@ int pq_decode_bloom_header(const uint8_t *buf, size_t len, pq_bloom_header *out,
             break;
         default: rc = pq_tc_skip(r, f.type); break;
         }
-        if (rc != PQ_OK) return fail_in(r, &s, f.id);
+        if (rc != PQ_OK) return pq_tc_sctx_fail(r, &s, f.id);
     }
     if (more != 0) return PQ_ERR;
     if (consumed) *consumed = pq_tc_offset(r);
