@@ -473,10 +473,9 @@ static int validate_table(const pqfs_table_config *t, const char *label, char *e
     if (t->page_size < 1 || t->page_size > CFG_PAGE_SIZE_MAX)
         return cfg_fail(err, cap, "[table %s] page_size: %lld is out of range (1 byte..1GiB)", label,
                         (long long)t->page_size);
-    int max_level = t->compression == PQFS_COMP_ZSTD ? 22 : t->compression == PQFS_COMP_GZIP ? 9 : 0;
-    if (t->compression_level < 0 || t->compression_level > max_level)
+    if (!pq_codec_level_ok(t->compression, t->compression_level))
         return cfg_fail(err, cap, "[table %s] compression: %s level %d is out of range", label,
-                        cfg_compression_name(t->compression), t->compression_level);
+                        pq_codec_spec_name(t->compression), t->compression_level);
     for (int i = 0; i < t->n_partitions; i++)
         if (!t->partitions[i].name || !t->partitions[i].name[0])
             return cfg_fail(err, cap, "[table %s] partitions: empty column name", label);
@@ -568,11 +567,11 @@ static void dump_table(FILE *f, const pqfs_table_config *t, const char *prefix)
         for (int i = 0; i < t->n_partitions; i++) {
             const pqfs_partition_decl *p = &t->partitions[i];
             fprintf(f, "%s%s", i ? ", " : "", p->name);
-            if (p->type != PQFS_PART_INFER) fprintf(f, ":%s", cfg_part_type_name(p->type));
+            if (p->type != PQ_PART_INFER) fprintf(f, ":%s", cfg_part_type_name(p->type));
         }
         fputc('\n', f);
     }
-    fprintf(f, "%scompression = %s", prefix, cfg_compression_name(t->compression));
+    fprintf(f, "%scompression = %s", prefix, pq_codec_spec_name(t->compression));
     if (t->compression_level) fprintf(f, ":%d", t->compression_level);
     char size[32];
     cfg_format_size((uint64_t)t->page_size, size, sizeof size);

@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codec.h"
+#include "table.h"
+
 typedef enum pqfs_log_level {
     PQFS_LOG_ERROR = 0,
     PQFS_LOG_WARN = 1,
@@ -21,31 +24,17 @@ typedef enum pqfs_log_level {
     PQFS_LOG_DEBUG = 3,
 } pqfs_log_level;
 
-typedef enum pqfs_compression {
-    PQFS_COMP_ZSTD = 0,
-    PQFS_COMP_SNAPPY,
-    PQFS_COMP_LZ4_RAW,
-    PQFS_COMP_GZIP,
-    PQFS_COMP_NONE,
-} pqfs_compression;
-
-typedef enum pqfs_part_type {
-    PQFS_PART_INFER = 0,
-    PQFS_PART_INT64,
-    PQFS_PART_DATE,
-    PQFS_PART_STRING,
-} pqfs_part_type;
-
 typedef struct pqfs_partition_decl {
     char *name;
-    pqfs_part_type type;
+    pq_part_type type;             /* the engine's (table.h) */
 } pqfs_partition_decl;
 
 typedef struct pqfs_table_config {
     char *name;                    /* [table NAME] */
     pqfs_partition_decl *partitions; /* partitions = dt:date, region:string */
     int n_partitions;
-    pqfs_compression compression;  /* compression = zstd:3 | snappy | lz4_raw | gzip[:N] | none */
+    pq_codec compression;          /* compression = zstd:3 | snappy | lz4_raw | gzip[:N] | brotli[:N] | none
+                                      (pq_codec_parse, codec.h) */
     int compression_level;         /* 0: the codec's default (zstd 3) */
     int64_t row_group_rows;        /* default 1048576 */
     int64_t page_size;             /* page_size = 1MiB (default) */

@@ -134,8 +134,7 @@ const char *cfg_table_name_problem(const char *name);
 /* ------------------------------------------------------------ names for the dump */
 
 const char *cfg_log_level_name(pqfs_log_level level);
-const char *cfg_compression_name(pqfs_compression comp);
-const char *cfg_part_type_name(pqfs_part_type type);
+const char *cfg_part_type_name(pq_part_type type);
 /* "2GiB", "512MiB", "1536" (bytes that are no whole KiB); buf >= 32 bytes. */
 void cfg_format_size(uint64_t bytes, char *buf, size_t cap);
 /* "5s", "500ms", "2m", "1h", "0"; buf >= 32 bytes. */

@@ -286,25 +286,13 @@ static int parse_log_level(const char *s, pqfs_log_level *out)
     return -1;
 }
 
-const char *cfg_compression_name(pqfs_compression comp)
-{
-    switch (comp) {
-    case PQFS_COMP_ZSTD: return "zstd";
-    case PQFS_COMP_SNAPPY: return "snappy";
-    case PQFS_COMP_LZ4_RAW: return "lz4_raw";
-    case PQFS_COMP_GZIP: return "gzip";
-    case PQFS_COMP_NONE: return "none";
-    }
-    return "?";
-}
-
-const char *cfg_part_type_name(pqfs_part_type type)
+const char *cfg_part_type_name(pq_part_type type)
 {
     switch (type) {
-    case PQFS_PART_INFER: return "infer";
-    case PQFS_PART_INT64: return "int64";
-    case PQFS_PART_DATE: return "date";
-    case PQFS_PART_STRING: return "string";
+    case PQ_PART_INFER: return "infer";
+    case PQ_PART_INT64: return "int64";
+    case PQ_PART_DATE: return "date";
+    case PQ_PART_STRING: return "string";
     }
     return "?";
 }
@@ -659,7 +647,7 @@ int cfg_apply_s3(pqfs_config *c, int key, const char *value, const char *where, 
 void cfg_table_defaults(pqfs_table_config *t)
 {
     memset(t, 0, sizeof *t);
-    t->compression = PQFS_COMP_ZSTD;
+    t->compression = PQ_CODEC_ZSTD;
     t->compression_level = 0; /* zstd's own default, level 3 */
     t->row_group_rows = 1048576;
     t->page_size = INT64_C(1) << 20;
@@ -793,14 +781,14 @@ static int apply_name_list(const char *v, char ***names, int *n, const char *whe
     return 0;
 }
 
-static int parse_part_type(const char *s, pqfs_part_type *out)
+static int parse_part_type(const char *s, pq_part_type *out)
 {
     static const struct {
         const char *name;
-        pqfs_part_type type;
+        pq_part_type type;
     } types[] = {
-        {"int64", PQFS_PART_INT64},   {"int", PQFS_PART_INT64},     {"bigint", PQFS_PART_INT64},
-        {"date", PQFS_PART_DATE},     {"string", PQFS_PART_STRING}, {"varchar", PQFS_PART_STRING},
+        {"int64", PQ_PART_INT64},   {"int", PQ_PART_INT64},     {"bigint", PQ_PART_INT64},
+        {"date", PQ_PART_DATE},     {"string", PQ_PART_STRING}, {"varchar", PQ_PART_STRING},
     };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         if (strcasecmp(s, types[i].name) == 0) {
@@ -824,7 +812,7 @@ static int apply_partitions(pqfs_table_config *t, const char *v, const char *whe
     if (count && !decls) rc = out_of_memory(err, cap);
     for (int i = 0; rc == 0 && i < count; i++) {
         char *item = items[i], *colon = strchr(item, ':');
-        pqfs_part_type type = PQFS_PART_INFER;
+        pq_part_type type = PQ_PART_INFER;
         if (colon) {
             *colon = '\0';
             char *type_name = cfg_trimmed_copy(colon + 1, strlen(colon + 1));
@@ -871,48 +859,16 @@ static int apply_partitions(pqfs_table_config *t, const char *v, const char *whe
     return 0;
 }
 
-/* "zstd", "zstd:9", "snappy", "lz4_raw", "gzip:6", "none" (also
- * "uncompressed", and "lz4" for LZ4_RAW as DuckDB spells it). */
+/* The engine's spelling and levels (pq_codec_parse): one parser for the
+ * ini and pqtool. */
 static int apply_compression(pqfs_table_config *t, const char *v, const char *where, char *err,
                              size_t cap)
 {
-    static const struct {
-        const char *name;
-        pqfs_compression comp;
-        int min_level, max_level; /* 0, 0: takes no level */
-    } codecs[] = {
-        {"zstd", PQFS_COMP_ZSTD, 1, 22},  {"gzip", PQFS_COMP_GZIP, 1, 9},
-        {"snappy", PQFS_COMP_SNAPPY, 0, 0}, {"lz4_raw", PQFS_COMP_LZ4_RAW, 0, 0},
-        {"lz4", PQFS_COMP_LZ4_RAW, 0, 0}, {"none", PQFS_COMP_NONE, 0, 0},
-        {"uncompressed", PQFS_COMP_NONE, 0, 0},
-    };
-    size_t name_len = strcspn(v, ":");
-    while (name_len > 0 && isspace((unsigned char)v[name_len - 1])) name_len--;
-    for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++) {
-        if (strlen(codecs[i].name) != name_len || strncasecmp(v, codecs[i].name, name_len) != 0)
-            continue;
-        const char *colon = strchr(v, ':');
-        int64_t level = 0;
-        if (colon) {
-            if (codecs[i].max_level == 0)
-                return value_fail(err, cap, where, "compression", "%s takes no level", codecs[i].name);
-            int64_t n;
-            if (parse_int64(colon + 1, &n) < 0)
-                return value_fail(err, cap, where, "compression", "'%s' is not a level",
-                                  skip_space(colon + 1));
-            if (n < codecs[i].min_level || n > codecs[i].max_level)
-                return value_fail(err, cap, where, "compression",
-                                  "%s level %lld is out of range (%d..%d)", codecs[i].name,
-                                  (long long)n, codecs[i].min_level, codecs[i].max_level);
-            level = n;
-        }
-        t->compression = codecs[i].comp;
-        t->compression_level = (int)level;
-        return 0;
-    }
-    return value_fail(err, cap, where, "compression",
-                      "'%s' is not a compression (zstd[:level], snappy, lz4_raw, gzip[:level], none)",
-                      v);
+    pq_error e;
+    pq_error_clear(&e);
+    if (pq_codec_parse(v, &t->compression, &t->compression_level, &e) != PQ_OK)
+        return value_fail(err, cap, where, "compression", "%s", e.msg);
+    return 0;
 }
 
 int cfg_apply_table(pqfs_table_config *t, int key, const char *value, const char *where,

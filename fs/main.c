@@ -129,27 +129,6 @@ static int open_store(pqfs_config *c, pq_store **out, char *err, size_t cap)
     return 0;
 }
 
-static pq_codec codec_of(pqfs_compression c)
-{
-    switch (c) {
-    case PQFS_COMP_SNAPPY: return PQ_CODEC_SNAPPY;
-    case PQFS_COMP_LZ4_RAW: return PQ_CODEC_LZ4_RAW;
-    case PQFS_COMP_GZIP: return PQ_CODEC_GZIP;
-    case PQFS_COMP_NONE: return PQ_CODEC_UNCOMPRESSED;
-    default: return PQ_CODEC_ZSTD;
-    }
-}
-
-static pq_part_type part_type_of(pqfs_part_type t)
-{
-    switch (t) {
-    case PQFS_PART_INT64: return PQ_PART_INT64;
-    case PQFS_PART_DATE: return PQ_PART_DATE;
-    case PQFS_PART_STRING: return PQ_PART_STRING;
-    default: return PQ_PART_INFER;
-    }
-}
-
 /* A password in an http(s) URL on the command line (SOURCE, -o source=)
  * is overwritten with '*' once the configuration holds its own copy: the
  * command line is readable by every user in /proc/PID/cmdline (ps). */
@@ -205,12 +184,12 @@ static int table_decls(const pqfs_config *cfg, pq_lake_table_decl **decls_out, p
         const pqfs_table_config *t = &cfg->tables[i];
         if (!(parts[i] = calloc((size_t)t->n_partitions + 1, sizeof **parts))) return -1;
         for (int p = 0; p < t->n_partitions; p++)
-            parts[i][p] = (pq_part_decl){t->partitions[p].name, part_type_of(t->partitions[p].type)};
+            parts[i][p] = (pq_part_decl){t->partitions[p].name, t->partitions[p].type};
         decls[i] = (pq_lake_table_decl){t->name, parts[i], t->n_partitions};
         /* The writer settings: data.parquet is written with them. */
         decls[i].has_write = true;
         pq_write_opts_init(&decls[i].write);
-        decls[i].write.codec = codec_of(t->compression);
+        decls[i].write.codec = t->compression;
         decls[i].write.level = t->compression_level;
         decls[i].write.page_size = t->page_size > 0 ? (size_t)t->page_size : 0;
         decls[i].write.no_dictionary = !t->dictionary;

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "csvimport.h"
 #include "fdcache.h"
 #include "filewrite.h"
@@ -823,29 +824,15 @@ static int cmd_meta(int argc, char **argv)
     return 0;
 }
 
-/* "zstd", "zstd:9", "snappy", "gzip", "brotli", "lz4_raw", "none". */
-static int parse_codec(const char *s, pq_write_opts *o)
+/* --codec: the ini's spelling and levels (pq_codec_parse). */
+static void parse_codec(const char *s, pq_write_opts *o)
 {
-    static const struct { const char *name; pq_codec codec; } names[] = {
-        {"none", PQ_CODEC_UNCOMPRESSED}, {"uncompressed", PQ_CODEC_UNCOMPRESSED}, {"snappy", PQ_CODEC_SNAPPY},
-        {"gzip", PQ_CODEC_GZIP}, {"brotli", PQ_CODEC_BROTLI}, {"zstd", PQ_CODEC_ZSTD},
-        {"lz4_raw", PQ_CODEC_LZ4_RAW},
-    };
-    const char *colon = strchr(s, ':');
-    size_t len = colon ? (size_t)(colon - s) : strlen(s);
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (strlen(names[i].name) != len || strncmp(names[i].name, s, len)) continue;
-        o->codec = names[i].codec;
-        o->level = 0;
-        if (colon) {
-            char *end;
-            long level = strtol(colon + 1, &end, 10);
-            if (*end || end == colon + 1 || level < -100 || level > 22) return -1;
-            o->level = (int)level;
-        }
-        return 0;
+    pq_error err;
+    pq_error_clear(&err);
+    if (pq_codec_parse(s, &o->codec, &o->level, &err) != PQ_OK) {
+        fprintf(stderr, "pqtool: --codec: %s\n", err.msg);
+        exit(2);
     }
-    return -1;
 }
 
 /* The writer options rewrite and write share; returns whether argv[*i] was
@@ -879,7 +866,7 @@ static bool parse_write_opt(int argc, char **argv, int *i, pq_write_opts *o, int
     const char *a = argv[*i];
     bool has_val = *i + 1 < argc;
     if (!strcmp(a, "--codec") && has_val) {
-        if (parse_codec(argv[++*i], o)) die_usage();
+        parse_codec(argv[++*i], o);
     } else if (!strcmp(a, "--page-size") && has_val) {
         char *end;
         long v = strtol(argv[++*i], &end, 10);

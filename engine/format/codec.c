@@ -16,6 +16,7 @@
 
 #include <brotli/decode.h>
 #include <brotli/encode.h>
+#include <errno.h>
 #include <limits.h>
 #include <lz4.h>
 #include <lz4frame.h>
@@ -23,6 +24,7 @@
 #include <snappy-c.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <zlib.h>
 #include <zstd.h>
 #include <zstd_errors.h>
@@ -861,4 +863,68 @@ int pq_compress(pq_codec codec, int level, const uint8_t *src, size_t n, uint8_t
 int pq_codec_supported(pq_codec codec)
 {
     return codec_is_known(codec) && codec != PQ_CODEC_LZO;
+}
+
+/* ------------------------------------------------------------------ write settings */
+
+static const struct codec_spec {
+    const char *name;
+    pq_codec codec;
+    int min_level, max_level; /* 0, 0: takes no level */
+} codec_specs[] = {
+    {"zstd", PQ_CODEC_ZSTD, 1, 22},         {"gzip", PQ_CODEC_GZIP, 1, 9},
+    {"brotli", PQ_CODEC_BROTLI, 0, 11},     {"snappy", PQ_CODEC_SNAPPY, 0, 0},
+    {"lz4_raw", PQ_CODEC_LZ4_RAW, 0, 0},    {"lz4", PQ_CODEC_LZ4_RAW, 0, 0},
+    {"none", PQ_CODEC_UNCOMPRESSED, 0, 0},  {"uncompressed", PQ_CODEC_UNCOMPRESSED, 0, 0},
+};
+#define N_CODEC_SPECS (sizeof codec_specs / sizeof codec_specs[0])
+#define CODEC_SPELLINGS "zstd[:1-22], snappy, lz4_raw, gzip[:1-9], brotli[:0-11], none"
+
+static const char *skip_spaces(const char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    return s;
+}
+
+int pq_codec_parse(const char *spec, pq_codec *codec, int *level, pq_error *err)
+{
+    const char *name = skip_spaces(spec);
+    size_t len = strcspn(name, ":");
+    while (len > 0 && (name[len - 1] == ' ' || name[len - 1] == '\t')) len--;
+    for (size_t i = 0; i < N_CODEC_SPECS; i++) {
+        const struct codec_spec *c = &codec_specs[i];
+        if (strlen(c->name) != len || strncasecmp(name, c->name, len) != 0) continue;
+        const char *colon = strchr(name, ':');
+        long long n = 0;
+        if (colon) {
+            if (c->max_level == 0) return pq_fail(err, PQ_E_USAGE, "%s takes no level", c->name);
+            const char *v = skip_spaces(colon + 1);
+            char *end;
+            errno = 0;
+            n = strtoll(v, &end, 10);
+            if (end == v || errno || *skip_spaces(end)) return pq_fail(err, PQ_E_USAGE, "'%s' is not a level", v);
+            if (n < c->min_level || n > c->max_level)
+                return pq_fail(err, PQ_E_USAGE, "%s level %lld is out of range (%d..%d)", c->name, n, c->min_level,
+                               c->max_level);
+        }
+        *codec = c->codec;
+        *level = (int)n;
+        return PQ_OK;
+    }
+    return pq_fail(err, PQ_E_USAGE, "'%s' is not a compression (" CODEC_SPELLINGS ")", spec);
+}
+
+const char *pq_codec_spec_name(pq_codec codec)
+{
+    for (size_t i = 0; i < N_CODEC_SPECS; i++)
+        if (codec_specs[i].codec == codec) return codec_specs[i].name;
+    return pq_codec_name(codec);
+}
+
+bool pq_codec_level_ok(pq_codec codec, int level)
+{
+    if (level == 0) return true;
+    for (size_t i = 0; i < N_CODEC_SPECS; i++)
+        if (codec_specs[i].codec == codec) return level >= codec_specs[i].min_level && level <= codec_specs[i].max_level;
+    return false;
 }

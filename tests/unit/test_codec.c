@@ -786,8 +786,28 @@ static void test_threads(void)
     free(data);
 }
 
+/* One spelling of a writer's compression for the ini and pqtool: pqtool
+ * took any level from -100 to 22 for any codec and the ini rejected brotli. */
+static void test_codec_specs(void)
+{
+    pq_codec c;
+    int level;
+    pq_error err;
+    CHECK(pq_codec_parse(" Gzip : 9 ", &c, &level, &err) == PQ_OK && c == PQ_CODEC_GZIP && level == 9);
+    CHECK(pq_codec_parse("brotli:5", &c, &level, &err) == PQ_OK && c == PQ_CODEC_BROTLI && level == 5);
+    CHECK(pq_codec_parse("lz4", &c, &level, &err) == PQ_OK && c == PQ_CODEC_LZ4_RAW && level == 0);
+    CHECK(pq_codec_parse("zstd", &c, &level, &err) == PQ_OK && c == PQ_CODEC_ZSTD && level == 0);
+    CHECK(pq_codec_parse("zstd:-5", &c, &level, &err) == PQ_ERR && strstr(err.msg, "out of range (1..22)"));
+    CHECK(pq_codec_parse("snappy:3", &c, &level, &err) == PQ_ERR && strstr(err.msg, "takes no level"));
+    CHECK(pq_codec_parse("gzip:9x", &c, &level, &err) == PQ_ERR && strstr(err.msg, "is not a level"));
+    CHECK(pq_codec_parse("lzo", &c, &level, &err) == PQ_ERR && strstr(err.msg, "is not a compression"));
+    CHECK(!strcmp(pq_codec_spec_name(PQ_CODEC_UNCOMPRESSED), "none"));
+    CHECK(pq_codec_level_ok(PQ_CODEC_BROTLI, 11) && !pq_codec_level_ok(PQ_CODEC_SNAPPY, 1));
+}
+
 int main(void)
 {
+    test_codec_specs();
     test_round_trips();
     test_compression_ratio();
     test_garbage_input();

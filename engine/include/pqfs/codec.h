@@ -61,4 +61,16 @@ int pq_compress(pq_codec codec, int level, const uint8_t *src, size_t n, uint8_t
 /* Whether this build can read / write the codec. */
 int pq_codec_supported(pq_codec codec);
 
+/* A writer's compression as the ini's `compression =` and pqtool's --codec
+ * spell it: "zstd", "zstd:9", "snappy", "lz4_raw" (or "lz4", as DuckDB says),
+ * "gzip:6", "brotli:5", "none" (or "uncompressed"); case and spaces around
+ * the parts do not matter.  Levels: zstd 1..22, gzip 1..9, brotli 0..11 (no
+ * level: the codec's default, *level = 0); other codecs take none.
+ * PQ_E_USAGE naming what is wrong. */
+int pq_codec_parse(const char *spec, pq_codec *codec, int *level, pq_error *err);
+/* The name pq_codec_parse takes for a codec ("zstd", ..., "none"). */
+const char *pq_codec_spec_name(pq_codec codec);
+/* Whether `level` is one the codec takes (0, its default, always is). */
+bool pq_codec_level_ok(pq_codec codec, int level);
+
 #endif
