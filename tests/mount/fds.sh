@@ -102,10 +102,13 @@ check_bound() {
 # PQ_SCAN_FILES_AT_ONCE): before, pqtool peaked at 161 MB on the 25,000
 # files, 15 MB after; the daemon's bound leaves room for its threads and
 # the sanitizers' shadow memory.
-PQTOOL_PEAK_KIB=$((64 * 1024)) MOUNT_PEAK_KIB=$((160 * 1024))
-if grep -qE '^PQFS_(SANITIZE|TSAN):BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then PQTOOL_PEAK_KIB=$((PQTOOL_PEAK_KIB * 4)) MOUNT_PEAK_KIB=$((MOUNT_PEAK_KIB * 4)); fi
+# A sanitizer's allocator keeps freed memory in quarantine (ASan: 256 MiB),
+# so there the peak is printed, not bounded.
+PQTOOL_PEAK_KIB=$((64 * 1024)) MOUNT_PEAK_KIB=$((160 * 1024)) SANITIZED=0
+grep -qE '^PQFS_(SANITIZE|TSAN):BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null && SANITIZED=1
 check_peak() {
-    if [ "${PEAK_KIB:-0}" -gt 0 ] && [ "$PEAK_KIB" -le "$2" ]; then pass "$1: peak RSS $((PEAK_KIB / 1024)) MiB (bound $(($2 / 1024)) MiB)"
+    if [ "$SANITIZED" = 1 ]; then echo "fds: $1: peak RSS $((${PEAK_KIB:-0} / 1024)) MiB (a sanitizer build: not bounded)"
+    elif [ "${PEAK_KIB:-0}" -gt 0 ] && [ "$PEAK_KIB" -le "$2" ]; then pass "$1: peak RSS $((PEAK_KIB / 1024)) MiB (bound $(($2 / 1024)) MiB)"
     else fail "$1: peak RSS ${PEAK_KIB:-?} KiB, bound $2 KiB"; fi
 }
 
