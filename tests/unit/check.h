@@ -4,6 +4,7 @@
 #define PQ_CHECK_H
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +54,30 @@ static int check_count;
                     __LINE__, (int)check_n_, (const char *)(p), check_s_);                \
         }                                                                                 \
     } while (0)
+
+/* Mappings of the size of a thread's default stack: the thread stacks the
+ * process holds (an ended thread not joined keeps its own); -1 when unknown. */
+static inline int check_stack_mappings(void)
+{
+    pthread_attr_t a;
+    size_t stack = 0;
+    if (pthread_getattr_default_np(&a) == 0) {
+        pthread_attr_getstacksize(&a, &stack);
+        pthread_attr_destroy(&a);
+    }
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f || !stack) {
+        if (f) fclose(f);
+        return -1;
+    }
+    int n = 0;
+    unsigned long lo, hi;
+    char line[512];
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && hi - lo == stack) n++;
+    fclose(f);
+    return n;
+}
 
 static inline int check_report(void)
 {

@@ -606,42 +606,19 @@ static long long stat_value(pq_lake *l, const char *name)
     return v;
 }
 
-/* Mappings of the size of a thread's default stack (thread stacks). */
-static int stack_mappings(void)
-{
-    pthread_attr_t a;
-    size_t stack = 0;
-    if (pthread_getattr_default_np(&a) == 0) {
-        pthread_attr_getstacksize(&a, &stack);
-        pthread_attr_destroy(&a);
-    }
-    FILE *f = fopen("/proc/self/maps", "r");
-    if (!f || !stack) {
-        if (f) fclose(f);
-        return -1;
-    }
-    int n = 0;
-    unsigned long lo, hi;
-    char line[512];
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && hi - lo == stack) n++;
-    fclose(f);
-    return n;
-}
-
 /* 40 different views read once each: their kept results hold no thread
  * stack (each producer is joined when its last reader lets it go; before,
  * every kept result's ended thread kept its stack mapped until eviction). */
 static void test_kept_results_hold_no_stack(pq_lake *l)
 {
-    int before = stack_mappings();
+    int before = check_stack_mappings();
     CHECK(before >= 0);
     for (int k = 0; k < 40; k++) {
         char view[64];
         snprintf(view, sizeof view, "c/where=id > %d/data.csv", k);
         CHECK_EQ_INT(view_rows(l, view, NULL), 100 - k);
     }
-    int after = stack_mappings();
+    int after = check_stack_mappings();
     if (after - before > 6) fprintf(stderr, "40 kept results: %d more thread stacks\n", after - before);
     CHECK(after - before <= 6); /* glibc reuses up to 40 MiB of ended threads' stacks */
 }

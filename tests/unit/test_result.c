@@ -246,29 +246,6 @@ static void test_complete_results_hold_no_descriptor(const char *dir)
     pq_fd_set_budget(0);
 }
 
-/* Mappings of the size of a thread's default stack (thread stacks). */
-static int stack_mappings(void)
-{
-    pthread_attr_t a;
-    size_t stack = 0;
-    if (pthread_getattr_default_np(&a) == 0) {
-        pthread_attr_getstacksize(&a, &stack);
-        pthread_attr_destroy(&a);
-    }
-    FILE *f = fopen("/proc/self/maps", "r");
-    if (!f || !stack) {
-        if (f) fclose(f);
-        return -1;
-    }
-    int n = 0;
-    unsigned long lo, hi;
-    char line[512];
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && hi - lo == stack) n++;
-    fclose(f);
-    return n;
-}
-
 /* A result's producer is joined once its job ended (pq_result_reap): an
  * ended thread left unjoined keeps its stack mapped for as long as the
  * result is kept (the soak's daemon held 5,394 of them after 200 s). */
@@ -277,7 +254,7 @@ static void test_reaped_results_hold_no_stack(const char *dir)
     enum { N = 40 };
     paced_job j = {.piece = 100, .pieces = 2};
     pq_result *rs[N] = {0};
-    int before = stack_mappings();
+    int before = check_stack_mappings();
     CHECK(before >= 0);
     for (int i = 0; i < N; i++) {
         rs[i] = start_paced(dir, &j);
@@ -289,7 +266,7 @@ static void test_reaped_results_hold_no_stack(const char *dir)
         pq_result_reap(rs[i]); /* once is enough; again is nothing */
         check_read(rs[i], 0, 200);
     }
-    int after = stack_mappings();
+    int after = check_stack_mappings();
     /* glibc keeps up to 40 MiB of ended threads' stacks for reuse */
     if (after - before > 6) fprintf(stderr, "%d results held %d thread stacks\n", N, after - before);
     CHECK(after - before <= 6);
