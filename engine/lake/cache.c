@@ -283,8 +283,8 @@ static int cs_list(pq_store *s, const char *dir, pq_list_cb cb, void *ctx, pq_er
     f->rc = rc;
     if (rc != PQ_OK) f->err = *err;
     if (rc == PQ_OK) e->bytes = list_entry_bytes(e);
+    if (rc == PQ_OK && generation == cs->generation) drop_dir_locked(cs, dir); /* this answer replaces it, kept or not */
     if (rc == PQ_OK && generation == cs->generation && e->bytes <= cs->max_bytes) {
-        drop_dir_locked(cs, dir);
         if (cs->n_dirs >= LIST_MAX_DIRS || cs->bytes + e->bytes > cs->max_bytes) drop_all_locked(cs);
         uint64_t b = pq_hash_str(dir) % LIST_BUCKETS;
         e->next = cs->buckets[b];

@@ -905,6 +905,27 @@ static void test_cache_listing_bytes(void)
     CHECK_EQ_INT(cached->ops->list(cached, "a", count_entry, &n, &err), PQ_OK);
     CHECK(n == 200 && pq_store_cached_bytes(cached) == 0);
     pq_store_destroy(cached);
+
+    /* A directory that outgrew the budget: its new listing is not kept, and
+     * its old one goes too (it stayed, holding its bytes, until a drop). */
+    pq_store *short_ttl = NULL;
+    CHECK_EQ_INT(pq_store_cached_new(&open_store("lbytes")->base, 50, &counters, &short_ttl, &err), PQ_OK);
+    if (!short_ttl) return;
+    pq_store_cached_set_max_bytes(short_ttl, one + one / 2);
+    n = 0;
+    CHECK_EQ_INT(short_ttl->ops->list(short_ttl, "a", count_entry, &n, &err), PQ_OK);
+    CHECK(pq_store_cached_bytes(short_ttl) == one);
+    for (int i = 0; i < 200; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "lbytes/a/more-%04d-with-a-long-name-of-forty-bytes.parquet", i);
+        put_file(rel, true);
+    }
+    usleep(80 * 1000); /* past the TTL */
+    n = 0;
+    CHECK_EQ_INT(short_ttl->ops->list(short_ttl, "a", count_entry, &n, &err), PQ_OK);
+    CHECK_EQ_INT(n, 400);
+    CHECK_EQ_INT((int)pq_store_cached_bytes(short_ttl), 0);
+    pq_store_destroy(short_ttl);
 }
 
 typedef struct lister {
