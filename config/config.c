@@ -22,17 +22,6 @@ extern char **environ;
 
 /* ---------------------------------------------------------------- helpers */
 
-int cfg_fail(char *err, size_t cap, const char *fmt, ...)
-{
-    if (err && cap > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 char *cfg_strdup(const char *s)
 {
     return cfg_strndup(s, strlen(s));
@@ -185,13 +174,12 @@ void pqfs_config_free(pqfs_config *c)
 
 /* ---------------------------------------------------------------- single keys */
 
-int pqfs_config_set(pqfs_config *c, const char *key, const char *value, const char *where, char *err,
-                    size_t cap)
+int pqfs_config_set(pqfs_config *c, const char *key, const char *value, const char *where, pq_error *err)
 {
     if (!where) where = "-o";
     int id = cfg_key_id(CFG_SECTION_PQFS, key);
-    if (id < 0) return cfg_fail(err, cap, "%s: unknown key '%s' in [pqfs]", where, key);
-    return cfg_apply_pqfs(c, id, value, NULL, where, err, cap);
+    if (id < 0) return pq_fail(err, PQ_E_USAGE, "%s: unknown key '%s' in [pqfs]", where, key);
+    return cfg_apply_pqfs(c, id, value, NULL, where, err);
 }
 
 /* ---------------------------------------------------------------- environment */
@@ -222,19 +210,19 @@ static const char *env_first(char **envp, const char *a, const char *b, const ch
     return v && *v ? v : NULL;
 }
 
-static int apply_environment(pqfs_config *c, char **envp, char *err, size_t cap)
+static int apply_environment(pqfs_config *c, char **envp, pq_error *err)
 {
     const char *which, *v;
     for (size_t i = 0; i < sizeof pqfs_env_vars / sizeof pqfs_env_vars[0]; i++) {
         v = env_first(envp, pqfs_env_vars[i].var, NULL, &which);
-        if (v && cfg_apply_pqfs(c, pqfs_env_vars[i].key, v, NULL, which, err, cap) < 0) return -1;
+        if (v && cfg_apply_pqfs(c, pqfs_env_vars[i].key, v, NULL, which, err) < 0) return -1;
     }
     /* AWS SDK order: the S3-specific endpoint variable before the general one,
      * AWS_REGION before AWS_DEFAULT_REGION. */
     v = env_first(envp, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", &which);
-    if (v && cfg_apply_s3(c, CFG_S3_ENDPOINT, v, which, err, cap) < 0) return -1;
+    if (v && cfg_apply_s3(c, CFG_S3_ENDPOINT, v, which, err) < 0) return -1;
     v = env_first(envp, "AWS_REGION", "AWS_DEFAULT_REGION", &which);
-    if (v && cfg_apply_s3(c, CFG_S3_REGION, v, which, err, cap) < 0) return -1;
+    if (v && cfg_apply_s3(c, CFG_S3_REGION, v, which, err) < 0) return -1;
 
     /* Credentials are one unit, as in the AWS SDKs: a key id in the
      * environment replaces the ini's id, secret and token together (an ini
@@ -247,7 +235,7 @@ static int apply_environment(pqfs_config *c, char **envp, char *err, size_t cap)
         if (cfg_set_string(&c->s3_access_key_id, id) < 0 ||
             cfg_set_string(&c->s3_secret_access_key, secret) < 0 ||
             cfg_set_string(&c->s3_session_token, token) < 0)
-            return cfg_fail(err, cap, "out of memory");
+            return PQ_NOMEM(err);
     }
     return 0;
 }
@@ -275,11 +263,11 @@ typedef struct arg_scan {
     bool foreground, debug, help, version;
 } arg_scan;
 
-static int scan_args(arg_scan *s, int argc, char **argv, char *err, size_t cap)
+static int scan_args(arg_scan *s, int argc, char **argv, pq_error *err)
 {
     memset(s, 0, sizeof *s);
     s->opt_lists = calloc((size_t)(argc > 0 ? argc : 1), sizeof *s->opt_lists);
-    if (!s->opt_lists) return cfg_fail(err, cap, "out of memory");
+    if (!s->opt_lists) return PQ_NOMEM(err);
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -299,14 +287,14 @@ static int scan_args(arg_scan *s, int argc, char **argv, char *err, size_t cap)
         } else if (strncmp(a, "-o", 2) == 0) {
             /* "-o opts" or "-oopts", as FUSE and mount(8) accept. */
             const char *list = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!list) return cfg_fail(err, cap, "option -o needs an argument (-o opt[,opt...])");
+            if (!list) return pq_fail(err, PQ_E_USAGE, "option -o needs an argument (-o opt[,opt...])");
             s->opt_lists[s->n_opt_lists++] = list;
         } else {
-            return cfg_fail(err, cap, "unknown option '%s' (see pqfs --help)", a);
+            return pq_fail(err, PQ_E_USAGE, "unknown option '%s' (see pqfs --help)", a);
         }
     }
     if (s->n_positional > 2)
-        return cfg_fail(err, cap,
+        return pq_fail(err, PQ_E_USAGE,
                         "unexpected argument '%s': usage: pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]",
                         s->positional[2]);
     return 0;
@@ -351,19 +339,19 @@ static char *unescape_option(const char *s, size_t n)
 }
 
 /* One option of a -o list (raw, escapes intact). */
-static int apply_mount_option(pqfs_config *c, const char *opt, size_t n, char *err, size_t cap)
+static int apply_mount_option(pqfs_config *c, const char *opt, size_t n, pq_error *err)
 {
     if (n == 0) return 0;
     size_t name_len = 0;
     while (name_len < n && opt[name_len] != '=') name_len++;
     char *name = unescape_option(opt, name_len);
-    if (!name) return cfg_fail(err, cap, "out of memory");
+    if (!name) return PQ_NOMEM(err);
     int key = cfg_key_id(CFG_SECTION_PQFS, name);
     free(name);
     if (key >= 0) {
         char *value = name_len < n ? unescape_option(opt + name_len + 1, n - name_len - 1) : NULL;
-        if (name_len < n && !value) return cfg_fail(err, cap, "out of memory");
-        int rc = cfg_apply_pqfs(c, key, value, NULL, "-o", err, cap);
+        if (name_len < n && !value) return PQ_NOMEM(err);
+        int rc = cfg_apply_pqfs(c, key, value, NULL, "-o", err);
         free(value);
         return rc;
     }
@@ -371,18 +359,18 @@ static int apply_mount_option(pqfs_config *c, const char *opt, size_t n, char *e
     else if ((n == 11 && !strncmp(opt, "allow_other", 11)) || (n == 10 && !strncmp(opt, "allow_root", 10)))
         c->multi_user = true; /* and FUSE lets other users in */
     else if (is_mount_helper_option(opt, n)) return 0;
-    if (add_fuse_opt(c, opt, n) < 0) return cfg_fail(err, cap, "out of memory");
+    if (add_fuse_opt(c, opt, n) < 0) return PQ_NOMEM(err);
     return 0;
 }
 
-static int apply_option_list(pqfs_config *c, const char *list, char *err, size_t cap)
+static int apply_option_list(pqfs_config *c, const char *list, pq_error *err)
 {
     const char *p = list;
     for (;;) {
         /* Split at commas that are not escaped with a backslash. */
         size_t n = 0;
         while (p[n] && p[n] != ',') n += (p[n] == '\\' && p[n + 1]) ? 2 : 1;
-        if (apply_mount_option(c, p, n, err, cap) < 0) return -1;
+        if (apply_mount_option(c, p, n, err) < 0) return -1;
         if (!p[n]) return 0;
         p += n + 1;
     }
@@ -399,10 +387,10 @@ static bool is_ini_source(const char *source)
     return stat(source, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int pqfs_config_from_args(pqfs_config *c, int argc, char **argv, char **envp, char *err, size_t cap)
+int pqfs_config_from_args(pqfs_config *c, int argc, char **argv, char **envp, pq_error *err)
 {
     arg_scan s;
-    int rc = scan_args(&s, argc, argv, err, cap);
+    int rc = scan_args(&s, argc, argv, err);
     if (rc == 0 && s.help) rc = PQFS_CONFIG_HELP;
     else if (rc == 0 && s.version) rc = PQFS_CONFIG_VERSION;
     if (rc != 0) {
@@ -429,117 +417,116 @@ int pqfs_config_from_args(pqfs_config *c, int argc, char **argv, char **envp, ch
     free(init_default);
 
     if (source_arg && is_ini_source(source_arg)) {
-        rc = pqfs_config_load_ini(c, source_arg, err, cap);
+        rc = pqfs_config_load_ini(c, source_arg, err);
         source_arg = NULL;
     }
-    if (rc == 0) rc = apply_environment(c, envp, err, cap);
+    if (rc == 0) rc = apply_environment(c, envp, err);
     if (rc == 0 && source_arg)
-        rc = cfg_apply_pqfs(c, CFG_PQFS_SOURCE, source_arg, NULL, "SOURCE", err, cap);
+        rc = cfg_apply_pqfs(c, CFG_PQFS_SOURCE, source_arg, NULL, "SOURCE", err);
     if (rc == 0 && (s.foreground || s.debug)) c->foreground = true;
     if (rc == 0 && s.debug) {
         c->log_level = PQFS_LOG_DEBUG;
-        if (add_fuse_opt(c, "debug", 5) < 0) rc = cfg_fail(err, cap, "out of memory");
+        if (add_fuse_opt(c, "debug", 5) < 0) rc = PQ_NOMEM(err);
     }
     for (int i = 0; rc == 0 && i < s.n_opt_lists; i++)
-        rc = apply_option_list(c, s.opt_lists[i], err, cap);
+        rc = apply_option_list(c, s.opt_lists[i], err);
     free(s.opt_lists);
     if (rc == 0 && mount_arg) {
         /* Absolute, because the daemon changes to / before it serves. */
         char *mp = cfg_absolute_path(mount_arg, NULL);
-        if (!mp) return cfg_fail(err, cap, "mountpoint '%s': cannot resolve", mount_arg);
+        if (!mp) return pq_fail(err, PQ_E_USAGE, "mountpoint '%s': cannot resolve", mount_arg);
         free(c->mountpoint);
         c->mountpoint = mp;
     }
-    if (rc == 0) rc = pqfs_config_validate(c, err, cap);
+    if (rc == 0) rc = pqfs_config_validate(c, err);
     return rc;
 }
 
 /* ---------------------------------------------------------------- validation */
 
-static int validate_names(char *const *names, int n, const char *table, const char *key, char *err,
-                          size_t cap)
+static int validate_names(char *const *names, int n, const char *table, const char *key, pq_error *err)
 {
     for (int i = 0; i < n; i++)
         if (!names[i] || !names[i][0])
-            return cfg_fail(err, cap, "[table %s] %s: empty column name", table, key);
+            return pq_fail(err, PQ_E_USAGE, "[table %s] %s: empty column name", table, key);
     return 0;
 }
 
-static int validate_table(const pqfs_table_config *t, const char *label, char *err, size_t cap)
+static int validate_table(const pqfs_table_config *t, const char *label, pq_error *err)
 {
     if (t->row_group_rows < 1 || t->row_group_rows > CFG_ROW_GROUP_ROWS_MAX)
-        return cfg_fail(err, cap, "[table %s] row_group_rows: %lld is out of range (1..%d)", label,
+        return pq_fail(err, PQ_E_USAGE, "[table %s] row_group_rows: %lld is out of range (1..%d)", label,
                         (long long)t->row_group_rows, CFG_ROW_GROUP_ROWS_MAX);
     if (t->page_size < 1 || t->page_size > CFG_PAGE_SIZE_MAX)
-        return cfg_fail(err, cap, "[table %s] page_size: %lld is out of range (1 byte..1GiB)", label,
+        return pq_fail(err, PQ_E_USAGE, "[table %s] page_size: %lld is out of range (1 byte..1GiB)", label,
                         (long long)t->page_size);
     if (!pq_codec_level_ok(t->compression, t->compression_level))
-        return cfg_fail(err, cap, "[table %s] compression: %s level %d is out of range", label,
+        return pq_fail(err, PQ_E_USAGE, "[table %s] compression: %s level %d is out of range", label,
                         pq_codec_spec_name(t->compression), t->compression_level);
     for (int i = 0; i < t->n_partitions; i++)
         if (!t->partitions[i].name || !t->partitions[i].name[0])
-            return cfg_fail(err, cap, "[table %s] partitions: empty column name", label);
-    if (validate_names(t->bloom_filter, t->n_bloom_filter, label, "bloom_filter", err, cap) < 0 ||
-        validate_names(t->sort_by, t->n_sort_by, label, "sort_by", err, cap) < 0)
+            return pq_fail(err, PQ_E_USAGE, "[table %s] partitions: empty column name", label);
+    if (validate_names(t->bloom_filter, t->n_bloom_filter, label, "bloom_filter", err) < 0 ||
+        validate_names(t->sort_by, t->n_sort_by, label, "sort_by", err) < 0)
         return -1;
     return 0;
 }
 
-int pqfs_config_validate(pqfs_config *c, char *err, size_t cap)
+int pqfs_config_validate(pqfs_config *c, pq_error *err)
 {
     if (!c->source || !c->source[0])
-        return cfg_fail(err, cap,
+        return pq_fail(err, PQ_E_USAGE,
                         "no source: give SOURCE (a lake or an .ini file), source = in [pqfs], "
                         "PQFS_SOURCE or -o source=");
     size_t scheme_len;
     cfg_source_kind kind = cfg_source_kind_of(c->source, &scheme_len);
     if (kind == CFG_SOURCE_BAD_SCHEME)
-        return cfg_fail(err, cap,
+        return pq_fail(err, PQ_E_USAGE,
                         "source: unsupported scheme '%.*s' (use a path, http://, https:// or s3://)",
                         (int)scheme_len, c->source);
     if (kind == CFG_SOURCE_PATH && c->source[0] != '/')
-        return cfg_fail(err, cap, "source: '%s' is not an absolute path", c->source);
+        return pq_fail(err, PQ_E_USAGE, "source: '%s' is not an absolute path", c->source);
     if (!c->mountpoint || !c->mountpoint[0])
-        return cfg_fail(err, cap,
+        return pq_fail(err, PQ_E_USAGE,
                         "no mountpoint: usage: pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]");
     if (c->threads < 0 || c->threads > CFG_THREADS_MAX)
-        return cfg_fail(err, cap, "threads: %d is out of range (0..%d)", c->threads, CFG_THREADS_MAX);
-    if (c->cache_size == 0) return cfg_fail(err, cap, "cache_size: must be more than 0");
-    if (!c->cache_dir || !c->cache_dir[0]) return cfg_fail(err, cap, "cache_dir: not set");
+        return pq_fail(err, PQ_E_USAGE, "threads: %d is out of range (0..%d)", c->threads, CFG_THREADS_MAX);
+    if (c->cache_size == 0) return pq_fail(err, PQ_E_USAGE, "cache_size: must be more than 0");
+    if (!c->cache_dir || !c->cache_dir[0]) return pq_fail(err, PQ_E_USAGE, "cache_dir: not set");
     if ((unsigned)c->log_level > PQFS_LOG_DEBUG)
-        return cfg_fail(err, cap, "log_level: %d is not a log level", (int)c->log_level);
+        return pq_fail(err, PQ_E_USAGE, "log_level: %d is not a log level", (int)c->log_level);
     if (kind == CFG_SOURCE_PATH && (c->uid >= 0 || c->gid >= 0 || c->dir_mode >= 0 || c->file_mode >= 0))
-        return cfg_fail(err, cap, "%s: only for a remote lake (http(s)://, s3://); a local lake's files and "
+        return pq_fail(err, PQ_E_USAGE, "%s: only for a remote lake (http(s)://, s3://); a local lake's files and "
                         "directories report their own owners and modes (with allow_other)",
                         c->uid >= 0 ? "uid" : c->gid >= 0 ? "gid" : c->dir_mode >= 0 ? "dir_mode" : "file_mode");
-    if (c->dir_mode > 07777 || c->file_mode > 07777) return cfg_fail(err, cap, "dir_mode/file_mode: above 07777");
+    if (c->dir_mode > 07777 || c->file_mode > 07777) return pq_fail(err, PQ_E_USAGE, "dir_mode/file_mode: above 07777");
 
     if (kind == CFG_SOURCE_S3) {
         if (c->s3_access_key_id && !c->s3_secret_access_key)
-            return cfg_fail(err, cap, "s3: access_key_id is set but secret_access_key is not");
+            return pq_fail(err, PQ_E_USAGE, "s3: access_key_id is set but secret_access_key is not");
         if (!c->s3_access_key_id && (c->s3_secret_access_key || c->s3_session_token))
-            return cfg_fail(err, cap, "s3: secret_access_key or session_token without access_key_id");
+            return pq_fail(err, PQ_E_USAGE, "s3: secret_access_key or session_token without access_key_id");
     }
     if (!c->s3_region || !c->s3_region[0]) {
-        if (cfg_set_string(&c->s3_region, "us-east-1") < 0) return cfg_fail(err, cap, "out of memory");
+        if (cfg_set_string(&c->s3_region, "us-east-1") < 0) return PQ_NOMEM(err);
     }
     if (!c->s3_endpoint) {
         /* AWS's regional endpoint; MinIO and other stores set endpoint. */
         size_t n = strlen(c->s3_region) + sizeof "https://s3..amazonaws.com";
         c->s3_endpoint = malloc(n);
-        if (!c->s3_endpoint) return cfg_fail(err, cap, "out of memory");
+        if (!c->s3_endpoint) return PQ_NOMEM(err);
         snprintf(c->s3_endpoint, n, "https://s3.%s.amazonaws.com", c->s3_region);
     }
 
     for (int i = 0; i < c->n_tables; i++) {
         const char *problem = c->tables[i].name ? cfg_table_name_problem(c->tables[i].name) : "no name";
-        if (problem) return cfg_fail(err, cap, "table %d: %s", i + 1, problem);
-        if (validate_table(&c->tables[i], c->tables[i].name, err, cap) < 0) return -1;
+        if (problem) return pq_fail(err, PQ_E_USAGE, "table %d: %s", i + 1, problem);
+        if (validate_table(&c->tables[i], c->tables[i].name, err) < 0) return -1;
         for (int j = 0; j < i; j++)
             if (strcmp(c->tables[i].name, c->tables[j].name) == 0)
-                return cfg_fail(err, cap, "[table %s] is defined twice", c->tables[i].name);
+                return pq_fail(err, PQ_E_USAGE, "[table %s] is defined twice", c->tables[i].name);
     }
-    return validate_table(&c->table_defaults, "defaults", err, cap);
+    return validate_table(&c->table_defaults, "defaults", err);
 }
 
 /* ---------------------------------------------------------------- lookup and dump */

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "codec.h"
+#include "status.h"
 #include "table.h"
 
 typedef enum pqfs_log_level {
@@ -101,8 +102,8 @@ const char *pqfs_config_usage(void);
  * used by mount(8) through fstab (fuse.pqfs), where opts may include
  * "defaults", "_netdev", "noauto", "user", "rw", "ro" (ro = read_only=true).
  * Environment is read from `envp` (NULL-terminated "KEY=VALUE" strings) so
- * tests can pass their own.  On error writes a one-line message into err
- * (cap bytes) and returns -1.
+ * tests can pass their own.  On error sets err (a one-line message, class
+ * PQ_E_USAGE; PQ_E_NOMEM when out of memory) and returns -1 (PQ_ERR).
  *
  * c comes from pqfs_config_init.  Options and arguments may come in any
  * order; "-o" may repeat and "-oopts" works too; "--" ends the options.  With
@@ -116,19 +117,18 @@ const char *pqfs_config_usage(void);
  * MOUNTPOINT, cache_dir) are made absolute against the working directory,
  * and relative paths inside the ini against the ini's directory.  envp NULL
  * means the process environment.  Ends with pqfs_config_validate. */
-int pqfs_config_from_args(pqfs_config *c, int argc, char **argv, char **envp, char *err, size_t cap);
+int pqfs_config_from_args(pqfs_config *c, int argc, char **argv, char **envp, pq_error *err);
 
 /* Reads an ini file (precedence below environment and -o).  Exposed for tests. */
-int pqfs_config_load_ini(pqfs_config *c, const char *path, char *err, size_t cap);
+int pqfs_config_load_ini(pqfs_config *c, const char *path, pq_error *err);
 
 /* Applies one key=value of the [pqfs] section (from -o or the environment). */
-int pqfs_config_set(pqfs_config *c, const char *key, const char *value, const char *where, char *err,
-                    size_t cap);
+int pqfs_config_set(pqfs_config *c, const char *key, const char *value, const char *where, pq_error *err);
 
 /* Final checks after all sources (source set, mountpoint set, values in range).
  * Also fills s3_endpoint, when none was given, with AWS's endpoint for
  * s3_region. */
-int pqfs_config_validate(pqfs_config *c, char *err, size_t cap);
+int pqfs_config_validate(pqfs_config *c, pq_error *err);
 
 /* The table section for `name`, or the defaults. */
 const pqfs_table_config *pqfs_config_table(const pqfs_config *c, const char *name);

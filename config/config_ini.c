@@ -49,7 +49,7 @@ typedef struct ini_ctx {
     int *table_lines;       /* their header lines */
 
     int err_line; /* the first error (0: none yet) */
-    char msg[1024];
+    pq_error err; /* its message */
 } ini_ctx;
 
 static int ctx_fail(ini_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -59,12 +59,12 @@ static int ctx_fail(ini_ctx *x, const char *fmt, ...)
 {
     if (x->err_line) return 0;
     x->err_line = x->lineno;
-    int n = snprintf(x->msg, sizeof x->msg, "%s:%d: ", x->path, x->lineno);
-    if (n < 0 || (size_t)n >= sizeof x->msg) return 0;
+    char why[sizeof x->err.msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(x->msg + n, sizeof x->msg - (size_t)n, fmt, ap);
+    vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
+    pq_fail(&x->err, PQ_E_USAGE, "%s:%d: %s", x->path, x->lineno, why);
     return 0;
 }
 
@@ -195,20 +195,20 @@ static int handle_key(ini_ctx *x, const char *name, const char *value)
 
     char where[1100];
     snprintf(where, sizeof where, "%s:%d", x->path, x->lineno);
-    char why[1024];
+    pq_error why;
     int rc;
     switch (x->kind) {
-    case CFG_SECTION_PQFS: rc = cfg_apply_pqfs(x->c, id, v, x->base_dir, where, why, sizeof why); break;
-    case CFG_SECTION_S3: rc = cfg_apply_s3(x->c, id, v, where, why, sizeof why); break;
+    case CFG_SECTION_PQFS: rc = cfg_apply_pqfs(x->c, id, v, x->base_dir, where, &why); break;
+    case CFG_SECTION_S3: rc = cfg_apply_s3(x->c, id, v, where, &why); break;
     default:
-        rc = cfg_apply_table(&x->c->tables[x->table_index], id, v, where, why, sizeof why);
+        rc = cfg_apply_table(&x->c->tables[x->table_index], id, v, where, &why);
         break;
     }
     memset(v, 0, len); /* may be a secret */
     free(v);
     if (rc < 0 && !x->err_line) {
         x->err_line = x->lineno;
-        snprintf(x->msg, sizeof x->msg, "%s", why);
+        x->err = why;
     }
     return rc == 0;
 }
@@ -280,37 +280,37 @@ static char *read_line(char *buf, int num, void *stream)
 
 /* ---------------------------------------------------------------- loading */
 
-static int read_file(const char *path, char **text, size_t *len, char *err, size_t cap)
+static int read_file(const char *path, char **text, size_t *len, pq_error *err)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return cfg_fail(err, cap, "%s: %s", path, strerror(errno));
+    if (!f) return pq_fail(err, PQ_E_USAGE, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) < 0) {
         int e = errno;
         fclose(f);
-        return cfg_fail(err, cap, "%s: %s", path, strerror(e));
+        return pq_fail(err, PQ_E_USAGE, "%s: %s", path, strerror(e));
     }
     if (!S_ISREG(st.st_mode)) {
         fclose(f);
-        return cfg_fail(err, cap, "%s: %s", path,
+        return pq_fail(err, PQ_E_USAGE, "%s: %s", path,
                         S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
     }
     if ((uint64_t)st.st_size > INI_FILE_MAX) {
         fclose(f);
-        return cfg_fail(err, cap, "%s: too large for a configuration file", path);
+        return pq_fail(err, PQ_E_USAGE, "%s: too large for a configuration file", path);
     }
     size_t size = (size_t)st.st_size;
     char *buf = malloc(size + 1);
     if (!buf) {
         fclose(f);
-        return cfg_fail(err, cap, "out of memory");
+        return PQ_NOMEM(err);
     }
     size_t got = fread(buf, 1, size, f);
     bool failed = ferror(f) != 0;
     fclose(f);
     if (failed) {
         free(buf);
-        return cfg_fail(err, cap, "%s: read error", path);
+        return pq_fail(err, PQ_E_USAGE, "%s: read error", path);
     }
     buf[got] = '\0';
     *text = buf;
@@ -331,11 +331,11 @@ static char *directory_of(const char *path)
     return abs;
 }
 
-int pqfs_config_load_ini(pqfs_config *c, const char *path, char *err, size_t cap)
+int pqfs_config_load_ini(pqfs_config *c, const char *path, pq_error *err)
 {
     char *text = NULL;
     size_t len = 0;
-    if (read_file(path, &text, &len, err, cap) < 0) return -1;
+    if (read_file(path, &text, &len, err) < 0) return -1;
 
     /* inih sees C strings: a NUL byte would silently end a line. */
     const char *nul = memchr(text, '\0', len);
@@ -343,7 +343,7 @@ int pqfs_config_load_ini(pqfs_config *c, const char *path, char *err, size_t cap
         int line = 1;
         for (const char *p = text; p < nul; p++) line += *p == '\n';
         free(text);
-        return cfg_fail(err, cap, "%s:%d: NUL byte (not a text file)", path, line);
+        return pq_fail(err, PQ_E_USAGE, "%s:%d: NUL byte (not a text file)", path, line);
     }
 
     ini_ctx x;
@@ -356,15 +356,15 @@ int pqfs_config_load_ini(pqfs_config *c, const char *path, char *err, size_t cap
     x.base_dir = directory_of(path);
     int rc = 0;
     if (!x.base_dir || cfg_set_string(&c->ini_path, path) < 0) {
-        rc = cfg_fail(err, cap, "%s: out of memory or no working directory", path);
+        rc = pq_fail(err, PQ_E_USAGE, "%s: out of memory or no working directory", path);
     } else {
         int line = ini_parse_stream(read_line, &x, inih_handler, &x);
         if (x.err_line && (line <= 0 || line >= x.err_line))
-            rc = cfg_fail(err, cap, "%s", x.msg);
+            rc = pq_fail(err, x.err.cls, "%s", x.err.msg);
         else if (line == -2)
-            rc = cfg_fail(err, cap, "%s: out of memory", path);
+            rc = pq_fail(err, PQ_E_USAGE, "%s: out of memory", path);
         else if (line > 0) /* inih's own objection, which read_line should have caught first */
-            rc = cfg_fail(err, cap, "%s:%d: syntax error", path, line);
+            rc = pq_fail(err, PQ_E_USAGE, "%s:%d: syntax error", path, line);
     }
     memset(text, 0, len); /* the file may hold secrets */
     free(text);

@@ -63,9 +63,6 @@ enum {
 
 /* ------------------------------------------------------------ helpers */
 
-/* Writes a printf-style message into err (cap bytes; err may be NULL) and
- * returns -1, so callers can `return cfg_fail(err, cap, ...)`. */
-int cfg_fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* strdup that reports failure as NULL (callers turn that into "out of memory"). */
 char *cfg_strdup(const char *s);
@@ -117,11 +114,10 @@ const char *cfg_key_name(cfg_section_kind kind, int id);
  * "PQFS_THREADS").  Relative paths are taken against base_dir (NULL: the
  * working directory). */
 int cfg_apply_pqfs(pqfs_config *c, int key, const char *value, const char *base_dir,
-                   const char *where, char *err, size_t cap);
-int cfg_apply_s3(pqfs_config *c, int key, const char *value, const char *where, char *err,
-                 size_t cap);
+                   const char *where, pq_error *err);
+int cfg_apply_s3(pqfs_config *c, int key, const char *value, const char *where, pq_error *err);
 int cfg_apply_table(pqfs_table_config *t, int key, const char *value, const char *where,
-                    char *err, size_t cap);
+                    pq_error *err);
 
 /* Table configs: built-in defaults, deep copy, free. */
 void cfg_table_defaults(pqfs_table_config *t);

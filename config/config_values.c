@@ -375,22 +375,17 @@ const char *cfg_key_name(cfg_section_kind kind, int id)
 /* ---------------------------------------------------------------- applying values */
 
 /* "<where>: <key>: <why>" and -1. */
-static int value_fail(char *err, size_t cap, const char *where, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+static int value_fail(pq_error *err, const char *where, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static int value_fail(char *err, size_t cap, const char *where, const char *key, const char *fmt, ...)
+static int value_fail(pq_error *err, const char *where, const char *key, const char *fmt, ...)
 {
     char why[384];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    return cfg_fail(err, cap, "%s: %s: %s", where, key, why);
-}
-
-static int out_of_memory(char *err, size_t cap)
-{
-    return cfg_fail(err, cap, "out of memory");
+    return pq_fail(err, PQ_E_USAGE, "%s: %s: %s", where, key, why);
 }
 
 /* The value without surrounding whitespace and without one pair of enclosing
@@ -409,38 +404,36 @@ static char *clean_value(const char *value)
 }
 
 static int apply_int(const char *v, int64_t lo, int64_t hi, int64_t *out, const char *where,
-                     const char *key, char *err, size_t cap)
+                     const char *key, pq_error *err)
 {
     int64_t n;
     if (parse_int64(v, &n) < 0) {
         /* Tell "too large" apart from "not a number" for a digit string. */
         const char *p = v + (*v == '-' || *v == '+');
         if (*p && strspn(p, "0123456789") == strlen(p))
-            return value_fail(err, cap, where, key, "%s is out of range (%lld..%lld)", v,
+            return value_fail(err, where, key, "%s is out of range (%lld..%lld)", v,
                               (long long)lo, (long long)hi);
-        return value_fail(err, cap, where, key, "'%s' is not a number", v);
+        return value_fail(err, where, key, "'%s' is not a number", v);
     }
     if (n < lo || n > hi)
-        return value_fail(err, cap, where, key, "%lld is out of range (%lld..%lld)", (long long)n,
+        return value_fail(err, where, key, "%lld is out of range (%lld..%lld)", (long long)n,
                           (long long)lo, (long long)hi);
     *out = n;
     return 0;
 }
 
-static int apply_bool(const char *v, bool *out, const char *where, const char *key, char *err,
-                      size_t cap)
+static int apply_bool(const char *v, bool *out, const char *where, const char *key, pq_error *err)
 {
     if (pqfs_parse_bool(v, out) < 0)
-        return value_fail(err, cap, where, key,
+        return value_fail(err, where, key,
                           "'%s' is not a boolean (true/false, yes/no, on/off, 1/0)", v);
     return 0;
 }
 
-static int apply_size(const char *v, uint64_t *out, const char *where, const char *key, char *err,
-                      size_t cap)
+static int apply_size(const char *v, uint64_t *out, const char *where, const char *key, pq_error *err)
 {
     if (pqfs_parse_size(v, out) < 0)
-        return value_fail(err, cap, where, key, "'%s' is not a size (e.g. 100000, 512MiB, 2GiB, 1.5G)",
+        return value_fail(err, where, key, "'%s' is not a size (e.g. 100000, 512MiB, 2GiB, 1.5G)",
                           v);
     return 0;
 }
@@ -462,13 +455,13 @@ static size_t authority_length(const char *url, size_t scheme_len)
 }
 
 static int apply_source(pqfs_config *c, const char *v, const char *base_dir, const char *where,
-                        char *err, size_t cap)
+                        pq_error *err)
 {
-    if (*v == '\0') return value_fail(err, cap, where, "source", "empty value");
+    if (*v == '\0') return value_fail(err, where, "source", "empty value");
     /* file:///data/lake is a local path spelled as a URL (DuckDB accepts it). */
     if (strncasecmp(v, "file://", 7) == 0) {
         if (v[7] != '/')
-            return value_fail(err, cap, where, "source", "'%s': file:// takes an absolute path", v);
+            return value_fail(err, where, "source", "'%s': file:// takes an absolute path", v);
         v += 7;
     }
     size_t scheme_len;
@@ -476,21 +469,21 @@ static int apply_source(pqfs_config *c, const char *v, const char *base_dir, con
     char *resolved = NULL;
     switch (kind) {
     case CFG_SOURCE_BAD_SCHEME:
-        return value_fail(err, cap, where, "source",
+        return value_fail(err, where, "source",
                           "unsupported scheme '%.*s' (use a path, http://, https:// or s3://)",
                           (int)scheme_len, v);
     case CFG_SOURCE_PATH:
         resolved = cfg_absolute_path(v, base_dir);
-        if (!resolved) return cfg_fail(err, cap, "%s: source: cannot resolve '%s'", where, v);
+        if (!resolved) return pq_fail(err, PQ_E_USAGE, "%s: source: cannot resolve '%s'", where, v);
         break;
     case CFG_SOURCE_S3:
     case CFG_SOURCE_HTTP:
     case CFG_SOURCE_HTTPS:
         if (authority_length(v, scheme_len) == 0)
-            return value_fail(err, cap, where, "source", "'%s' has no %s", v,
+            return value_fail(err, where, "source", "'%s' has no %s", v,
                               kind == CFG_SOURCE_S3 ? "bucket (s3://bucket/prefix)" : "host");
         resolved = cfg_strdup(v);
-        if (!resolved) return out_of_memory(err, cap);
+        if (!resolved) return PQ_NOMEM(err);
         normalize_url(resolved, scheme_len);
         break;
     }
@@ -500,17 +493,17 @@ static int apply_source(pqfs_config *c, const char *v, const char *base_dir, con
 }
 
 /* A mode as chmod writes it: 1 to 4 octal digits (0755, 644). */
-static int apply_mode(const char *v, int *out, const char *where, const char *key, char *err, size_t cap)
+static int apply_mode(const char *v, int *out, const char *where, const char *key, pq_error *err)
 {
     size_t n = strlen(v);
     if (n == 0 || n > 4 || strspn(v, "01234567") != n)
-        return value_fail(err, cap, where, key, "'%s' is not an octal mode (e.g. 0755, 0644)", v);
+        return value_fail(err, where, key, "'%s' is not an octal mode (e.g. 0755, 0644)", v);
     *out = (int)strtol(v, NULL, 8);
     return 0;
 }
 
 int cfg_apply_pqfs(pqfs_config *c, int key, const char *value, const char *base_dir,
-                   const char *where, char *err, size_t cap)
+                   const char *where, pq_error *err)
 {
     const char *name = cfg_key_name(CFG_SECTION_PQFS, key);
     if (!value) {
@@ -519,29 +512,29 @@ int cfg_apply_pqfs(pqfs_config *c, int key, const char *value, const char *base_
             c->read_only = true;
             return 0;
         }
-        return value_fail(err, cap, where, name, "needs a value (%s=...)", name);
+        return value_fail(err, where, name, "needs a value (%s=...)", name);
     }
     char *v = clean_value(value);
-    if (!v) return out_of_memory(err, cap);
+    if (!v) return PQ_NOMEM(err);
     int rc = 0;
     int64_t n;
     uint64_t u;
     switch (key) {
-    case CFG_PQFS_SOURCE: rc = apply_source(c, v, base_dir, where, err, cap); break;
-    case CFG_PQFS_READ_ONLY: rc = apply_bool(v, &c->read_only, where, name, err, cap); break;
+    case CFG_PQFS_SOURCE: rc = apply_source(c, v, base_dir, where, err); break;
+    case CFG_PQFS_READ_ONLY: rc = apply_bool(v, &c->read_only, where, name, err); break;
     case CFG_PQFS_THREADS:
-        rc = apply_int(v, 0, CFG_THREADS_MAX, &n, where, name, err, cap);
+        rc = apply_int(v, 0, CFG_THREADS_MAX, &n, where, name, err);
         if (rc == 0) c->threads = (int)n;
         break;
     case CFG_PQFS_CACHE_DIR:
         if (*v == '\0') {
-            rc = value_fail(err, cap, where, name, "empty value");
+            rc = value_fail(err, where, name, "empty value");
             break;
         }
         {
             char *dir = cfg_absolute_path(v, base_dir);
             if (!dir) {
-                rc = cfg_fail(err, cap, "%s: cache_dir: cannot resolve '%s'", where, v);
+                rc = pq_fail(err, PQ_E_USAGE, "%s: cache_dir: cannot resolve '%s'", where, v);
                 break;
             }
             free(c->cache_dir);
@@ -549,13 +542,13 @@ int cfg_apply_pqfs(pqfs_config *c, int key, const char *value, const char *base_
         }
         break;
     case CFG_PQFS_CACHE_SIZE:
-        rc = apply_size(v, &u, where, name, err, cap);
-        if (rc == 0 && u == 0) rc = value_fail(err, cap, where, name, "must be more than 0");
+        rc = apply_size(v, &u, where, name, err);
+        if (rc == 0 && u == 0) rc = value_fail(err, where, name, "must be more than 0");
         if (rc == 0) c->cache_size = u;
         break;
     case CFG_PQFS_METADATA_TTL:
         if (pqfs_parse_duration_ms(v, &u) < 0)
-            rc = value_fail(err, cap, where, name,
+            rc = value_fail(err, where, name,
                             "'%s' is not a duration (e.g. 500ms, 5s, 2m, 1h, 0)", v);
         else
             c->metadata_ttl_ms = u;
@@ -564,50 +557,49 @@ int cfg_apply_pqfs(pqfs_config *c, int key, const char *value, const char *base_
     case CFG_PQFS_GID:
         /* Numbers, as mountpoint-s3 and s3fs take them; (uid_t)-1 means
          * "unchanged" to chown and is no one's. */
-        rc = apply_int(v, 0, (int64_t)UINT32_MAX - 1, &n, where, name, err, cap);
+        rc = apply_int(v, 0, (int64_t)UINT32_MAX - 1, &n, where, name, err);
         if (rc == 0) *(key == CFG_PQFS_UID ? &c->uid : &c->gid) = n;
         break;
-    case CFG_PQFS_DIR_MODE: rc = apply_mode(v, &c->dir_mode, where, name, err, cap); break;
-    case CFG_PQFS_FILE_MODE: rc = apply_mode(v, &c->file_mode, where, name, err, cap); break;
+    case CFG_PQFS_DIR_MODE: rc = apply_mode(v, &c->dir_mode, where, name, err); break;
+    case CFG_PQFS_FILE_MODE: rc = apply_mode(v, &c->file_mode, where, name, err); break;
     case CFG_PQFS_LOG_LEVEL:
         if (parse_log_level(v, &c->log_level) < 0)
-            rc = value_fail(err, cap, where, name,
+            rc = value_fail(err, where, name,
                             "'%s' is not a log level (error, warn, info, debug)", v);
         break;
-    default: rc = cfg_fail(err, cap, "%s: unknown key in [pqfs]", where); break;
+    default: rc = pq_fail(err, PQ_E_USAGE, "%s: unknown key in [pqfs]", where); break;
     }
     free(v);
     return rc;
 }
 
 /* An S3 endpoint is an http(s) URL with a host. */
-static int apply_endpoint(pqfs_config *c, const char *v, const char *where, char *err, size_t cap)
+static int apply_endpoint(pqfs_config *c, const char *v, const char *where, pq_error *err)
 {
     size_t scheme_len;
     cfg_source_kind kind = cfg_source_kind_of(v, &scheme_len);
     if ((kind != CFG_SOURCE_HTTP && kind != CFG_SOURCE_HTTPS) || authority_length(v, scheme_len) == 0)
-        return value_fail(err, cap, where, "endpoint",
+        return value_fail(err, where, "endpoint",
                           "'%s' is not an http:// or https:// URL with a host", v);
     /* Not echoed: it holds a secret.  S3 signs with the keys instead. */
     if (memchr(v + scheme_len, '@', authority_length(v, scheme_len)))
-        return value_fail(err, cap, where, "endpoint",
+        return value_fail(err, where, "endpoint",
                           "a URL with credentials (user:password@) is not supported; give access_key_id and "
                           "secret_access_key");
     char *url = cfg_strdup(v);
-    if (!url) return out_of_memory(err, cap);
+    if (!url) return PQ_NOMEM(err);
     normalize_url(url, scheme_len);
     free(c->s3_endpoint);
     c->s3_endpoint = url;
     return 0;
 }
 
-int cfg_apply_s3(pqfs_config *c, int key, const char *value, const char *where, char *err,
-                 size_t cap)
+int cfg_apply_s3(pqfs_config *c, int key, const char *value, const char *where, pq_error *err)
 {
     const char *name = cfg_key_name(CFG_SECTION_S3, key);
-    if (!value) return value_fail(err, cap, where, name, "needs a value");
+    if (!value) return value_fail(err, where, name, "needs a value");
     char *v = clean_value(value);
-    if (!v) return out_of_memory(err, cap);
+    if (!v) return PQ_NOMEM(err);
     /* An empty value means "not set here": the default endpoint and region,
      * no credentials (anonymous access unless the environment has some). */
     const char *set = *v ? v : NULL;
@@ -615,26 +607,26 @@ int cfg_apply_s3(pqfs_config *c, int key, const char *value, const char *where, 
     switch (key) {
     case CFG_S3_ENDPOINT:
         if (set) {
-            rc = apply_endpoint(c, v, where, err, cap);
+            rc = apply_endpoint(c, v, where, err);
         } else {
             free(c->s3_endpoint);
             c->s3_endpoint = NULL;
         }
         break;
     case CFG_S3_REGION:
-        if (cfg_set_string(&c->s3_region, set ? set : "us-east-1") < 0) rc = out_of_memory(err, cap);
+        if (cfg_set_string(&c->s3_region, set ? set : "us-east-1") < 0) rc = PQ_NOMEM(err);
         break;
-    case CFG_S3_PATH_STYLE: rc = apply_bool(v, &c->s3_path_style, where, name, err, cap); break;
+    case CFG_S3_PATH_STYLE: rc = apply_bool(v, &c->s3_path_style, where, name, err); break;
     case CFG_S3_ACCESS_KEY_ID:
-        if (cfg_set_string(&c->s3_access_key_id, set) < 0) rc = out_of_memory(err, cap);
+        if (cfg_set_string(&c->s3_access_key_id, set) < 0) rc = PQ_NOMEM(err);
         break;
     case CFG_S3_SECRET_ACCESS_KEY:
-        if (cfg_set_string(&c->s3_secret_access_key, set) < 0) rc = out_of_memory(err, cap);
+        if (cfg_set_string(&c->s3_secret_access_key, set) < 0) rc = PQ_NOMEM(err);
         break;
     case CFG_S3_SESSION_TOKEN:
-        if (cfg_set_string(&c->s3_session_token, set) < 0) rc = out_of_memory(err, cap);
+        if (cfg_set_string(&c->s3_session_token, set) < 0) rc = PQ_NOMEM(err);
         break;
-    default: rc = cfg_fail(err, cap, "%s: unknown key in [s3]", where); break;
+    default: rc = pq_fail(err, PQ_E_USAGE, "%s: unknown key in [s3]", where); break;
     }
     /* The value may be a secret: wipe our copy before freeing it. */
     memset(v, 0, strlen(v));
@@ -731,7 +723,7 @@ const char *cfg_table_name_problem(const char *name)
 /* Splits a comma list into trimmed items.  An empty (all-blank) value is an
  * empty list; an empty item between commas is an error. */
 static int split_list(const char *v, char ***items_out, int *n_out, const char *where,
-                      const char *key, char *err, size_t cap)
+                      const char *key, pq_error *err)
 {
     *items_out = NULL;
     *n_out = 0;
@@ -739,18 +731,18 @@ static int split_list(const char *v, char ***items_out, int *n_out, const char *
     int n = 1;
     for (const char *p = v; *p; p++) n += *p == ',';
     char **items = calloc((size_t)n, sizeof *items);
-    if (!items) return out_of_memory(err, cap);
+    if (!items) return PQ_NOMEM(err);
     const char *p = v;
     for (int i = 0; i < n; i++) {
         size_t len = strcspn(p, ",");
         items[i] = cfg_trimmed_copy(p, len);
         if (!items[i]) {
             free_names(items, i);
-            return out_of_memory(err, cap);
+            return PQ_NOMEM(err);
         }
         if (items[i][0] == '\0') {
             free_names(items, i + 1);
-            return value_fail(err, cap, where, key, "empty name in the list (item %d)", i + 1);
+            return value_fail(err, where, key, "empty name in the list (item %d)", i + 1);
         }
         p += len + (p[len] == ',');
     }
@@ -761,15 +753,15 @@ static int split_list(const char *v, char ***items_out, int *n_out, const char *
 
 /* A column list (bloom_filter, sort_by): names non-empty and distinct. */
 static int apply_name_list(const char *v, char ***names, int *n, const char *where, const char *key,
-                           char *err, size_t cap)
+                           pq_error *err)
 {
     char **items;
     int count;
-    if (split_list(v, &items, &count, where, key, err, cap) < 0) return -1;
+    if (split_list(v, &items, &count, where, key, err) < 0) return -1;
     for (int i = 0; i < count; i++) {
         for (int j = 0; j < i; j++) {
             if (strcmp(items[i], items[j]) == 0) {
-                int rc = value_fail(err, cap, where, key, "column '%s' is listed twice", items[i]);
+                int rc = value_fail(err, where, key, "column '%s' is listed twice", items[i]);
                 free_names(items, count);
                 return rc;
             }
@@ -801,15 +793,14 @@ static int parse_part_type(const char *s, pq_part_type *out)
 
 /* "dt:date, region:string, hour": a name without a type is inferred from the
  * directory values, like a table without a partitions key. */
-static int apply_partitions(pqfs_table_config *t, const char *v, const char *where, char *err,
-                            size_t cap)
+static int apply_partitions(pqfs_table_config *t, const char *v, const char *where, pq_error *err)
 {
     char **items;
     int count;
-    if (split_list(v, &items, &count, where, "partitions", err, cap) < 0) return -1;
+    if (split_list(v, &items, &count, where, "partitions", err) < 0) return -1;
     pqfs_partition_decl *decls = count ? calloc((size_t)count, sizeof *decls) : NULL;
     int rc = 0;
-    if (count && !decls) rc = out_of_memory(err, cap);
+    if (count && !decls) rc = PQ_NOMEM(err);
     for (int i = 0; rc == 0 && i < count; i++) {
         char *item = items[i], *colon = strchr(item, ':');
         pq_part_type type = PQ_PART_INFER;
@@ -817,29 +808,29 @@ static int apply_partitions(pqfs_table_config *t, const char *v, const char *whe
             *colon = '\0';
             char *type_name = cfg_trimmed_copy(colon + 1, strlen(colon + 1));
             if (!type_name) {
-                rc = out_of_memory(err, cap);
+                rc = PQ_NOMEM(err);
                 break;
             }
             if (parse_part_type(type_name, &type) < 0)
-                rc = value_fail(err, cap, where, "partitions",
+                rc = value_fail(err, where, "partitions",
                                 "'%s' is not a partition type (int64, date, string)", type_name);
             free(type_name);
             if (rc < 0) break;
         }
         char *name = cfg_trimmed_copy(item, strlen(item));
         if (!name) {
-            rc = out_of_memory(err, cap);
+            rc = PQ_NOMEM(err);
             break;
         }
         if (*name == '\0' || strpbrk(name, "=/")) {
-            rc = value_fail(err, cap, where, "partitions",
+            rc = value_fail(err, where, "partitions",
                             "'%s' is not a partition column name (item %d)", name, i + 1);
             free(name);
             break;
         }
         for (int j = 0; j < i; j++) {
             if (strcmp(decls[j].name, name) == 0) {
-                rc = value_fail(err, cap, where, "partitions", "column '%s' is listed twice", name);
+                rc = value_fail(err, where, "partitions", "column '%s' is listed twice", name);
                 break;
             }
         }
@@ -861,48 +852,47 @@ static int apply_partitions(pqfs_table_config *t, const char *v, const char *whe
 
 /* The engine's spelling and levels (pq_codec_parse): one parser for the
  * ini and pqtool. */
-static int apply_compression(pqfs_table_config *t, const char *v, const char *where, char *err,
-                             size_t cap)
+static int apply_compression(pqfs_table_config *t, const char *v, const char *where, pq_error *err)
 {
     pq_error e;
     pq_error_clear(&e);
     if (pq_codec_parse(v, &t->compression, &t->compression_level, &e) != PQ_OK)
-        return value_fail(err, cap, where, "compression", "%s", e.msg);
+        return value_fail(err, where, "compression", "%s", e.msg);
     return 0;
 }
 
 int cfg_apply_table(pqfs_table_config *t, int key, const char *value, const char *where,
-                    char *err, size_t cap)
+                    pq_error *err)
 {
     const char *name = cfg_key_name(CFG_SECTION_TABLE, key);
-    if (!value) return value_fail(err, cap, where, name, "needs a value");
+    if (!value) return value_fail(err, where, name, "needs a value");
     char *v = clean_value(value);
-    if (!v) return out_of_memory(err, cap);
+    if (!v) return PQ_NOMEM(err);
     int rc = 0;
     int64_t n;
     uint64_t u;
     switch (key) {
-    case CFG_TABLE_PARTITIONS: rc = apply_partitions(t, v, where, err, cap); break;
-    case CFG_TABLE_COMPRESSION: rc = apply_compression(t, v, where, err, cap); break;
+    case CFG_TABLE_PARTITIONS: rc = apply_partitions(t, v, where, err); break;
+    case CFG_TABLE_COMPRESSION: rc = apply_compression(t, v, where, err); break;
     case CFG_TABLE_ROW_GROUP_ROWS:
-        rc = apply_int(v, 1, CFG_ROW_GROUP_ROWS_MAX, &n, where, name, err, cap);
+        rc = apply_int(v, 1, CFG_ROW_GROUP_ROWS_MAX, &n, where, name, err);
         if (rc == 0) t->row_group_rows = n;
         break;
     case CFG_TABLE_PAGE_SIZE:
-        rc = apply_size(v, &u, where, name, err, cap);
+        rc = apply_size(v, &u, where, name, err);
         if (rc == 0 && (u == 0 || u > (uint64_t)CFG_PAGE_SIZE_MAX))
-            rc = value_fail(err, cap, where, name, "'%s' is out of range (1 byte..1GiB)", v);
+            rc = value_fail(err, where, name, "'%s' is out of range (1 byte..1GiB)", v);
         if (rc == 0) t->page_size = (int64_t)u;
         break;
-    case CFG_TABLE_DICTIONARY: rc = apply_bool(v, &t->dictionary, where, name, err, cap); break;
-    case CFG_TABLE_PAGE_INDEX: rc = apply_bool(v, &t->page_index, where, name, err, cap); break;
+    case CFG_TABLE_DICTIONARY: rc = apply_bool(v, &t->dictionary, where, name, err); break;
+    case CFG_TABLE_PAGE_INDEX: rc = apply_bool(v, &t->page_index, where, name, err); break;
     case CFG_TABLE_BLOOM_FILTER:
-        rc = apply_name_list(v, &t->bloom_filter, &t->n_bloom_filter, where, name, err, cap);
+        rc = apply_name_list(v, &t->bloom_filter, &t->n_bloom_filter, where, name, err);
         break;
     case CFG_TABLE_SORT_BY:
-        rc = apply_name_list(v, &t->sort_by, &t->n_sort_by, where, name, err, cap);
+        rc = apply_name_list(v, &t->sort_by, &t->n_sort_by, where, name, err);
         break;
-    default: rc = cfg_fail(err, cap, "%s: unknown key in [table]", where); break;
+    default: rc = pq_fail(err, PQ_E_USAGE, "%s: unknown key in [table]", where); break;
     }
     free(v);
     return rc;

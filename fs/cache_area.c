@@ -107,20 +107,20 @@ static bool resolve_prefix(const char *path, char *out, size_t cap)
     return w > 0 && (size_t)w < cap;
 }
 
-int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cache_area *out, char *err, size_t cap)
+int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cache_area *out, pq_error *err)
 {
     out->path[0] = '\0';
     out->lock_fd = -1;
     char tmp[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s", cache_dir) >= (int)sizeof tmp - 32) {
-        snprintf(err, cap, "cache_dir %s: path too long", cache_dir);
+        pq_fail(err, PQ_E_IO, "cache_dir %s: path too long", cache_dir);
         return -1;
     }
     /* Refused before anything is made in the mountpoint. */
     char where[PATH_MAX], real_mnt[PATH_MAX];
     if (mountpoint && resolve_prefix(tmp, where, sizeof where) && realpath(mountpoint, real_mnt) &&
         at_or_below(where, real_mnt)) {
-        snprintf(err, cap, "cache_dir %s is inside the mountpoint %s (the mount would hide it)", cache_dir, mountpoint);
+        pq_fail(err, PQ_E_IO, "cache_dir %s is inside the mountpoint %s (the mount would hide it)", cache_dir, mountpoint);
         return -1;
     }
     for (char *p = tmp + 1; *p; p++) {
@@ -130,13 +130,13 @@ int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cac
         *p = '/';
     }
     if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
-        snprintf(err, cap, "cache_dir %s: %s", cache_dir, strerror(errno));
+        pq_fail(err, PQ_E_IO, "cache_dir %s: %s", cache_dir, strerror(errno));
         return -1;
     }
     int dir_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct stat st;
     if (dir_fd < 0 || fstat(dir_fd, &st) != 0) {
-        snprintf(err, cap, "cache_dir %s: %s", cache_dir, strerror(errno));
+        pq_fail(err, PQ_E_IO, "cache_dir %s: %s", cache_dir, strerror(errno));
         if (dir_fd >= 0) close(dir_fd);
         return -1;
     }
@@ -145,12 +145,12 @@ int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cac
      * user's directory is refused: they could swap what is staged in it. */
     bool sticky = st.st_mode & S_ISVTX;
     if (!sticky && st.st_uid != geteuid()) {
-        snprintf(err, cap, "cache_dir %s belongs to another user (uid %lu)", cache_dir, (unsigned long)st.st_uid);
+        pq_fail(err, PQ_E_IO, "cache_dir %s belongs to another user (uid %lu)", cache_dir, (unsigned long)st.st_uid);
         close(dir_fd);
         return -1;
     }
     if (!sticky && fchmod(dir_fd, 0700) != 0) {
-        snprintf(err, cap, "cache_dir %s: %s", cache_dir, strerror(errno));
+        pq_fail(err, PQ_E_IO, "cache_dir %s: %s", cache_dir, strerror(errno));
         close(dir_fd);
         return -1;
     }
@@ -170,14 +170,14 @@ int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cac
     close(dir_fd);
     char fresh[PATH_MAX];
     if (snprintf(fresh, sizeof fresh, "%s/" NEW_PREFIX "XXXXXX", tmp) >= (int)sizeof fresh || !mkdtemp(fresh)) {
-        snprintf(err, cap, "cache_dir %s: cannot make a directory in it: %s", cache_dir, strerror(errno));
+        pq_fail(err, PQ_E_IO, "cache_dir %s: cannot make a directory in it: %s", cache_dir, strerror(errno));
         return -1;
     }
     int fd = open(fresh, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int marker = fd >= 0 ? openat(fd, MARKER, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
     /* Blocking: a sweep holds another mount's lock only for a moment. */
     if (fd < 0 || marker < 0 || flock(fd, LOCK_EX) != 0) {
-        snprintf(err, cap, "cache_dir %s: cannot set up %s: %s", cache_dir, fresh, strerror(errno));
+        pq_fail(err, PQ_E_IO, "cache_dir %s: cannot set up %s: %s", cache_dir, fresh, strerror(errno));
         if (marker >= 0) {
             close(marker);
             unlinkat(fd, MARKER, 0);
@@ -191,7 +191,7 @@ int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cac
     if (snprintf(out->path, sizeof out->path, "%s/" LIVE_PREFIX "%s", tmp, fresh + strlen(tmp) + 1 + strlen(NEW_PREFIX)) >=
             (int)sizeof out->path ||
         rename(fresh, out->path) != 0) {
-        snprintf(err, cap, "cache_dir %s: %s", cache_dir, strerror(errno));
+        pq_fail(err, PQ_E_IO, "cache_dir %s: %s", cache_dir, strerror(errno));
         unlinkat(fd, MARKER, 0);
         close(fd);
         rmdir(fresh);

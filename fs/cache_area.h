@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "status.h"
+
 typedef struct pqfs_cache_area {
     char path[4096];             /* cache_dir/mount-XXXXXX: the lake's cache_dir */
     int lock_fd;                 /* -1: none */
@@ -20,7 +22,7 @@ typedef struct pqfs_cache_area {
  * at or below the mountpoint (the mount would hide it), removes unlocked
  * mount-* directories, and makes and locks this mount's.  Returns 0, or -1
  * with a message in err. */
-int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cache_area *out, char *err, size_t cap);
+int pqfs_cache_area_open(const char *cache_dir, const char *mountpoint, pqfs_cache_area *out, pq_error *err);
 
 /* Removes this mount's directory (and anything left in it). */
 void pqfs_cache_area_close(pqfs_cache_area *a);

@@ -99,15 +99,13 @@ static int64_t test_hook_seconds(const char *name, int64_t fallback)
 
 /* The lake's storage: a directory, an HTTP(S) prefix (read-only: the
  * mount becomes read-only too) or an S3 bucket. */
-static int open_store(pqfs_config *c, pq_store **out, char *err, size_t cap)
+static int open_store(pqfs_config *c, pq_store **out, pq_error *err)
 {
-    pq_error e;
-    pq_error_clear(&e);
     pq_http_opts ho;
     pq_http_opts_init(&ho);
     int rc;
     if (!strncmp(c->source, "http://", 7) || !strncmp(c->source, "https://", 8)) {
-        rc = pq_store_http_new(c->source, &ho, out, &e);
+        rc = pq_store_http_new(c->source, &ho, out, err);
         c->read_only = true;
     } else if (!strncmp(c->source, "s3://", 5)) {
         pq_s3_opts so = {
@@ -118,15 +116,11 @@ static int open_store(pqfs_config *c, pq_store **out, char *err, size_t cap)
             .secret_access_key = c->s3_secret_access_key,
             .session_token = c->s3_session_token,
         };
-        rc = pq_store_s3_new(c->source, &so, &ho, out, &e);
+        rc = pq_store_s3_new(c->source, &so, &ho, out, err);
     } else {
-        rc = pq_store_local_new(c->source, out, &e);
+        rc = pq_store_local_new(c->source, out, err);
     }
-    if (rc != PQ_OK) {
-        snprintf(err, cap, "%s", e.msg);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 /* A password in an http(s) URL on the command line (SOURCE, -o source=)
@@ -261,7 +255,8 @@ int main(int argc, char **argv, char **envp)
     pq_fd_raise_limit();
     pqfs_config cfg;
     pqfs_config_init(&cfg);
-    char err[2048];
+    pq_error err;
+    pq_error_clear(&err);
     int status = 1;
     pq_lake *lake = NULL;
     pqfs_cache_area area = {.lock_fd = -1};
@@ -272,15 +267,15 @@ int main(int argc, char **argv, char **envp)
     pq_part_decl **parts = NULL;
     char *shown_source = NULL;
 
-    int parsed = pqfs_config_from_args(&cfg, argc, argv, envp, err, sizeof err);
+    int parsed = pqfs_config_from_args(&cfg, argc, argv, envp, &err);
     if (parsed == PQFS_CONFIG_HELP || parsed == PQFS_CONFIG_VERSION) {
         if (parsed == PQFS_CONFIG_HELP) fputs(pqfs_config_usage(), stdout);
         else printf("%s (libfuse %s)\n", PQ_CREATED_BY, fuse_pkgversion());
         pqfs_config_free(&cfg);
         return 0;
     }
-    if (parsed != 0 || pqfs_config_validate(&cfg, err, sizeof err) != 0) {
-        fprintf(stderr, "pqfs: %s\n", err);
+    if (parsed != 0 || pqfs_config_validate(&cfg, &err) != 0) {
+        fprintf(stderr, "pqfs: %s\n", err.msg);
         pqfs_config_free(&cfg);
         return 2;
     }
@@ -289,8 +284,8 @@ int main(int argc, char **argv, char **envp)
     if (!cfg.foreground) openlog("pqfs", LOG_PID, LOG_DAEMON);
     if (cfg.log_level >= PQFS_LOG_DEBUG) log_config(&cfg, &lg);
 
-    if (pqfs_cache_area_open(cfg.cache_dir, cfg.mountpoint, &area, err, sizeof err) != 0) {
-        fprintf(stderr, "pqfs: %s\n", err);
+    if (pqfs_cache_area_open(cfg.cache_dir, cfg.mountpoint, &area, &err) != 0) {
+        fprintf(stderr, "pqfs: %s\n", err.msg);
         goto out;
     }
     /* The source as logs, messages and the mount table may show it: an
@@ -307,8 +302,8 @@ int main(int argc, char **argv, char **envp)
         free(userpwd);
     }
     pq_store *store;
-    if (open_store(&cfg, &store, err, sizeof err) != 0) {
-        fprintf(stderr, "pqfs: %s\n", err);
+    if (open_store(&cfg, &store, &err) != 0) {
+        fprintf(stderr, "pqfs: %s\n", err.msg);
         goto out;
     }
     if (table_decls(&cfg, &decls, &parts) != 0) {

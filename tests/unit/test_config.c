@@ -12,7 +12,7 @@
 
 static char tmpdir[64];
 static char ini_path[256]; /* tmpdir/lake.ini, rewritten by each test */
-static char err[1024];
+static pq_error err;
 
 static void write_text(const char *path, const char *text, size_t len)
 {
@@ -35,8 +35,8 @@ static int load(pqfs_config *c, const char *text)
 {
     write_ini(text);
     pqfs_config_init(c);
-    err[0] = '\0';
-    return pqfs_config_load_ini(c, ini_path, err, sizeof err);
+    pq_error_clear(&err);
+    return pqfs_config_load_ini(c, ini_path, &err);
 }
 
 /* The ini must fail with "<path>:<suffix>". */
@@ -46,7 +46,7 @@ static int load(pqfs_config *c, const char *text)
         char want_[1400];                                                                 \
         CHECK_EQ_INT(load(&c_, (text)), -1);                                              \
         snprintf(want_, sizeof want_, "%s:%s", ini_path, (suffix));                       \
-        CHECK_EQ_STR(err, want_);                                                         \
+        CHECK_EQ_STR(err.msg, want_);                                                         \
         pqfs_config_free(&c_);                                                            \
     } while (0)
 
@@ -60,8 +60,8 @@ static int count_args(char **argv)
 static int run(pqfs_config *c, char **argv, char **envp)
 {
     pqfs_config_init(c);
-    err[0] = '\0';
-    return pqfs_config_from_args(c, count_args(argv), argv, envp, err, sizeof err);
+    pq_error_clear(&err);
+    return pqfs_config_from_args(c, count_args(argv), argv, envp, &err);
 }
 
 static char *in_tmp(const char *name)
@@ -316,7 +316,7 @@ static void test_every_key(void)
              "[table \"other\"]\n",
              long_token);
     CHECK_EQ_INT(load(&c, text), 0);
-    CHECK_EQ_STR(err, "");
+    CHECK_EQ_STR(err.msg, "");
     char want[512];
     snprintf(want, sizeof want, "%s/lake", tmpdir);
     CHECK_EQ_STR(c.source, want);
@@ -531,10 +531,10 @@ static void test_errors(void)
         snprintf(text, sizeof text, "[pqfs]\nsource = /x\n  %s\n", pad);
         CHECK_INI_ERROR(text, "3: expected 'key = value' or a [section] header");
         snprintf(text, sizeof text, "[pqfs]\n%s = 1\n", pad);
-        CHECK(load(&c, text) == -1 && strstr(err, ":2: unknown key 'aaaa") != NULL);
+        CHECK(load(&c, text) == -1 && strstr(err.msg, ":2: unknown key 'aaaa") != NULL);
         pqfs_config_free(&c);
         snprintf(text, sizeof text, "[table %s]\nsort_by = x\n[table %s]\n", pad, pad);
-        CHECK(load(&c, text) == -1 && strstr(err, ":3: duplicate section [table aaa") != NULL);
+        CHECK(load(&c, text) == -1 && strstr(err.msg, ":3: duplicate section [table aaa") != NULL);
         pqfs_config_free(&c);
         /* A long value keeps inih's comment rules: "key = ;x" is an empty value. */
         snprintf(text, sizeof text, "[s3]\nsession_token = ;%s\naccess_key_id = %s ;c\n", pad, pad);
@@ -548,29 +548,29 @@ static void test_errors(void)
     static const char with_nul[] = "[pqfs]\nsource = /x\nthr\0eads = 1\n";
     write_text(ini_path, with_nul, sizeof with_nul - 1);
     pqfs_config_init(&c);
-    CHECK_EQ_INT(pqfs_config_load_ini(&c, ini_path, err, sizeof err), -1);
+    CHECK_EQ_INT(pqfs_config_load_ini(&c, ini_path, &err), -1);
     char want[600];
     snprintf(want, sizeof want, "%s:3: NUL byte (not a text file)", ini_path);
-    CHECK_EQ_STR(err, want);
+    CHECK_EQ_STR(err.msg, want);
     pqfs_config_free(&c);
 
     /* Files that cannot be read. */
     pqfs_config_init(&c);
-    CHECK_EQ_INT(pqfs_config_load_ini(&c, in_tmp("missing.ini"), err, sizeof err), -1);
+    CHECK_EQ_INT(pqfs_config_load_ini(&c, in_tmp("missing.ini"), &err), -1);
     snprintf(want, sizeof want, "%s: No such file or directory", in_tmp("missing.ini"));
-    CHECK_EQ_STR(err, want);
-    CHECK_EQ_INT(pqfs_config_load_ini(&c, tmpdir, err, sizeof err), -1);
+    CHECK_EQ_STR(err.msg, want);
+    CHECK_EQ_INT(pqfs_config_load_ini(&c, tmpdir, &err), -1);
     snprintf(want, sizeof want, "%s: Is a directory", tmpdir);
-    CHECK_EQ_STR(err, want);
+    CHECK_EQ_STR(err.msg, want);
     pqfs_config_free(&c);
 
-    /* A tiny error buffer truncates; a NULL one is allowed. */
-    char tiny[8];
+    /* Errors are pq_errors of class "usage" (what the daemon exits 2 for);
+     * a NULL one is allowed. */
     write_ini("[nope]\n");
     pqfs_config_init(&c);
-    CHECK_EQ_INT(pqfs_config_load_ini(&c, ini_path, tiny, sizeof tiny), -1);
-    CHECK_EQ_INT(strlen(tiny), 7);
-    CHECK_EQ_INT(pqfs_config_load_ini(&c, ini_path, NULL, 0), -1);
+    CHECK_EQ_INT(pqfs_config_load_ini(&c, ini_path, &err), -1);
+    CHECK_EQ_INT(err.cls, PQ_E_USAGE);
+    CHECK_EQ_INT(pqfs_config_load_ini(&c, ini_path, NULL), -1);
     pqfs_config_free(&c);
 }
 
@@ -599,7 +599,7 @@ static void test_comments_and_quotes(void)
                           "bloom_filter = user_id\n"
                           "sort_by = ts\n"),
                  0);
-    CHECK_EQ_STR(err, "");
+    CHECK_EQ_STR(err.msg, "");
     CHECK_EQ_STR(c.source, "/data/lake");
     CHECK_EQ_INT(c.threads, 0);
     CHECK_EQ_STR(c.cache_dir, "/var/cache/pqfs");
@@ -707,7 +707,7 @@ static void test_precedence(void)
     /* ini only */
     char *argv_ini[] = {"pqfs", ini_path, "/mnt/lake", NULL};
     CHECK_EQ_INT(run(&c, argv_ini, no_env), 0);
-    CHECK_EQ_STR(err, "");
+    CHECK_EQ_STR(err.msg, "");
     CHECK_EQ_STR(c.source, "/ini/lake");
     CHECK(!c.read_only);
     CHECK_EQ_INT(c.threads, 1);
@@ -745,7 +745,7 @@ static void test_precedence(void)
                       "source=/o/lake,read_only=false,threads=3,cache_dir=/o/cache",
                       "-o", "cache_size=3GiB,metadata_ttl=3s,log_level=debug", NULL};
     CHECK_EQ_INT(run(&c, argv_o, env), 0);
-    CHECK_EQ_STR(err, "");
+    CHECK_EQ_STR(err.msg, "");
     CHECK_EQ_STR(c.source, "/o/lake");
     CHECK(!c.read_only);
     CHECK_EQ_INT(c.threads, 3);
@@ -791,22 +791,22 @@ static void test_precedence(void)
     /* Bad environment values name the variable. */
     char *env_bad[] = {"PQFS_THREADS=abc", NULL};
     CHECK_EQ_INT(run(&c, argv_ini, env_bad), -1);
-    CHECK_EQ_STR(err, "PQFS_THREADS: threads: 'abc' is not a number");
+    CHECK_EQ_STR(err.msg, "PQFS_THREADS: threads: 'abc' is not a number");
     pqfs_config_free(&c);
     char *env_bad2[] = {"AWS_ENDPOINT_URL=minio:9000", NULL};
     CHECK_EQ_INT(run(&c, argv_ini, env_bad2), -1);
-    CHECK_EQ_STR(err, "AWS_ENDPOINT_URL: endpoint: 'minio:9000' is not an http:// or https:// URL with a host");
+    CHECK_EQ_STR(err.msg, "AWS_ENDPOINT_URL: endpoint: 'minio:9000' is not an http:// or https:// URL with a host");
     pqfs_config_free(&c);
     char *argv_bad[] = {"pqfs", ini_path, "/mnt", "-o", "metadata_ttl=soon", NULL};
     CHECK_EQ_INT(run(&c, argv_bad, no_env), -1);
-    CHECK_EQ_STR(err, "-o: metadata_ttl: 'soon' is not a duration (e.g. 500ms, 5s, 2m, 1h, 0)");
+    CHECK_EQ_STR(err.msg, "-o: metadata_ttl: 'soon' is not a duration (e.g. 500ms, 5s, 2m, 1h, 0)");
     pqfs_config_free(&c);
     /* An error in the ini stops from_args with the ini's message. */
     write_ini("[pqfs]\ntreads = 4\n");
     CHECK_EQ_INT(run(&c, argv_ini, no_env), -1);
     char want[600];
     snprintf(want, sizeof want, "%s:2: unknown key 'treads' in [pqfs]", ini_path);
-    CHECK_EQ_STR(err, want);
+    CHECK_EQ_STR(err.msg, want);
     pqfs_config_free(&c);
 }
 
@@ -829,7 +829,7 @@ static void test_command_line(void)
     write_ini("[pqfs]\nsource = /data/lake\nthreads = 9\n");
     char *argv_fstab[] = {"pqfs", fstab_ini, "/mnt/lake", "-o", "defaults,_netdev,allow_other,threads=2", NULL};
     CHECK_EQ_INT(run(&c, argv_fstab, no_env), 0);
-    CHECK_EQ_STR(err, "");
+    CHECK_EQ_STR(err.msg, "");
     CHECK_EQ_STR(c.source, "/data/lake");
     CHECK_EQ_STR(c.mountpoint, "/mnt/lake");
     CHECK_EQ_INT(c.threads, 2);
@@ -905,17 +905,17 @@ static void test_command_line(void)
     CHECK_EQ_STR(c.mountpoint, "/mnt/lake");
     pqfs_config_free(&c);
     CHECK_EQ_INT(run(&c, argv_one, no_env), -1);
-    CHECK_EQ_STR(err, "no source: give SOURCE (a lake or an .ini file), source = in [pqfs], PQFS_SOURCE or -o source=");
+    CHECK_EQ_STR(err.msg, "no source: give SOURCE (a lake or an .ini file), source = in [pqfs], PQFS_SOURCE or -o source=");
     pqfs_config_free(&c);
     char *argv_none[] = {"pqfs", NULL};
     CHECK_EQ_INT(run(&c, argv_none, env_source), -1);
-    CHECK_EQ_STR(err, "no mountpoint: usage: pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]");
+    CHECK_EQ_STR(err.msg, "no mountpoint: usage: pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]");
     pqfs_config_free(&c);
     /* An ini without a source and no other source. */
     write_ini("[pqfs]\nthreads = 1\n");
     char *argv_nosrc[] = {"pqfs", ini_path, "/mnt/lake", NULL};
     CHECK_EQ_INT(run(&c, argv_nosrc, no_env), -1);
-    CHECK(strncmp(err, "no source:", 10) == 0);
+    CHECK(strncmp(err.msg, "no source:", 10) == 0);
     pqfs_config_free(&c);
 
     /* An existing regular file is an ini whatever its name. */
@@ -930,7 +930,7 @@ static void test_command_line(void)
     char *argv_missing[] = {"pqfs", in_tmp("gone.ini"), "/mnt/lake", NULL};
     CHECK_EQ_INT(run(&c, argv_missing, no_env), -1);
     snprintf(want, sizeof want, "%s: No such file or directory", in_tmp("gone.ini"));
-    CHECK_EQ_STR(err, want);
+    CHECK_EQ_STR(err.msg, want);
     pqfs_config_free(&c);
     /* A directory is a lake. */
     char *argv_dir[] = {"pqfs", tmpdir, "/mnt/lake", NULL};
@@ -942,27 +942,27 @@ static void test_command_line(void)
     /* Usage errors, help and version. */
     char *argv_unknown[] = {"pqfs", "/a", "/b", "-x", NULL};
     CHECK_EQ_INT(run(&c, argv_unknown, no_env), -1);
-    CHECK_EQ_STR(err, "unknown option '-x' (see pqfs --help)");
+    CHECK_EQ_STR(err.msg, "unknown option '-x' (see pqfs --help)");
     pqfs_config_free(&c);
     char *argv_noarg[] = {"pqfs", "/a", "/b", "-o", NULL};
     CHECK_EQ_INT(run(&c, argv_noarg, no_env), -1);
-    CHECK_EQ_STR(err, "option -o needs an argument (-o opt[,opt...])");
+    CHECK_EQ_STR(err.msg, "option -o needs an argument (-o opt[,opt...])");
     pqfs_config_free(&c);
     char *argv_three[] = {"pqfs", "/a", "/b", "/c", "/d", NULL};
     CHECK_EQ_INT(run(&c, argv_three, no_env), -1);
-    CHECK_EQ_STR(err, "unexpected argument '/c': usage: pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]");
+    CHECK_EQ_STR(err.msg, "unexpected argument '/c': usage: pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]");
     pqfs_config_free(&c);
     char *argv_bare_threads[] = {"pqfs", "/a", "/b", "-o", "threads", NULL};
     CHECK_EQ_INT(run(&c, argv_bare_threads, no_env), -1);
-    CHECK_EQ_STR(err, "-o: threads: needs a value (threads=...)");
+    CHECK_EQ_STR(err.msg, "-o: threads: needs a value (threads=...)");
     pqfs_config_free(&c);
     char *argv_zero_cache[] = {"pqfs", "/a", "/b", "-o", "cache_size=0", NULL};
     CHECK_EQ_INT(run(&c, argv_zero_cache, no_env), -1);
-    CHECK_EQ_STR(err, "-o: cache_size: must be more than 0");
+    CHECK_EQ_STR(err.msg, "-o: cache_size: must be more than 0");
     pqfs_config_free(&c);
     char *argv_scheme[] = {"pqfs", "gs://bucket/x", "/b", NULL};
     CHECK_EQ_INT(run(&c, argv_scheme, no_env), -1);
-    CHECK_EQ_STR(err, "SOURCE: source: unsupported scheme 'gs' (use a path, http://, https:// or s3://)");
+    CHECK_EQ_STR(err.msg, "SOURCE: source: unsupported scheme 'gs' (use a path, http://, https:// or s3://)");
     pqfs_config_free(&c);
     char *argv_help[] = {"pqfs", "/a", "--help", "-x", NULL};
     CHECK_EQ_INT(run(&c, argv_help, no_env), -1); /* -x is still an error */
@@ -985,69 +985,69 @@ static void test_set_and_validate(void)
 {
     pqfs_config c;
     pqfs_config_init(&c);
-    CHECK_EQ_INT(pqfs_config_set(&c, "threads", "16", "-o", err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_set(&c, "threads", "16", "-o", &err), 0);
     CHECK_EQ_INT(c.threads, 16);
-    CHECK_EQ_INT(pqfs_config_set(&c, "read_only", NULL, NULL, err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_set(&c, "read_only", NULL, NULL, &err), 0);
     CHECK(c.read_only);
-    CHECK_EQ_INT(pqfs_config_set(&c, "READ_ONLY", "off", NULL, err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_set(&c, "READ_ONLY", "off", NULL, &err), 0);
     CHECK(!c.read_only);
-    CHECK_EQ_INT(pqfs_config_set(&c, "metadata_ttl", "250ms", NULL, err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_set(&c, "metadata_ttl", "250ms", NULL, &err), 0);
     CHECK(c.metadata_ttl_ms == 250);
-    CHECK_EQ_INT(pqfs_config_set(&c, "metadata_ttl", "0", NULL, err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_set(&c, "metadata_ttl", "0", NULL, &err), 0);
     CHECK(c.metadata_ttl_ms == 0);
-    CHECK_EQ_INT(pqfs_config_set(&c, "cache_size", "1.5G", NULL, err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_set(&c, "cache_size", "1.5G", NULL, &err), 0);
     CHECK(c.cache_size == UINT64_C(3) << 29);
-    CHECK_EQ_INT(pqfs_config_set(&c, "log_level", "ERROR", NULL, err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_set(&c, "log_level", "ERROR", NULL, &err), 0);
     CHECK_EQ_INT(c.log_level, PQFS_LOG_ERROR);
-    CHECK_EQ_INT(pqfs_config_set(&c, "cache_dir", "/x/", NULL, err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_set(&c, "cache_dir", "/x/", NULL, &err), 0);
     CHECK_EQ_STR(c.cache_dir, "/x");
-    CHECK_EQ_INT(pqfs_config_set(&c, "source", "s3://b", NULL, err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_set(&c, "source", "s3://b", NULL, &err), 0);
     CHECK_EQ_STR(c.source, "s3://b");
 
-    CHECK_EQ_INT(pqfs_config_set(&c, "bogus", "1", NULL, err, sizeof err), -1);
-    CHECK_EQ_STR(err, "-o: unknown key 'bogus' in [pqfs]");
-    CHECK_EQ_INT(pqfs_config_set(&c, "endpoint", "http://x", "-o", err, sizeof err), -1);
-    CHECK_EQ_STR(err, "-o: unknown key 'endpoint' in [pqfs]"); /* [s3] keys are not -o options */
-    CHECK_EQ_INT(pqfs_config_set(&c, "threads", "lots", "PQFS_THREADS", err, sizeof err), -1);
-    CHECK_EQ_STR(err, "PQFS_THREADS: threads: 'lots' is not a number");
+    CHECK_EQ_INT(pqfs_config_set(&c, "bogus", "1", NULL, &err), -1);
+    CHECK_EQ_STR(err.msg, "-o: unknown key 'bogus' in [pqfs]");
+    CHECK_EQ_INT(pqfs_config_set(&c, "endpoint", "http://x", "-o", &err), -1);
+    CHECK_EQ_STR(err.msg, "-o: unknown key 'endpoint' in [pqfs]"); /* [s3] keys are not -o options */
+    CHECK_EQ_INT(pqfs_config_set(&c, "threads", "lots", "PQFS_THREADS", &err), -1);
+    CHECK_EQ_STR(err.msg, "PQFS_THREADS: threads: 'lots' is not a number");
     CHECK_EQ_INT(c.threads, 16); /* a failed set changes nothing */
 
     /* validate: mountpoint missing, then fields out of range set by hand. */
-    CHECK_EQ_INT(pqfs_config_validate(&c, err, sizeof err), -1);
-    CHECK_EQ_STR(err, "no mountpoint: usage: pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]");
+    CHECK_EQ_INT(pqfs_config_validate(&c, &err), -1);
+    CHECK_EQ_STR(err.msg, "no mountpoint: usage: pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]");
     c.mountpoint = strdup("/mnt");
-    CHECK_EQ_INT(pqfs_config_validate(&c, err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_validate(&c, &err), 0);
     c.threads = 2000;
-    CHECK_EQ_INT(pqfs_config_validate(&c, err, sizeof err), -1);
-    CHECK_EQ_STR(err, "threads: 2000 is out of range (0..1024)");
+    CHECK_EQ_INT(pqfs_config_validate(&c, &err), -1);
+    CHECK_EQ_STR(err.msg, "threads: 2000 is out of range (0..1024)");
     c.threads = 0;
     c.cache_size = 0;
-    CHECK_EQ_INT(pqfs_config_validate(&c, err, sizeof err), -1);
-    CHECK_EQ_STR(err, "cache_size: must be more than 0");
+    CHECK_EQ_INT(pqfs_config_validate(&c, &err), -1);
+    CHECK_EQ_STR(err.msg, "cache_size: must be more than 0");
     c.cache_size = 1;
     c.table_defaults.row_group_rows = 0;
-    CHECK_EQ_INT(pqfs_config_validate(&c, err, sizeof err), -1);
-    CHECK_EQ_STR(err, "[table defaults] row_group_rows: 0 is out of range (1..2147483647)");
+    CHECK_EQ_INT(pqfs_config_validate(&c, &err), -1);
+    CHECK_EQ_STR(err.msg, "[table defaults] row_group_rows: 0 is out of range (1..2147483647)");
     c.table_defaults.row_group_rows = 1;
 
     /* Credentials must pair up for an s3:// source. */
     c.s3_access_key_id = strdup("K");
-    CHECK_EQ_INT(pqfs_config_validate(&c, err, sizeof err), -1);
-    CHECK_EQ_STR(err, "s3: access_key_id is set but secret_access_key is not");
+    CHECK_EQ_INT(pqfs_config_validate(&c, &err), -1);
+    CHECK_EQ_STR(err.msg, "s3: access_key_id is set but secret_access_key is not");
     c.s3_secret_access_key = strdup("S");
-    CHECK_EQ_INT(pqfs_config_validate(&c, err, sizeof err), 0);
+    CHECK_EQ_INT(pqfs_config_validate(&c, &err), 0);
     free(c.s3_access_key_id);
     c.s3_access_key_id = NULL;
-    CHECK_EQ_INT(pqfs_config_validate(&c, err, sizeof err), -1);
-    CHECK_EQ_STR(err, "s3: secret_access_key or session_token without access_key_id");
+    CHECK_EQ_INT(pqfs_config_validate(&c, &err), -1);
+    CHECK_EQ_STR(err.msg, "s3: secret_access_key or session_token without access_key_id");
 
     /* A relative path set by hand is not accepted. */
     free(c.s3_secret_access_key);
     c.s3_secret_access_key = NULL;
     free(c.source);
     c.source = strdup("relative");
-    CHECK_EQ_INT(pqfs_config_validate(&c, err, sizeof err), -1);
-    CHECK_EQ_STR(err, "source: 'relative' is not an absolute path");
+    CHECK_EQ_INT(pqfs_config_validate(&c, &err), -1);
+    CHECK_EQ_STR(err.msg, "source: 'relative' is not an absolute path");
     pqfs_config_free(&c);
 
     /* The endpoint default follows the region. */
@@ -1067,7 +1067,7 @@ static void test_owner_options(void)
     char *no_env[] = {NULL};
     char *argv_ok[] = {"pqfs", "s3://bkt/lake", "/mnt/lake", "-o", "allow_other,uid=1000,gid=50,dir_mode=0750,file_mode=640", NULL};
     CHECK_EQ_INT(run(&c, argv_ok, no_env), 0);
-    CHECK_EQ_STR(err, "");
+    CHECK_EQ_STR(err.msg, "");
     CHECK(c.multi_user);
     CHECK(c.uid == 1000 && c.gid == 50);
     CHECK_EQ_INT(c.dir_mode, 0750);
@@ -1092,12 +1092,12 @@ static void test_owner_options(void)
         snprintf(opt, sizeof opt, "%s", bad[i][0]);
         char *argv_bad[] = {"pqfs", "s3://bkt/lake", "/mnt/lake", "-o", opt, NULL};
         CHECK_EQ_INT(run(&c, argv_bad, no_env), -1);
-        CHECK(strstr(err, bad[i][1]) != NULL);
+        CHECK(strstr(err.msg, bad[i][1]) != NULL);
         pqfs_config_free(&c);
     }
     char *argv_local[] = {"pqfs", "/data/lake", "/mnt/lake", "-o", "uid=5", NULL};
     CHECK_EQ_INT(run(&c, argv_local, no_env), -1);
-    CHECK(strstr(err, "only for a remote lake") != NULL);
+    CHECK(strstr(err.msg, "only for a remote lake") != NULL);
     pqfs_config_free(&c);
 }
 
@@ -1187,7 +1187,7 @@ static void test_dump(void)
     pqfs_config_free(&c);
     write_ini(first);
     CHECK_EQ_INT(run(&c, argv_plain, no_env), 0);
-    CHECK_EQ_STR(err, "");
+    CHECK_EQ_STR(err.msg, "");
     CHECK_EQ_INT(pqfs_config_dump(&c, &second), 0);
     CHECK_EQ_STR(first, second);
     pqfs_config_free(&c);
