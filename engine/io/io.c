@@ -28,33 +28,57 @@ void pq_io_count_read(pq_io_counters *c, size_t len)
     atomic_fetch_add_explicit(&c->read_bytes, len, memory_order_relaxed);
 }
 
-static void kept_lock(pq_file *f)
-{
-    while (atomic_flag_test_and_set_explicit(&f->kept_lock, memory_order_acquire)) {
-    }
-}
+/* What a file keeps in memory.  The tail is set once, by the footer read,
+ * before the file is shared between threads, and read without the lock;
+ * the ranges come and go under mu. */
+struct pq_file_kept {
+    uint8_t *tail;
+    uint64_t tail_off;
+    size_t tail_len;
+    pthread_mutex_t mu;
+    _Atomic int n_ranges;
+    int cap;
+    size_t bytes;
+    struct kept_range {
+        uint8_t *bytes;
+        uint64_t off;
+        size_t len;
+    } *ranges;
+};
 
-static void kept_unlock(pq_file *f)
+/* The file's kept bytes; made on first use when `make` (NULL when out of
+ * memory: then nothing is kept and the bytes are read again).  Stores
+ * zero their files, so a file starts with none. */
+static struct pq_file_kept *kept_of(pq_file *f, bool make)
 {
-    atomic_flag_clear_explicit(&f->kept_lock, memory_order_release);
+    struct pq_file_kept *k = atomic_load_explicit(&f->kept, memory_order_acquire);
+    if (k || !make) return k;
+    struct pq_file_kept *fresh = calloc(1, sizeof *fresh);
+    if (!fresh) return NULL;
+    pthread_mutex_init(&fresh->mu, NULL);
+    if (atomic_compare_exchange_strong_explicit(&f->kept, &k, fresh, memory_order_acq_rel, memory_order_acquire))
+        return fresh;
+    pthread_mutex_destroy(&fresh->mu);
+    free(fresh);
+    return k; /* another thread made it first */
 }
 
 /* Removes and returns a kept range overlapping [off, end), if any. */
-static bool take_kept(pq_file *f, uint64_t off, uint64_t end, struct pq_kept_range *out)
+static bool take_kept(struct pq_file_kept *kept, uint64_t off, uint64_t end, struct kept_range *out)
 {
     bool found = false;
-    kept_lock(f);
-    for (int i = 0; i < f->kept_cap && !found; i++) {
-        struct pq_kept_range *k = &f->kept[i];
+    pthread_mutex_lock(&kept->mu);
+    for (int i = 0; i < kept->cap && !found; i++) {
+        struct kept_range *k = &kept->ranges[i];
         if (k->bytes && off < k->off + k->len && k->off < end) {
             *out = *k;
             k->bytes = NULL;
-            f->kept_bytes -= k->len;
-            atomic_fetch_sub_explicit(&f->n_kept, 1, memory_order_relaxed);
+            kept->bytes -= k->len;
+            atomic_fetch_sub_explicit(&kept->n_ranges, 1, memory_order_relaxed);
             found = true;
         }
     }
-    kept_unlock(f);
+    pthread_mutex_unlock(&kept->mu);
     return found;
 }
 
@@ -73,58 +97,68 @@ static int read_around(pq_file *f, char *buf, size_t len, uint64_t off, const ui
 
 int pq_read_at(pq_file *f, void *buf, size_t len, uint64_t off, pq_error *err)
 {
-    if (len == 0 || off > UINT64_MAX - len) return f->ops->read_at(f, buf, len, off, err);
+    struct pq_file_kept *kept = kept_of(f, false);
+    if (!kept || len == 0 || off > UINT64_MAX - len) return f->ops->read_at(f, buf, len, off, err);
     uint64_t end = off + len;
-    struct pq_kept_range k;
-    if (atomic_load_explicit(&f->n_kept, memory_order_relaxed) > 0 && take_kept(f, off, end, &k)) {
+    struct kept_range k;
+    if (atomic_load_explicit(&kept->n_ranges, memory_order_relaxed) > 0 && take_kept(kept, off, end, &k)) {
         int rc = read_around(f, buf, len, off, k.bytes, k.off, k.len, err);
         free(k.bytes);
         return rc;
     }
-    uint64_t t0 = f->kept_tail_off, t1 = t0 + f->kept_tail_len;
-    if (f->kept_tail_len && off < t1 && end > t0)
-        return read_around(f, buf, len, off, f->kept_tail, t0, f->kept_tail_len, err);
+    uint64_t t0 = kept->tail_off, t1 = t0 + kept->tail_len;
+    if (kept->tail_len && off < t1 && end > t0)
+        return read_around(f, buf, len, off, kept->tail, t0, kept->tail_len, err);
     return f->ops->read_at(f, buf, len, off, err);
+}
+
+/* A free slot for one more range (grown when none is), or -1 when the file
+ * keeps PQ_FILE_KEPT_MAX already.  Under kept->mu. */
+static int free_slot(struct pq_file_kept *kept)
+{
+    for (int i = 0; i < kept->cap; i++)
+        if (!kept->ranges[i].bytes) return i;
+    if (kept->cap >= PQ_FILE_KEPT_MAX) return -1;
+    int cap = kept->cap ? kept->cap * 2 : 8;
+    struct kept_range *grown = realloc(kept->ranges, sizeof *grown * (size_t)cap);
+    if (!grown) return -1;
+    memset(grown + kept->cap, 0, sizeof *grown * (size_t)(cap - kept->cap));
+    int slot = kept->cap;
+    kept->ranges = grown;
+    kept->cap = cap;
+    return slot;
 }
 
 void pq_file_keep_range(pq_file *f, uint8_t *bytes, uint64_t off, size_t len)
 {
-    if (!bytes || !len) {
+    struct pq_file_kept *kept = bytes && len ? kept_of(f, true) : NULL;
+    if (!kept) {
         free(bytes);
         return;
     }
-    kept_lock(f);
-    if (len <= PQ_FILE_KEPT_BYTES - f->kept_bytes) {
-        int slot = -1;
-        for (int i = 0; i < f->kept_cap && slot < 0; i++)
-            if (!f->kept[i].bytes) slot = i;
-        if (slot < 0 && f->kept_cap < PQ_FILE_KEPT_MAX) {
-            int cap = f->kept_cap ? f->kept_cap * 2 : 8;
-            struct pq_kept_range *grown = realloc(f->kept, sizeof *grown * (size_t)cap);
-            if (grown) {
-                memset(grown + f->kept_cap, 0, sizeof *grown * (size_t)(cap - f->kept_cap));
-                slot = f->kept_cap;
-                f->kept = grown;
-                f->kept_cap = cap;
-            }
-        }
-        if (slot >= 0) {
-            f->kept[slot] = (struct pq_kept_range){bytes, off, len};
-            f->kept_bytes += len;
-            atomic_fetch_add_explicit(&f->n_kept, 1, memory_order_relaxed);
-            bytes = NULL;
-        }
+    pthread_mutex_lock(&kept->mu);
+    int slot = len <= PQ_FILE_KEPT_BYTES - kept->bytes ? free_slot(kept) : -1;
+    if (slot >= 0) {
+        kept->ranges[slot] = (struct kept_range){bytes, off, len};
+        kept->bytes += len;
+        atomic_fetch_add_explicit(&kept->n_ranges, 1, memory_order_relaxed);
+        bytes = NULL;
     }
-    kept_unlock(f);
+    pthread_mutex_unlock(&kept->mu);
     free(bytes);
 }
 
 void pq_file_keep_tail(pq_file *f, uint8_t *bytes, uint64_t off, size_t len)
 {
-    free(f->kept_tail);
-    f->kept_tail = len ? bytes : NULL;
-    f->kept_tail_off = off;
-    f->kept_tail_len = len;
+    struct pq_file_kept *kept = kept_of(f, len > 0);
+    if (!kept) {
+        free(bytes);
+        return;
+    }
+    free(kept->tail);
+    kept->tail = len ? bytes : NULL;
+    kept->tail_off = off;
+    kept->tail_len = len;
     if (!len) free(bytes);
 }
 
@@ -138,9 +172,14 @@ int pq_file_check_listed(const pq_file *f, const pq_stat *listed, pq_error *err)
 void pq_file_close(pq_file *f)
 {
     if (!f) return;
-    free(f->kept_tail);
-    for (int i = 0; i < f->kept_cap; i++) free(f->kept[i].bytes);
-    free(f->kept);
+    struct pq_file_kept *kept = kept_of(f, false);
+    if (kept) {
+        free(kept->tail);
+        for (int i = 0; i < kept->cap; i++) free(kept->ranges[i].bytes);
+        free(kept->ranges);
+        pthread_mutex_destroy(&kept->mu);
+        free(kept);
+    }
     f->ops->close(f);
 }
 

@@ -68,25 +68,10 @@ struct pq_file {
      * If-Match on the listed ETag). */
     bool has_identity;
     pq_stat opened;
-    /* The bytes before the footer that its speculative tail read brought in
-     * (bloom filters, page indexes, the last column chunks often sit there):
-     * reads that fall in them are served from memory, not storage.  Set once,
-     * by the footer read, before the file is shared between threads. */
-    uint8_t *kept_tail;
-    uint64_t kept_tail_off;
-    size_t kept_tail_len;
-    /* Bytes a pruning step read and a scan will read again (a dictionary page
-     * that did not prune its row group): the first read that overlaps one
-     * takes it.  Guarded by kept_lock (zero is unlocked). */
-    atomic_flag kept_lock;
-    _Atomic int n_kept;
-    int kept_cap;
-    size_t kept_bytes;
-    struct pq_kept_range {
-        uint8_t *bytes;
-        uint64_t off;
-        size_t len;
-    } *kept;
+    /* Bytes the file keeps in memory so they are not read twice: the tail
+     * its footer read brought in, ranges a pruning step read (io.c's own,
+     * made on first use; pq_file_keep_tail, pq_file_keep_range). */
+    struct pq_file_kept *_Atomic kept;
 };
 
 typedef struct pq_dirent {
