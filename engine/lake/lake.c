@@ -1586,11 +1586,15 @@ static int root_entry(void *ctx, const pq_dirent *e)
     readdir_ctx *r = ctx;
     if (!e->st.is_dir || lake_is_hidden(e->name)) return 0;
     table_info *t;
-    pq_error ignore;
-    if (lake_table_get(r->l, e->name, e->name, &t, &ignore) != PQ_OK) return 0;
-    bool has_files = t->n_files > 0 || lake_table_known(r->l, e->name);
-    lake_table_info_put(r->l, t);
-    if (!has_files) return 0;
+    pq_error why;
+    if (lake_table_get(r->l, e->name, e->name, &t, &why) == PQ_OK) {
+        bool has_files = t->n_files > 0 || lake_table_known(r->l, e->name);
+        lake_table_info_put(r->l, t);
+        if (!has_files) return 0;
+    } else if (why.cls != PQ_E_UNSUPPORTED) {
+        return 0;
+    } /* else a table this build refuses (a Delta table): listed, so that its
+       * views say why they fail (EIO, /.pqfs/errors) */
     pq_lake_attr a = {.is_dir = true, .mtime_ns = e->st.mtime_ns};
     lake_attr_owner(r->l, &e->st, true, false, &a);
     return r->cb(r->ctx, e->name, &a) ? 1 : 0;
