@@ -91,8 +91,9 @@ static void test_parse_killed(void)
     CHECK(!pq_proc_parse_killed(stat_line(b, sizeof b, "cp", exiting, 0, 52)));
     /* not exiting */
     CHECK(!pq_proc_parse_killed(stat_line(b, sizeof b, "cp", 0x404040, 9, 52)));
-    /* a command name with spaces and ')' */
-    CHECK(pq_proc_parse_killed(stat_line(b, sizeof b, "a b) 1 2 3 4 5 6 7", exiting, 9, 52)));
+    /* a command name with spaces and ')' (read from its first ')', the
+     * flags would be one of these zeros) */
+    CHECK(pq_proc_parse_killed(stat_line(b, sizeof b, "a b) 0 0 0 0 0 0 0 0 0 0", exiting, 9, 52)));
     /* a kernel that writes no exit_code */
     CHECK(!pq_proc_parse_killed(stat_line(b, sizeof b, "cp", exiting, 9, 44)));
     CHECK(!pq_proc_parse_killed("garbage"));
