@@ -1129,8 +1129,9 @@ out:
 
 /* ------------------------------------------------------------------ workers and consumer */
 
-static void *worker_main(void *arg)
+static void worker_main(void *arg, int worker)
 {
+    (void)worker;
     scan_state *s = arg;
     pthread_mutex_lock(&s->mu);
     for (;;) {
@@ -1170,7 +1171,6 @@ static void *worker_main(void *arg)
         pthread_cond_broadcast(&s->out_cv);
     }
     pthread_mutex_unlock(&s->mu);
-    return NULL;
 }
 
 /* Writes a chunk, cut at the limit; returns 1 when the limit was reached. */
@@ -1333,13 +1333,11 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     pthread_cond_init(&s.work_cv, NULL);
     pthread_cond_init(&s.out_cv, NULL);
     pthread_cond_init(&s.task_cv, NULL);
-    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
-    int started = 0;
-    for (int i = 0; tids && i < threads; i++) {
-        if (pthread_create(&tids[i], NULL, worker_main, &s) != 0) break;
-        started++;
-    }
-    if (started == 0) rc = pq_fail(err, PQ_E_NOMEM, "cannot start scan threads");
+    /* Workers on threads of their own (threads.h): they wait on this
+     * consumer's window and on each other's shared reads. */
+    pq_workers workers;
+    if (pq_workers_start(&workers, threads, worker_main, &s) == 0)
+        rc = pq_fail(err, PQ_E_NOMEM, "cannot start scan threads");
 
     /* Consumer: emit units strictly in order. */
     bool limit_reached = false;
@@ -1389,8 +1387,7 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     s.cancel = true;
     pthread_cond_broadcast(&s.work_cv);
     pthread_mutex_unlock(&s.mu);
-    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-    free(tids);
+    pq_workers_join(&workers);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.work_cv);
     pthread_cond_destroy(&s.out_cv);
