@@ -29,6 +29,7 @@ static struct {
     pool_thread *idle;         /* parked threads, the last parked first */
     int n_idle, n_busy;
     int max_idle, idle_ms;     /* 0: the defaults */
+    int cores;                 /* pq_default_threads(), once (it reads /sys) */
     uint64_t created, exited, jobs, workers_run;
 } pool = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -60,12 +61,13 @@ static void pool_child_fork(void)
 
 static void pool_init(void)
 {
+    pool.cores = pq_default_threads();
     pthread_atfork(pool_prepare_fork, pool_parent_fork, pool_child_fork);
 }
 
 static int max_idle_now(void)
 {
-    return pool.max_idle > 0 ? pool.max_idle : PQ_POOL_IDLE_PER_CORE * pq_default_threads();
+    return pool.max_idle > 0 ? pool.max_idle : PQ_POOL_IDLE_PER_CORE * pool.cores;
 }
 
 static void add_ms(struct timespec *ts, int ms)
@@ -223,6 +225,7 @@ void pq_pool_get_stats(pq_pool_stats *out)
 
 void pq_pool_set_idle_limits(int max_idle, int idle_ms)
 {
+    pthread_once(&pool_once, pool_init);
     pthread_mutex_lock(&pool.mu);
     pool.max_idle = max_idle > 0 ? max_idle : 0;
     pool.idle_ms = idle_ms > 0 ? idle_ms : 0;
