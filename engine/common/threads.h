@@ -26,7 +26,7 @@
  * A thread whose worker returns is parked for the next job, at most
  * PQ_POOL_IDLE_PER_CORE x the cores of them (more exit at once: a burst of
  * 32 remote reads leaves no 32 stacks behind), and a parked thread exits
- * after PQ_POOL_IDLE_MS without a job, so an idle daemon holds no stacks.
+ * after PQ_POOL_IDLE_MS without a job, so an idle daemon holds few stacks.
  * Reuse spares a thread start per worker per call and keeps each worker's
  * per-thread state warm (the codec contexts in codec.c, malloc's arena).
  *
