@@ -17,7 +17,9 @@ Findings:
     one), in engine/, fs/, config/ and tools/;
   - a source file longer than 1,500 lines there (split it along its seams);
   - a header in engine/include/pqfs/ that nothing in fs/, tools/ or config/
-    includes (it is private: it belongs beside its .c).
+    includes (it is private: it belongs beside its .c);
+  - a folder's NAME_internal.h (what only that folder's .c files share: the
+    one way internals are marked) included from another folder.
 --graph prints the folder dependency graph that was found.  --root checks
 another tree (tests/unit/test_check_tree.py runs it on made-up ones).
 
@@ -172,6 +174,8 @@ def main():
                 if not target:
                     continue
                 dst = folder_of(target)
+                if dst != src and target.endswith("_internal.h"):
+                    findings.append(f"engine/{rel}:{n}: includes engine/{target}, internal to {dst}/")
                 if dst != src:
                     graph.setdefault(src, {}).setdefault(dst, f"engine/{rel}:{n}")
     for src, dsts in sorted(graph.items()):

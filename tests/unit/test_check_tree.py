@@ -33,6 +33,8 @@ CASES = [
     ({"engine/common/status.c": '#include "io_internal.h"\n'}, "include cycle between engine folders"),
     ({"engine/io/long.c": function_of(151)}, "long_one is 151 lines"),
     ({"engine/io/big.c": "int x;\n" * 1501}, "1501 lines (at most 1500"),
+    ({"engine/io/x_internal.h": "int x;\n", "engine/common/status.c": '#include "x_internal.h"\n'},
+     "internal to io/"),
     ({"engine/include/pqfs/unused.h": "int unused(void);\n", "engine/io/unused.c": '#include "unused.h"\n'},
      "public, but nothing in fs/, tools/ or config/ includes it"),
 ]
