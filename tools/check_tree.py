@@ -17,7 +17,8 @@ Findings:
     one), in engine/, fs/, config/ and tools/;
   - a source file longer than 1,500 lines there (split it along its seams);
   - a header in engine/include/pqfs/ that nothing in fs/, tools/ or config/
-    includes (it is private: it belongs beside its .c);
+    includes, directly or through another public header (it is private: it
+    belongs beside its .c);
   - a folder's NAME_internal.h (what only that folder's .c files share: the
     one way internals are marked) included from another folder.
 --graph prints the folder dependency graph that was found.  --root checks
@@ -200,6 +201,20 @@ def main():
             visit(node, [node])
 
     public = os.path.join(ENGINE, "include")
+    # A public header that a used one includes is part of the API too
+    # (lake.h's proc.h: what the write lifecycle asks of /proc).
+    todo = list(public_used)
+    while todo:
+        h = todo.pop()
+        if not h.startswith("include" + os.sep):
+            continue
+        with open(os.path.join(ENGINE, h), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = INCLUDE_RE.match(line)
+                target = m and resolve(m.group(1), os.path.join(ENGINE, h), headers)
+                if target and target not in public_used:
+                    public_used.add(target)
+                    todo.append(target)
     for p in source_files(public, (".h",)):
         rel = os.path.relpath(p, ENGINE)
         if rel not in public_used:

@@ -20,6 +20,14 @@ CLEAN = {
 }
 
 
+# A public header reached only through another public header is used.
+THROUGH = {
+    "engine/include/pqfs/status.h": '#include "extra.h"\nint pq_ok(void);\n',
+    "engine/include/pqfs/extra.h": "int extra(void);\n",
+    "engine/common/extra.c": '#include "extra.h"\n',
+}
+
+
 def function_of(lines):
     body = "".join("    (void)0;\n" for _ in range(lines - 2))
     return "int long_one(void)\n{\n" + body + "}\n"
@@ -64,6 +72,12 @@ def main():
         if rc != 0:
             print(f"FAIL: the clean tree was refused (rc {rc}):\n{out}")
             failures += 1
+        through = os.path.join(tmp, "through")
+        make_tree(through, THROUGH)
+        rc, out = run(through)
+        if rc != 0:
+            print(f"FAIL: a public header included by a used public header was refused:\n{out}")
+            failures += 1
         # A function of exactly 150 lines and a file of exactly 1500 are allowed.
         edge = os.path.join(tmp, "edge")
         make_tree(edge, {"engine/io/long.c": function_of(150), "engine/io/big.c": "int x;\n" * 1500})
@@ -82,7 +96,7 @@ def main():
     if failures:
         print(f"{failures} check(s) failed")
         return 1
-    print(f"check_tree self-test: {len(CASES) + 2} trees checked")
+    print(f"check_tree self-test: {len(CASES) + 3} trees checked")
     return 0
 
 
