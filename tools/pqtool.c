@@ -364,7 +364,7 @@ static bool on_partition_path(void *ctx, int depth, const char *const *names, co
     return true;
 }
 
-static void open_partition_root(inputs *in)
+static int open_partition_root(inputs *in, pq_error *err)
 {
     pq_store *st_root = NULL;
     pq_table *t_root = NULL;
@@ -372,17 +372,24 @@ static void open_partition_root(inputs *in)
     memset(&ropts, 0, sizeof ropts);
     ropts.prune = on_partition_path;
     ropts.prune_ctx = in;
-    pq_error ignore;
-    bool fits = open_store(in->root, &st_root, &ignore) == PQ_OK &&
-                pq_table_discover(st_root, "", &ropts, &t_root, &ignore) == PQ_OK && t_root->n_parts >= in->n_eq;
+    pq_error why;
+    pq_error_clear(&why);
+    bool fits = open_store(in->root, &st_root, &why) == PQ_OK &&
+                pq_table_discover(st_root, "", &ropts, &t_root, &why) == PQ_OK && t_root->n_parts >= in->n_eq;
     for (int i = 0; fits && i < in->n_eq; i++) fits = !strcmp(t_root->part_names[i], in->eq_cols[i]);
     if (fits) {
         in->store = st_root;
         in->table = t_root;
-        return;
+        return PQ_OK;
     }
     pq_table_free(t_root);
     if (st_root) pq_store_destroy(st_root);
+    /* A partition of a table format's table (Delta) is not a table of its
+     * own: its files are not its rows either. */
+    if (why.cls == PQ_E_UNSUPPORTED) {
+        *err = why;
+        return PQ_ERR;
+    }
     for (int i = 0; i < in->n_eq; i++) {
         free(in->eq_cols[i]);
         free(in->eq_vals[i]);
@@ -390,6 +397,7 @@ static void open_partition_root(inputs *in)
     in->n_eq = 0;
     free(in->root);
     in->root = NULL;
+    return PQ_OK;
 }
 
 static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *err)
@@ -412,7 +420,7 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
         int split = split_partition_dirs(paths[0], in);
         if (split == -2) return pq_fail(err, PQ_E_USAGE, "%s: a partition value holds %%00 (a NUL byte)", paths[0]);
         if (split != 0) return PQ_NOMEM(err);
-        if (in->root) open_partition_root(in);
+        if (in->root) PQ_TRY(open_partition_root(in, err));
         if (!in->store) PQ_TRY(open_store(paths[0], &in->store, err));
         pq_table_opts topts;
         memset(&topts, 0, sizeof topts);

@@ -29,6 +29,16 @@ static bool is_hidden_name(const char *name)
     return name[0] == '_' || name[0] == '.';
 }
 
+/* The directory a Delta Lake table keeps its transaction log in.  Such a
+ * table's files are not its rows: removed files stay until VACUUM, and
+ * deletion vectors hide rows of the files that are live. */
+#define DELTA_LOG_DIR "_delta_log"
+
+static bool is_delta_log(const pq_dirent *e)
+{
+    return e->st.is_dir && strcmp(e->name, DELTA_LOG_DIR) == 0;
+}
+
 static bool has_parquet_suffix(const char *name)
 {
     static const char suffix[] = ".parquet";
@@ -194,6 +204,7 @@ typedef struct level {
     size_t n_parts, cap_parts;
     level_entry *files;        /* data files */
     size_t n_files, cap_files;
+    bool delta_log;            /* it holds _delta_log/ */
     bool nomem;
 } level;
 
@@ -221,6 +232,7 @@ static level_entry *level_push(level_entry **arr, size_t *n, size_t *cap)
 static int collect_entry(void *ctx, const pq_dirent *e)
 {
     level *lv = ctx;
+    if (is_delta_log(e)) lv->delta_log = true;
     bool part = is_partition_dir(e);
     if (!part && !is_data_file(e)) return 0;
     level_entry *le = part ? level_push(&lv->parts, &lv->n_parts, &lv->cap_parts)
@@ -494,6 +506,15 @@ static int walk_dir(walker *w, int depth, listed *pre)
         rc = pq_fail(w->err, PQ_E_NOMEM, "out of memory listing '%s'", w->path.data);
         goto done;
     }
+    if (depth == 0 && lv.delta_log) {
+        /* Read as a directory of files, it would show the rows of removed
+         * files too: refused until the log is read (docs/conformance.md). */
+        rc = pq_fail(w->err, PQ_E_UNSUPPORTED,
+                     "'%s' is a Delta Lake table (it holds " DELTA_LOG_DIR "/): this build does not read the "
+                     "Delta transaction log, and its Parquet files alone are not the table's rows",
+                     w->path.len ? w->path.data : w->store->root ? w->store->root : ".");
+        goto done;
+    }
     if (lv.n_parts > 1) qsort(lv.parts, lv.n_parts, sizeof *lv.parts, compare_entry_names);
     if (lv.n_files > 1) qsort(lv.files, lv.n_files, sizeof *lv.files, compare_entry_names);
 
@@ -662,7 +683,9 @@ done:
 
 static int find_table_entry(void *ctx, const pq_dirent *e)
 {
-    if (!is_partition_dir(e) && !is_data_file(e)) return 0;
+    /* A Delta table is a table even with no file yet (its views then say
+     * why they cannot be read). */
+    if (!is_partition_dir(e) && !is_data_file(e) && !is_delta_log(e)) return 0;
     *(bool *)ctx = true;
     return 1; /* one is enough */
 }

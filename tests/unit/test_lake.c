@@ -1,4 +1,5 @@
-/* The lake without FUSE (engine/lake/lake.c, lake_write.c).
+/* The lake without FUSE (engine/lake/lake.c, lake_view.c, lake_results.c,
+ * lake_write.c; the write lifecycle of a mount is test_uploads.c's).
  * Writes: an upload renamed before its commit lands under the new name; once
  * committed it cannot be renamed (the part file is named already); renames
  * leave their directory and take only names that hold data; a failed input
