@@ -1,8 +1,11 @@
 /* SigV4 signing: SHA-256 (FIPS 180-2 examples), HMAC-SHA256 (RFC 4231), the
  * four S3 examples from the AWS "Signature Calculations for the Authorization
- * Header: Transferring Payload in a Single Chunk" page, and the signer's own
- * rules (session token, query canonicalization, bounds). */
+ * Header: Transferring Payload in a Single Chunk" page, the signer's own
+ * rules (session token, query canonicalization, bounds), and libcrypto's
+ * failures reported, not ignored (its allocations made to fail). */
 #include <stdlib.h>
+
+#include <openssl/crypto.h>
 
 #include "check.h"
 #include "sigv4.h"
@@ -300,12 +303,70 @@ static void test_bounds(void)
     CHECK_EQ_INT(err.cls, PQ_E_USAGE);
 }
 
+/* libcrypto's allocator, which fails every allocation while set. */
+static int crypto_allocs_fail;
+
+static void *crypto_malloc(size_t n, const char *file, int line)
+{
+    (void)file, (void)line;
+    return crypto_allocs_fail ? NULL : malloc(n);
+}
+
+static void *crypto_realloc(void *p, size_t n, const char *file, int line)
+{
+    (void)file, (void)line;
+    return crypto_allocs_fail ? NULL : realloc(p, n);
+}
+
+static void crypto_free(void *p, const char *file, int line)
+{
+    (void)file, (void)line;
+    free(p);
+}
+
+static void test_crypto_failures(void)
+{
+    uint8_t d[32];
+    pq_error err;
+    /* libcrypto set up beforehand: it initializes on first use, and does not
+     * try again after an initialization that failed. */
+    CHECK_EQ_INT(pq_hmac_sha256("key", 3, "abc", 3, d, NULL), PQ_OK);
+
+    crypto_allocs_fail = 1;
+    pq_sha256_ctx c;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_sha256_init(&c, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_NOMEM);
+    CHECK_EQ_STR(err.msg, "sha256: out of memory");
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_sha256("abc", 3, d, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_NOMEM);
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_hmac_sha256("key", 3, "abc", 3, d, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_NOMEM);
+    CHECK_EQ_STR(err.msg, "hmac-sha256: out of memory");
+    pq_sigv4_request rq = aws_example();
+    pq_sigv4_result r;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_sigv4_sign(&rq, &r, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_NOMEM);
+    CHECK_EQ_STR(err.msg, "sigv4: sha256: out of memory");
+    crypto_allocs_fail = 0;
+
+    /* Nothing left behind: the same calls work again. */
+    CHECK_EQ_STR(sha_hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK_EQ_INT(pq_sigv4_sign(&rq, &r, &err), PQ_OK);
+}
+
 int main(void)
 {
+    /* Before libcrypto allocates anything, or it keeps its own allocator. */
+    CHECK_EQ_INT(CRYPTO_set_mem_functions(crypto_malloc, crypto_realloc, crypto_free), 1);
     test_sha256();
     test_hmac();
     test_aws_examples();
     test_signer_rules();
     test_bounds();
+    test_crypto_failures();
     return check_report();
 }
