@@ -471,7 +471,7 @@ int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s
         goto oom;
     }
     pq_sha256_ctx files_digest;
-    pq_sha256_init(&files_digest);
+    if (pq_sha256_init(&files_digest, err) != PQ_OK) goto fail_key;
     char line[64];
     for (int f = 0; f < s->files->n_files; f++) {
         const pq_table_file *tf = &s->files->files[f];
@@ -480,7 +480,7 @@ int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s
         pq_sha256_update(&files_digest, line, (size_t)n);
     }
     uint8_t digest[32];
-    pq_sha256_final(&files_digest, digest);
+    if (pq_sha256_final(&files_digest, digest, err) != PQ_OK) goto fail_key;
     pq_buf_printf(&k, "files %d ", s->files->n_files);
     for (int i = 0; i < 32; i++) pq_buf_printf(&k, "%02x", digest[i]);
     if (pq_buf_append(&k, "\n", 2)) {
@@ -492,5 +492,9 @@ int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s
 oom:
     lake_snapshot_free(s);
     return PQ_NOMEM(err);
+fail_key:
+    pq_buf_free(&k);
+    lake_snapshot_free(s);
+    return PQ_ERR;
 }
 
