@@ -17,7 +17,8 @@ int pq_default_threads(void)
 /* One thread of the pool.  Parked, it waits on `wake` for a job; the
  * starter hands it one (job, worker) and takes it off the idle list. */
 typedef struct pool_thread {
-    struct pool_thread *next;  /* in the idle list */
+    struct pool_thread *next;  /* in the idle list, or the ended one */
+    pthread_t tid;             /* set by the thread itself as it ends */
     pthread_cond_t wake;
     pq_workers *job;           /* the worker to run next, NULL: none yet */
     int worker;
@@ -27,11 +28,17 @@ typedef struct pool_thread {
 static struct {
     pthread_mutex_t mu;
     pool_thread *idle;         /* parked threads, the last parked first */
+    /* Threads out of their loop, to be joined: a thread that has returned
+     * may still be running its thread-local destructors (libcrypto frees its
+     * per-thread state there), so only a join says it is gone. */
+    pool_thread *ended;
+    bool shut;                 /* pq_pool_shutdown is waiting: no thread parks */
     int n_idle, n_busy;
     int max_idle, idle_ms;     /* 0: the defaults */
     int cores;                 /* pq_default_threads(), once (it reads /sys) */
     uint64_t created, exited, jobs, workers_run;
-} pool = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    pthread_cond_t ended_cv;   /* a thread ended (pq_pool_shutdown waits on it) */
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .ended_cv = PTHREAD_COND_INITIALIZER};
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
@@ -50,19 +57,51 @@ static void pool_parent_fork(void)
 
 static void pool_child_fork(void)
 {
+    /* Their condition variables and threads belonged to the parent. */
     while (pool.idle) {
         pool_thread *t = pool.idle;
         pool.idle = t->next;
-        free(t); /* its condition variable belonged to a thread that is not here */
+        free(t);
+    }
+    while (pool.ended) {
+        pool_thread *t = pool.ended;
+        pool.ended = t->next;
+        free(t);
     }
     pool.n_idle = pool.n_busy = 0;
     pthread_mutex_unlock(&pool.mu);
+}
+
+static void pool_at_exit(void)
+{
+    pq_pool_shutdown();
 }
 
 static void pool_init(void)
 {
     pool.cores = pq_default_threads();
     pthread_atfork(pool_prepare_fork, pool_parent_fork, pool_child_fork);
+    /* Registered after the sanitizers' leak check, so it runs before it. */
+    atexit(pool_at_exit);
+}
+
+/* Joins the threads that have ended; called with the lock held, which it
+ * lets go while it joins. */
+static void reap_ended_locked(void)
+{
+    while (pool.ended) {
+        pool_thread *list = pool.ended;
+        pool.ended = NULL;
+        pthread_mutex_unlock(&pool.mu);
+        while (list) {
+            pool_thread *t = list;
+            list = t->next;
+            pthread_join(t->tid, NULL);
+            pthread_cond_destroy(&t->wake);
+            free(t);
+        }
+        pthread_mutex_lock(&pool.mu);
+    }
 }
 
 static int max_idle_now(void)
@@ -107,7 +146,7 @@ static void *pool_thread_main(void *arg)
         /* The caller may free w as soon as running reaches 0 and the lock
          * is let go: w is not touched after this. */
         if (--w->running == 0) pthread_cond_broadcast(&w->done);
-        if (pool.n_idle >= max_idle_now()) break;
+        if (pool.shut || pool.n_idle >= max_idle_now()) break;
         t->next = pool.idle;
         pool.idle = t;
         pool.n_idle++;
@@ -125,9 +164,11 @@ static void *pool_thread_main(void *arg)
         if (!t->job) break; /* timed out or told to quit: off the list already */
     }
     pool.exited++;
+    t->tid = pthread_self();
+    t->next = pool.ended;
+    pool.ended = t;
+    pthread_cond_broadcast(&pool.ended_cv);
     pthread_mutex_unlock(&pool.mu);
-    pthread_cond_destroy(&t->wake);
-    free(t);
     return NULL;
 }
 
@@ -147,9 +188,8 @@ static bool pool_thread_start(pq_workers *w, int worker)
     }
     t->job = w;
     t->worker = worker;
-    pthread_attr_t a;
-    bool ok = pthread_attr_init(&a) == 0;
-    if (ok) ok = pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0;
+    /* Joinable: an ended thread is joined by the next job's start or by
+     * pq_pool_shutdown (reap_ended_locked). */
     /* Counted before it runs: it may return and be joined at once. */
     pthread_mutex_lock(&pool.mu);
     w->running++;
@@ -158,8 +198,7 @@ static bool pool_thread_start(pq_workers *w, int worker)
     pool.workers_run++;
     pthread_mutex_unlock(&pool.mu);
     pthread_t tid;
-    if (ok) ok = pthread_create(&tid, &a, pool_thread_main, t) == 0;
-    pthread_attr_destroy(&a);
+    bool ok = pthread_create(&tid, NULL, pool_thread_main, t) == 0;
     if (!ok) {
         pthread_mutex_lock(&pool.mu);
         w->running--;
@@ -182,6 +221,7 @@ int pq_workers_start(pq_workers *w, int n, void (*fn)(void *ctx, int worker), vo
     w->running = 0;
     pthread_cond_init(&w->done, NULL);
     pthread_mutex_lock(&pool.mu);
+    reap_ended_locked();
     pool.jobs++;
     /* Parked threads first; never a busy one (threads.h). */
     while (w->started < n && pool.idle) {
@@ -239,6 +279,25 @@ void pq_pool_set_idle_limits(int max_idle, int idle_ms)
         pool.n_idle--;
         t->quit = true;
     }
+    pthread_mutex_unlock(&pool.mu);
+}
+
+void pq_pool_shutdown(void)
+{
+    pthread_mutex_lock(&pool.mu);
+    pool.shut = true;
+    while (pool.idle) {
+        pool_thread *t = pool.idle;
+        pool.idle = t->next;
+        pool.n_idle--;
+        t->quit = true;
+        pthread_cond_signal(&t->wake);
+    }
+    /* Every thread told to quit has ended once created - exited counts
+     * only the busy ones (left alone: a job still running at exit). */
+    while (pool.created - pool.exited > (uint64_t)pool.n_busy) pthread_cond_wait(&pool.ended_cv, &pool.mu);
+    reap_ended_locked();
+    pool.shut = false; /* later jobs park again (the tests go on) */
     pthread_mutex_unlock(&pool.mu);
 }
 

@@ -89,6 +89,15 @@ typedef struct pq_pool_stats {
 
 void pq_pool_get_stats(pq_pool_stats *out);
 
+/* Ends every parked thread and waits until each thread that has left the
+ * pool is gone (joined: its thread-local destructors have run), leaving
+ * threads that are running a worker alone.  Runs at exit (atexit, from the
+ * pool's first use), so that what thread-local state a worker picked up
+ * (libcrypto's per-thread error queue) is freed before the process ends:
+ * a leak checker would otherwise see it from a thread halfway out.  Jobs
+ * may run after it; they park again. */
+void pq_pool_shutdown(void);
+
 /* For tests: the parked threads' cap and idle time (0: the defaults above). */
 void pq_pool_set_idle_limits(int max_idle, int idle_ms);
 

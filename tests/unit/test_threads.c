@@ -2,7 +2,8 @@
  * (each waits at a barrier for all the others and the caller), nested jobs
  * get threads of their own while every outer worker waits, threads are
  * reused from job to job, parked threads past the cap or idle too long exit,
- * a forked child runs jobs, and pq_parallel_for calls every index once.
+ * pq_pool_shutdown waits until ended threads are gone, a forked child runs
+ * jobs, and pq_parallel_for calls every index once.
  * Every wait is timed: a pool that queued workers behind busy threads, or
  * ran them one after the other, fails here instead of hanging. */
 #include "check.h"
@@ -234,6 +235,53 @@ static void test_idle_timeout(void)
     pq_pool_set_idle_limits(0, 0);
 }
 
+/* A worker's thread-local state is freed by its destructor when the thread
+ * ends; pq_pool_shutdown (what runs at exit) returns only once that has
+ * happened for every thread that was not busy.  The destructor here is slow
+ * on purpose: a pool whose threads were detached, or whose shutdown waited
+ * only for them to leave their loop, returns while it still runs (as a
+ * process exiting then left libcrypto's per-thread error queue half freed,
+ * which LeakSanitizer reported). */
+static pthread_key_t slow_key;
+static atomic_int slow_destructors_done;
+
+static void slow_destructor(void *p)
+{
+    usleep(200000);
+    free(p);
+    atomic_fetch_add(&slow_destructors_done, 1);
+}
+
+static void set_thread_local(void *ctx, int worker)
+{
+    (void)ctx;
+    (void)worker;
+    pthread_setspecific(slow_key, malloc(16));
+}
+
+static void test_shutdown_waits_for_thread_ends(void)
+{
+    CHECK_EQ_INT(pthread_key_create(&slow_key, slow_destructor), 0);
+    pq_pool_set_idle_limits(8, 60000);
+    pq_workers w;
+    CHECK_EQ_INT(pq_workers_start(&w, 3, set_thread_local, NULL), 3);
+    pq_workers_join(&w);
+    pq_pool_stats s;
+    pq_pool_get_stats(&s);
+    CHECK(s.idle >= 3);
+    pq_pool_shutdown();
+    CHECK_EQ_INT(atomic_load(&slow_destructors_done), 3);
+    pq_pool_get_stats(&s);
+    CHECK_EQ_INT(s.idle, 0);
+    CHECK_EQ_INT(s.busy, 0);
+    CHECK_EQ_INT(s.threads_created, s.threads_exited);
+    /* and jobs run (and park) after it */
+    CHECK(run_barrier_job(2));
+    pq_pool_get_stats(&s);
+    CHECK(s.idle >= 2);
+    pq_pool_set_idle_limits(0, 0);
+}
+
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1
 #elif defined(__has_feature)
@@ -305,6 +353,7 @@ int main(void)
     test_threads_reused();
     test_idle_cap();
     test_idle_timeout();
+    test_shutdown_waits_for_thread_ends();
     test_fork();
     test_parallel_for();
     return check_report();
