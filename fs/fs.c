@@ -338,12 +338,21 @@ static void reply_error(fuse_req_t req, const pq_error *err)
     fuse_reply_err(req, pqfs_errno(err));
 }
 
+/* A failure only the adapter sees (a forgotten inode, no memory for a
+ * reply, a read-only mount), by its class: the errno still comes from
+ * pqfs_errno. */
+static void reply_class(fuse_req_t req, pq_errclass cls)
+{
+    pq_error e = {.cls = cls};
+    reply_error(req, &e);
+}
+
 /* Writes (SPEC section 6): only new files in table and partition
  * directories, and mkdir of tables and partitions. */
 static bool refuse_if_read_only(fuse_req_t req, const pqfs_fs *fs)
 {
     if (!fs->o.read_only) return false;
-    fuse_reply_err(req, EROFS);
+    reply_class(req, PQ_E_READONLY);
     return true;
 }
 
@@ -392,7 +401,7 @@ static char *path_in(fuse_req_t req, pqfs_fs *fs, fuse_ino_t parent, const char 
     char *pp = path_of(fs, parent);
     char *path = pp ? pq_path_join(pp, name) : NULL;
     free(pp);
-    if (!path) fuse_reply_err(req, pp ? ENOMEM : ESTALE);
+    if (!path) reply_class(req, pp ? PQ_E_NOMEM : PQ_E_STALE);
     return path;
 }
 
@@ -405,7 +414,7 @@ static void reply_entry_of(fuse_req_t req, pqfs_fs *fs, char *path, const pq_lak
     e.ino = remember(fs, path, written ? NULL : a);
     free(path);
     if (!e.ino) {
-        fuse_reply_err(req, ENOMEM);
+        reply_class(req, PQ_E_NOMEM);
         return;
     }
     if (written) {
@@ -504,7 +513,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         return;
     }
     if (!path) {
-        fuse_reply_err(req, ESTALE);
+        reply_class(req, PQ_E_STALE);
         return;
     }
     stop_ctx sc = {req, fs};
@@ -563,7 +572,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     if (!path || !d) {
         free(path);
         free(d);
-        fuse_reply_err(req, path ? ENOMEM : ESTALE);
+        reply_class(req, path ? PQ_E_NOMEM : PQ_E_STALE);
         return;
     }
     pq_error err;
@@ -578,7 +587,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     open_handle *oh = track(fs, NULL, d, NULL);
     if (!oh) {
         listing_free(d);
-        fuse_reply_err(req, ENOMEM);
+        reply_class(req, PQ_E_NOMEM);
         return;
     }
     fi->fh = (uint64_t)(uintptr_t)oh;
@@ -595,7 +604,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
     dir_listing *d = handle_of(fi)->dir;
     char *buf = malloc(size);
     if (!buf) {
-        fuse_reply_err(req, ENOMEM);
+        reply_class(req, PQ_E_NOMEM);
         return;
     }
     size_t used = 0;
@@ -649,7 +658,7 @@ static void open_for_write(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, struct f
     if (refuse_if_read_only(req, fs)) return;
     char *path = path_of(fs, ino);
     if (!path) {
-        fuse_reply_err(req, EPERM);
+        reply_class(req, PQ_E_DENIED);
         return;
     }
     pq_error err;
@@ -667,7 +676,7 @@ static void open_for_write(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, struct f
     open_handle *oh = track(fs, NULL, NULL, u);
     if (!oh) {
         pq_lake_uploads_discard(u);
-        fuse_reply_err(req, ENOMEM);
+        reply_class(req, PQ_E_NOMEM);
         return;
     }
     fi->fh = (uint64_t)(uintptr_t)oh;
@@ -687,7 +696,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     }
     char *path = path_of(fs, ino);
     if (!path) {
-        fuse_reply_err(req, ESTALE);
+        reply_class(req, PQ_E_STALE);
         return;
     }
     pq_error err;
@@ -710,7 +719,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     open_handle *oh = track(fs, h, NULL, NULL);
     if (!oh) {
         pq_lake_release(h);
-        fuse_reply_err(req, ENOMEM);
+        reply_class(req, PQ_E_NOMEM);
         return;
     }
     fi->fh = (uint64_t)(uintptr_t)oh;
@@ -750,7 +759,7 @@ static void read_reply(fuse_req_t req, pqfs_fs *fs, pq_lake_handle *h, size_t si
      * peek found, which are there, so this read does not wait. */
     char *buf = malloc(avail);
     if (!buf) {
-        fuse_reply_err(req, ENOMEM);
+        reply_class(req, PQ_E_NOMEM);
         return;
     }
     size_t got;
@@ -767,7 +776,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
     if (!oh->file) {
         /* A file being written (opened read-write): its bytes are parsed
          * at close, not readable before. */
-        fuse_reply_err(req, EINVAL);
+        reply_class(req, PQ_E_USAGE);
         return;
     }
     atomic_fetch_add(&oh->refs, 1);
@@ -836,7 +845,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     e.ino = remember(fs, path, NULL);
     if (!e.ino) {
         free(path);
-        fuse_reply_err(req, ENOMEM);
+        reply_class(req, PQ_E_NOMEM);
         return;
     }
     pq_error err;
@@ -856,7 +865,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     if (!oh) {
         forget_one(fs, e.ino, 1);
         pq_lake_uploads_discard(u);
-        fuse_reply_err(req, ENOMEM);
+        reply_class(req, PQ_E_NOMEM);
         return;
     }
     fill_written_stat(req, fs, e.ino, 0, &e.attr); /* timeouts 0: not in the lake until closed */
@@ -875,7 +884,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
     (void)ino;
     open_handle *oh = handle_of(fi);
     if (!oh->upload) {
-        fuse_reply_err(req, EBADF);
+        reply_class(req, PQ_E_CLOSED);
         return;
     }
     pq_error err;
@@ -986,19 +995,19 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
     (void)link, (void)parent, (void)name;
-    fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
+    reply_class(req, fs_of(req)->o.read_only ? PQ_E_READONLY : PQ_E_DENIED);
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
     (void)ino, (void)newparent, (void)newname;
-    fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
+    reply_class(req, fs_of(req)->o.read_only ? PQ_E_READONLY : PQ_E_DENIED);
 }
 
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
     (void)parent, (void)name, (void)mode, (void)rdev;
-    fuse_reply_err(req, fs_of(req)->o.read_only ? EROFS : EPERM);
+    reply_class(req, fs_of(req)->o.read_only ? PQ_E_READONLY : PQ_E_DENIED);
 }
 
 /* Times or mode set on a directory (cp -a, rsync -a, tar x after they
@@ -1036,7 +1045,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     free(path);
     if (rc == PQ_OK) reply_upload_attr(req, fs, ino, size);
     else if (err.cls == PQ_E_NOTFOUND && to < 0 && !fs->o.read_only && reply_dir_attr(req, fs, ino)) return;
-    else if (err.cls == PQ_E_NOTFOUND) fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
+    else if (err.cls == PQ_E_NOTFOUND) reply_class(req, fs->o.read_only ? PQ_E_READONLY : PQ_E_DENIED);
     else reply_error(req, &err);
 }
 
