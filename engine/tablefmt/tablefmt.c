@@ -1,0 +1,271 @@
+/* Table formats into one snapshot (tablefmt.h): Hive through io/table.c's
+ * discovery, Delta through the log replay (delta_log.h). */
+#include "tablefmt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "delta_log.h"
+#include "numfmt.h"
+
+#include <jansson.h>
+
+#define DELTA_LOG_DIR "_delta_log"
+
+const char *pq_tf_kind_name(pq_tf_kind kind)
+{
+    return kind == PQ_TF_DELTA ? "Delta Lake" : "Hive";
+}
+
+typedef struct detect_ctx {
+    bool delta;
+} detect_ctx;
+
+static int on_root_entry(void *ctx, const pq_dirent *e)
+{
+    detect_ctx *d = ctx;
+    if (e->st.is_dir && !strcmp(e->name, DELTA_LOG_DIR)) {
+        d->delta = true;
+        return 1;
+    }
+    return 0;
+}
+
+int pq_tf_detect(pq_store *store, const char *root, pq_tf_kind *out, pq_error *err)
+{
+    detect_ctx d = {false};
+    PQ_TRY(store->ops->list(store, root, on_root_entry, &d, err));
+    *out = d.delta ? PQ_TF_DELTA : PQ_TF_HIVE;
+    return PQ_OK;
+}
+
+void pq_tf_snapshot_free(pq_tf_snapshot *s)
+{
+    if (!s) return;
+    pq_table_free(s->table);
+    free(s->cols);
+    free(s->files);
+    if (s->priv) {
+        pq_delta_log_free(s->priv);
+        free(s->priv);
+    }
+    free(s);
+}
+
+/* A Delta primitive type as a partition column's type; -1: not read as a
+ * partition column yet. */
+static int delta_part_type(const char *type)
+{
+    if (!strcmp(type, "string")) return PQ_PART_STRING;
+    if (!strcmp(type, "long") || !strcmp(type, "integer") || !strcmp(type, "short") || !strcmp(type, "byte"))
+        return PQ_PART_INT64;
+    if (!strcmp(type, "date")) return PQ_PART_DATE;
+    if (!strcmp(type, "double") || !strcmp(type, "float")) return PQ_PART_DOUBLE;
+    return -1;
+}
+
+static const pq_delta_field *field_named(const pq_delta_log *log, const char *name)
+{
+    for (int i = 0; i < log->n_fields; i++)
+        if (!strcmp(log->fields[i].name, name)) return &log->fields[i];
+    return NULL;
+}
+
+/* The table's partition columns, named and typed by the schema. */
+static int delta_parts(const pq_delta_log *log, pq_table *t, const char *what, pq_error *err)
+{
+    t->part_names = calloc((size_t)log->n_part_cols + 1, sizeof *t->part_names);
+    t->part_types = calloc((size_t)log->n_part_cols + 1, sizeof *t->part_types);
+    if (!t->part_names || !t->part_types) return PQ_NOMEM(err);
+    for (int p = 0; p < log->n_part_cols; p++) {
+        const pq_delta_field *f = field_named(log, log->part_cols[p]);
+        int type = f ? delta_part_type(f->type) : -1;
+        if (type < 0)
+            return pq_fail(err, PQ_E_UNSUPPORTED,
+                           "%s: partition column '%s' is of type '%s', which this build does not read as a partition "
+                           "column (string, long, integer, short, byte, date, double, float)",
+                           what, log->part_cols[p], f ? f->type : "?");
+        if (!(t->part_names[p] = strdup(log->part_cols[p]))) return PQ_NOMEM(err);
+        t->part_types[p] = (pq_part_type)type;
+        t->n_parts = p + 1;
+    }
+    return PQ_OK;
+}
+
+/* One live file's partition values, one block (array, then the strings):
+ * pq_table_free frees the array alone.  null and "" are NULL. */
+static int delta_values(const pq_delta_log *log, const pq_delta_add *a, const pq_table *t, char ***out,
+                        const char *what, pq_error *err)
+{
+    size_t bytes = sizeof(char *) * ((size_t)t->n_parts + 1);
+    const char **vals = calloc((size_t)t->n_parts + 1, sizeof *vals);
+    if (!vals) return PQ_NOMEM(err);
+    for (int p = 0; p < t->n_parts; p++) {
+        const char *phys = field_named(log, t->part_names[p])->physical;
+        for (int k = 0; k < a->n_part; k++)
+            if (!strcmp(a->part_keys[k], phys)) vals[p] = a->part_vals[k];
+        if (vals[p] && !vals[p][0]) vals[p] = NULL;
+        if (vals[p] && !pq_part_value_fits(vals[p], t->part_types[p])) {
+            int rc = pq_fail(err, PQ_E_CORRUPT, "%s: add of '%s': partition value '%.100s' of '%s' is not %s", what,
+                             a->path, vals[p], t->part_names[p], pq_part_type_kind(t->part_types[p]));
+            free(vals);
+            return rc;
+        }
+        if (vals[p]) bytes += strlen(vals[p]) + 1;
+    }
+    char **block = malloc(bytes);
+    if (!block) {
+        free(vals);
+        return PQ_NOMEM(err);
+    }
+    char *s = (char *)(block + t->n_parts + 1);
+    for (int p = 0; p < t->n_parts; p++) {
+        block[p] = NULL;
+        if (!vals[p]) continue;
+        size_t n = strlen(vals[p]) + 1;
+        memcpy(s, vals[p], n);
+        block[p] = s;
+        s += n;
+    }
+    block[t->n_parts] = NULL;
+    free(vals);
+    *out = block;
+    return PQ_OK;
+}
+
+/* The replayed log as a snapshot: its live files in log order. */
+static int delta_snapshot(pq_tf_snapshot *s, const char *root, const char *what, pq_error *err)
+{
+    pq_delta_log *log = s->priv;
+    s->version = log->version;
+    s->checkpoint_version = log->checkpoint_version;
+    pq_table *t = s->table = calloc(1, sizeof *t);
+    if (!t || !(t->root = strdup(root))) return PQ_NOMEM(err);
+    PQ_TRY(delta_parts(log, t, what, err));
+    s->cols = calloc((size_t)log->n_fields + 1, sizeof *s->cols);
+    t->files = calloc((size_t)log->n_live + 1, sizeof *t->files);
+    s->files = calloc((size_t)log->n_live + 1, sizeof *s->files);
+    if (!s->cols || !t->files || !s->files) return PQ_NOMEM(err);
+    for (int i = 0; i < log->n_fields; i++) {
+        const pq_delta_field *f = &log->fields[i];
+        s->cols[i] = (pq_tf_column){.name = f->name, .physical = f->physical, .type = f->type, .part = -1};
+        for (int p = 0; p < t->n_parts; p++)
+            if (!strcmp(t->part_names[p], f->name)) s->cols[i].part = p;
+    }
+    s->n_cols = log->n_fields;
+    for (int i = 0; i < log->n_adds; i++) {
+        const pq_delta_add *a = &log->adds[i];
+        if (!a->live) continue;
+        if (a->dv.storage)
+            return pq_fail(err, PQ_E_UNSUPPORTED,
+                           "%s: file '%s' has a deletion vector (reader feature 'deletionVectors'), which this build "
+                           "does not apply",
+                           what, a->path);
+        pq_table_file *tf = &t->files[t->n_files];
+        if (!(tf->path = pq_path_join(root, a->path))) return PQ_NOMEM(err);
+        tf->st.size = (uint64_t)a->size;
+        tf->st.mtime_ns = a->mod_time_ms > INT64_MAX / 1000000 ? INT64_MAX : a->mod_time_ms * 1000000;
+        t->n_files++;
+        PQ_TRY(delta_values(log, a, t, &tf->values, what, err));
+        s->files[t->n_files - 1] = (pq_tf_file){
+            .stats = a->stats,
+            .deletes = {.storage = a->dv.storage, .path_or_inline = a->dv.path_or_inline, .offset = a->dv.offset,
+                        .size_in_bytes = a->dv.size_in_bytes, .cardinality = a->dv.cardinality},
+        };
+    }
+    return PQ_OK;
+}
+
+int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_snapshot **out, pq_error *err)
+{
+    *out = NULL;
+    int64_t version = opts ? opts->version : -1;
+    pq_tf_kind kind;
+    PQ_TRY(pq_tf_detect(store, root, &kind, err));
+    char *what = pq_path_join(store->root, root);
+    for (size_t n = what ? strlen(what) : 0; n > 1 && what[n - 1] == '/'; n--) what[n - 1] = '\0';
+    pq_tf_snapshot *s = calloc(1, sizeof *s);
+    if (!s || !what) {
+        free(s);
+        free(what);
+        return PQ_NOMEM(err);
+    }
+    s->kind = kind;
+    s->version = s->checkpoint_version = -1;
+    int rc = PQ_OK;
+    if (kind == PQ_TF_HIVE) {
+        if (version >= 0)
+            rc = pq_fail(err, PQ_E_USAGE, "%s: a version (%lld) asked of a Hive table, which has none", what,
+                         (long long)version);
+        else
+            rc = pq_table_discover(store, root, opts ? opts->hive : NULL, &s->table, err);
+    } else {
+        pq_delta_log *log = s->priv = malloc(sizeof *log);
+        if (!log) rc = PQ_NOMEM(err);
+        if (rc == PQ_OK) rc = pq_delta_replay(store, root, version, log, err);
+        if (rc == PQ_OK) rc = delta_snapshot(s, root, what, err);
+    }
+    free(what);
+    if (rc != PQ_OK) {
+        pq_tf_snapshot_free(s);
+        return PQ_ERR;
+    }
+    *out = s;
+    return PQ_OK;
+}
+
+int pq_tf_check_file_schema(const pq_tf_snapshot *s, const pq_schema *schema, const char *file, pq_error *err)
+{
+    for (int i = 0; i < s->n_cols; i++) {
+        if (s->cols[i].part >= 0 || pq_schema_find(schema, s->cols[i].physical)) continue;
+        return pq_fail(err, PQ_E_UNSUPPORTED,
+                       "%s: column '%s' of the table's schema is not in the file (a file written before the column "
+                       "was added: schema evolution is not read yet)",
+                       file, s->cols[i].name);
+    }
+    return PQ_OK;
+}
+
+/* A Delta type (schemaString's JSON) applied to a file's node. */
+static void delta_type_node(const json_t *type, pq_node *n, int depth)
+{
+    if (depth > 64) return;
+    if (json_is_string(type)) {
+        const char *t = json_string_value(type);
+        bool ts = !strcmp(t, "timestamp"), ntz = !strcmp(t, "timestamp_ntz");
+        if (n->kind != PQ_NODE_PRIMITIVE || (!ts && !ntz)) return;
+        if (n->phys == PQ_INT96 || (n->phys == PQ_INT64 && n->logical.kind == PQ_LT_TIMESTAMP)) n->logical.utc = ts;
+        return;
+    }
+    const char *k = json_is_object(type) ? json_string_value(json_object_get(type, "type")) : NULL;
+    if (!k) return;
+    if (!strcmp(k, "struct") && n->kind == PQ_NODE_STRUCT) {
+        const json_t *fields = json_object_get(type, "fields");
+        for (size_t i = 0; i < json_array_size(fields); i++) {
+            const json_t *f = json_array_get(fields, i);
+            const json_t *meta = json_object_get(f, "metadata");
+            const json_t *phys = json_is_object(meta) ? json_object_get(meta, "delta.columnMapping.physicalName") : NULL;
+            const char *name = json_string_value(json_is_string(phys) ? phys : json_object_get(f, "name"));
+            for (int32_t c = 0; name && c < n->n_children; c++)
+                if (!strcmp(n->children[c]->name, name)) delta_type_node(json_object_get(f, "type"), n->children[c], depth + 1);
+        }
+    } else if (!strcmp(k, "array") && n->kind == PQ_NODE_LIST && n->n_children == 1) {
+        delta_type_node(json_object_get(type, "elementType"), n->children[0], depth + 1);
+    } else if (!strcmp(k, "map") && n->kind == PQ_NODE_MAP && n->n_children >= 1) {
+        delta_type_node(json_object_get(type, "keyType"), n->children[0], depth + 1);
+        if (n->n_children > 1 && n->children[1])
+            delta_type_node(json_object_get(type, "valueType"), n->children[1], depth + 1);
+    }
+}
+
+void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema)
+{
+    if (s->kind != PQ_TF_DELTA) return;
+    const pq_delta_log *log = s->priv;
+    const json_t *fields = json_object_get(log->schema_json, "fields");
+    for (int i = 0; i < log->n_fields; i++) {
+        pq_node *n = (pq_node *)pq_schema_find(schema, log->fields[i].physical);
+        if (n) delta_type_node(json_object_get(json_array_get(fields, (size_t)i), "type"), n, 0);
+    }
+}
