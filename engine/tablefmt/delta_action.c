@@ -441,11 +441,13 @@ int pq_delta_apply_json(pq_delta_log *log, const char *text, size_t len, const c
 
 /* Reader features whose meaning this build honours: v2 checkpoints are
  * read; timestampNtz columns render without a zone; vacuumProtocolCheck
- * only binds writers and VACUUM.  Everything else (deletionVectors,
- * columnMapping, typeWidening, variantType, ...) is refused. */
+ * only binds writers and VACUUM; columnMapping in mode name (physical
+ * names in the files, logical ones in every view; mode id is refused by
+ * check_protocol).  Everything else (deletionVectors, typeWidening,
+ * variantType, ...) is refused. */
 bool pq_delta_reader_feature_supported(const char *name)
 {
-    static const char *const ok[] = {"v2Checkpoint", "timestampNtz", "vacuumProtocolCheck"};
+    static const char *const ok[] = {"v2Checkpoint", "timestampNtz", "vacuumProtocolCheck", "columnMapping"};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
         if (!strcmp(name, ok[i])) return true;
     return false;
@@ -466,14 +468,15 @@ static int check_protocol(const pq_delta_log *log, const char *what, pq_error *e
                                "build does not read",
                                what, log->reader_features[i]);
     }
-    /* Reader version 2 is column mapping; a mode other than none is read
-     * by physical name or field id, which this build does not do yet. */
-    bool mapping = log->mapping_mode && strcmp(log->mapping_mode, "none");
-    if (log->min_reader == 2 || mapping)
+    /* Reader version 2 is column mapping.  Mode name: columns are found by
+     * their physical names (pq_tf_apply_types renames them); mode id needs
+     * the files' field ids, which this build does not resolve by. */
+    const char *mode = log->mapping_mode ? log->mapping_mode : "none";
+    if (strcmp(mode, "none") && strcmp(mode, "name"))
         return pq_fail(err, PQ_E_UNSUPPORTED,
-                       "%s: the Delta table uses column mapping (reader feature 'columnMapping', mode '%s'), which "
-                       "this build does not read",
-                       what, log->mapping_mode ? log->mapping_mode : "none");
+                       "%s: the Delta table uses column mapping mode '%.40s' (reader feature 'columnMapping'); this "
+                       "build reads modes none and name",
+                       what, mode);
     return PQ_OK;
 }
 

@@ -218,13 +218,22 @@ int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_
 int pq_tf_check_file_schema(const pq_tf_snapshot *s, const pq_schema *schema, const char *file, pq_error *err)
 {
     for (int i = 0; i < s->n_cols; i++) {
-        if (s->cols[i].part >= 0 || pq_schema_find(schema, s->cols[i].physical)) continue;
+        if (s->cols[i].part >= 0 || pq_schema_find(schema, s->cols[i].name)) continue;
         return pq_fail(err, PQ_E_UNSUPPORTED,
                        "%s: column '%s' of the table's schema is not in the file (a file written before the column "
                        "was added: schema evolution is not read yet)",
                        file, s->cols[i].name);
     }
     return PQ_OK;
+}
+
+/* The physical name of a schemaString field (column mapping), else its
+ * name. */
+static const char *field_physical(const json_t *f)
+{
+    const json_t *meta = json_object_get(f, "metadata");
+    const json_t *phys = json_is_object(meta) ? json_object_get(meta, "delta.columnMapping.physicalName") : NULL;
+    return json_string_value(json_is_string(phys) ? phys : json_object_get(f, "name"));
 }
 
 /* A Delta type (schemaString's JSON) applied to a file's node. */
@@ -244,11 +253,13 @@ static void delta_type_node(const json_t *type, pq_node *n, int depth)
         const json_t *fields = json_object_get(type, "fields");
         for (size_t i = 0; i < json_array_size(fields); i++) {
             const json_t *f = json_array_get(fields, i);
-            const json_t *meta = json_object_get(f, "metadata");
-            const json_t *phys = json_is_object(meta) ? json_object_get(meta, "delta.columnMapping.physicalName") : NULL;
-            const char *name = json_string_value(json_is_string(phys) ? phys : json_object_get(f, "name"));
-            for (int32_t c = 0; name && c < n->n_children; c++)
-                if (!strcmp(n->children[c]->name, name)) delta_type_node(json_object_get(f, "type"), n->children[c], depth + 1);
+            const char *name = field_physical(f), *logical = json_string_value(json_object_get(f, "name"));
+            for (int32_t c = 0; name && logical && c < n->n_children; c++) {
+                if (strcmp(n->children[c]->name, name)) continue;
+                n->children[c]->name = logical;
+                delta_type_node(json_object_get(f, "type"), n->children[c], depth + 1);
+                break;
+            }
         }
     } else if (!strcmp(k, "array") && n->kind == PQ_NODE_LIST && n->n_children == 1) {
         delta_type_node(json_object_get(type, "elementType"), n->children[0], depth + 1);
@@ -266,6 +277,10 @@ void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema)
     const json_t *fields = json_object_get(log->schema_json, "fields");
     for (int i = 0; i < log->n_fields; i++) {
         pq_node *n = (pq_node *)pq_schema_find(schema, log->fields[i].physical);
-        if (n) delta_type_node(json_object_get(json_array_get(fields, (size_t)i), "type"), n, 0);
+        if (!n) continue;
+        /* Column mapping: the logical name in every view (the leaves' paths
+         * keep the physical names the column chunks are matched by). */
+        n->name = log->fields[i].name;
+        delta_type_node(json_object_get(json_array_get(fields, (size_t)i), "type"), n, 0);
     }
 }

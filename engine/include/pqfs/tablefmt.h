@@ -83,15 +83,17 @@ int pq_tf_detect(pq_store *store, const char *root, pq_tf_kind *out, pq_error *e
 int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_snapshot **out, pq_error *err);
 void pq_tf_snapshot_free(pq_tf_snapshot *s);
 
-/* Gives a data file's schema the table's types where the format decides
- * them and the file does not (Delta: `timestamp` is UTC whatever the file
- * says, INT96 included, `timestamp_ntz` is not), through structs, lists
- * and maps.  Called on every file of the table (the query's reference
- * included) before it is bound.  Hive: nothing. */
+/* Gives a data file's schema the table's names and types where the format
+ * decides them and the file does not (Delta: column mapping's physical
+ * names become the logical ones, in structs too; `timestamp` is UTC
+ * whatever the file says, INT96 included, `timestamp_ntz` is not), through
+ * structs, lists and maps.  Called on every file of the table (the query's
+ * reference included) before it is bound.  Hive: nothing. */
 void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema);
 
-/* Whether a data file's schema holds every data column of the snapshot
- * (by physical name); an error names the column and the file.  Hive: always. */
+/* Whether a data file's schema (after pq_tf_apply_types) holds every data
+ * column of the snapshot; an error names the column and the file.  Hive:
+ * always. */
 int pq_tf_check_file_schema(const pq_tf_snapshot *s, const pq_schema *schema, const char *file, pq_error *err);
 
 #endif
