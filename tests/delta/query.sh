@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# pqtool's queries on Delta Lake tables (../shared/testdata/delta): --where
+# and --select over partition columns typed by the log's schema, a
+# partition path as a filter, time travel with a filter, and the errors a
+# bad version or a bad log gives (the file and line named).
+#   tests/delta/query.sh PQTOOL DELTA_DIR
+set -euo pipefail
+
+[ $# -eq 2 ] || { echo "usage: query.sh PQTOOL DELTA_DIR" >&2; exit 2; }
+PQTOOL=$1 DELTA=$2
+[ -d "$DELTA/simple_table/_delta_log" ] || { echo "SKIP: no $DELTA"; exit 77; }
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/pqfs-delta-query.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+PASSES=0 FAILS=0
+# expect WHAT EXPECTED_TEXT ARGS...: the sorted output of pqtool cat ARGS.
+expect() {
+    local what=$1 want=$2 got
+    shift 2
+    got=$("$PQTOOL" cat "$@" 2>"$WORK/err.txt" | { read -r h; echo "$h"; sort; } | tr '\n' ' ') || true
+    if [ "$got" = "$want" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: $what: got '$got', want '$want' ($(head -c 300 "$WORK/err.txt"))"; fi
+}
+# refuse WHAT WORDS ARGS...: pqtool cat ARGS exits 1 and says WORDS.
+refuse() {
+    local what=$1 words=$2 rc=0
+    shift 2
+    "$PQTOOL" cat "$@" >/dev/null 2>"$WORK/err.txt" || rc=$?
+    if [ "$rc" -eq 1 ] && grep -qF -- "$words" "$WORK/err.txt"; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: $what: exit $rc, '$(head -c 300 "$WORK/err.txt")' (want '$words')"; fi
+}
+
+N=$DELTA/delta-0.8.0-numeric-partition
+expect "double partition compared as a number" "x,y,z 10,10.0,b " "$N" --where 'y > 9.95'
+expect "long partition compared as a number" "z,x a,9 " "$N" --where 'x < 10' --select z,x
+P=$DELTA/delta-0.8.0-partitioned
+expect "string partition year (text, not 2020 the number)" "day,value 20,6 20,7 4,5 5,4 " "$P" --where "year = '2021'" --select day,value
+expect "a partition path filters by the log's values" "value,year,month,day 1,2020,1,1 2,2020,2,3 3,2020,2,5 " "$P/year=2020"
+expect "a partition path and --where" "value 3 " "$P/year=2020/month=2" --where "day = '5'" --select value
+expect "special characters: the path decodes to the log's value" "x,y A/A,1 " "$DELTA/delta-0.8.0-special-partition/x=A%2FA"
+expect "the NULL partition" "k,v ,2 " "$DELTA/delta-0.8.0-null-partition/k=__HIVE_DEFAULT_PARTITION__"
+expect "--select in its own order over partition columns" "c3,c1 4,6 5,4 6,5 " "$DELTA/delta-2.2.0-partitioned-types" --select c3,c1
+expect "time travel with a filter" "id 106 108 " "$DELTA/simple_table" --version 3 --where 'id > 100'
+expect "an empty table: its header" "column " "$DELTA/delta-0.8-empty"
+refuse "an unknown column of an empty table" "unknown column 'nope'" "$DELTA/delta-0.8-empty" --select nope
+refuse "a version past the log" "version 99 is not in the log (the latest is 4)" "$DELTA/simple_table" --version 99
+mkdir -p "$WORK/p" && cp -r "$P" "$WORK/p/t" && mkdir "$WORK/p/t/value=1"
+refuse "a partition path of a column that is none" "'value' is not a partition column" "$WORK/p/t/value=1"
+
+# A log copied and broken: each error names the file and what was wrong.
+cp -r "$DELTA/simple_table" "$WORK/t"
+log=$WORK/t/_delta_log
+rm "$log/00000000000000000002.json"
+refuse "a commit missing in the middle" "commit 2 is missing (00000000000000000002.json)" "$WORK/t"
+expect "versions before the hole still read" "id 0 1 10 11 12 13 14 15 16 17 18 19 2 3 4 5 6 7 8 9 " "$WORK/t" --version 1
+cp "$DELTA/simple_table/_delta_log/00000000000000000002.json" "$log/"
+printf '{"add":{"path":"x.parquet","size":-1}}\n' >>"$log/00000000000000000004.json"
+refuse "a negative size" "00000000000000000004.json: line " "$WORK/t"
+refuse "a negative size, named" "add.size is not a non-negative integer" "$WORK/t"
+cp "$DELTA/simple_table/_delta_log/00000000000000000004.json" "$log/"
+printf '{"add":{"path":"x.parq\n' >>"$log/00000000000000000004.json"
+refuse "a line that is not JSON" "not JSON" "$WORK/t"
+cp "$DELTA/simple_table/_delta_log/00000000000000000004.json" "$log/"
+printf '{"protocol":{"minReaderVersion":4,"minWriterVersion":7}}\n' >>"$log/00000000000000000004.json"
+refuse "a reader version past 3" "needs reader version 4" "$WORK/t"
+cp "$DELTA/simple_table/_delta_log/00000000000000000004.json" "$log/"
+printf '{"add":{"path":"../../etc/passwd","size":1,"partitionValues":{}}}\n' >>"$log/00000000000000000004.json"
+refuse "a path out of the table" "has an empty, '.' or '..' component" "$WORK/t"
+
+echo "delta.query: $PASSES passed, $FAILS failed"
+[ "$FAILS" -eq 0 ]
