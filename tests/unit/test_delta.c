@@ -1,0 +1,380 @@
+/* Delta Lake log replay (engine/tablefmt): add/remove reconciliation by
+ * path and deletion vector id, paths URL-decoded once, the checkpoint a
+ * replay starts from (with and without _last_checkpoint), a commit missing
+ * in the middle, protocol refusals naming the feature, errors naming the
+ * file and line, partition values typed by the schema.  Logs are written
+ * into a mkdtemp directory (a local store); no data file is read. */
+#include "check.h"
+#include "delta_log.h"
+#include "tablefmt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/pqfs-test-delta.XXXXXX";
+
+static const char *PROTOCOL = "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n";
+static const char *METADATA =
+    "{\"metaData\":{\"id\":\"x\",\"format\":{\"provider\":\"parquet\",\"options\":{}},"
+    "\"schemaString\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[{\\\"name\\\":\\\"v\\\",\\\"type\\\":\\\"long\\\","
+    "\\\"nullable\\\":true,\\\"metadata\\\":{}},{\\\"name\\\":\\\"p\\\",\\\"type\\\":\\\"long\\\",\\\"nullable\\\":true,"
+    "\\\"metadata\\\":{}}]}\",\"partitionColumns\":[\"p\"],\"configuration\":{}}}\n";
+
+static int apply(pq_delta_log *log, const char *text, pq_error *err)
+{
+    return pq_delta_apply_json(log, text, strlen(text), "00000000000000000001.json", false, err);
+}
+
+/* The live paths in log order, "a;b;". */
+static void live_paths(const pq_delta_log *log, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int i = 0; i < log->n_adds; i++)
+        if (log->adds[i].live) snprintf(out + strlen(out), cap - strlen(out), "%s;", log->adds[i].path);
+}
+
+static void test_reconcile(void)
+{
+    pq_delta_log log;
+    pq_delta_log_init(&log);
+    pq_error err;
+    char paths[512];
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"a.parquet\",\"size\":1,\"partitionValues\":{}}}\n"
+                             "{\"add\":{\"path\":\"b.parquet\",\"size\":2,\"partitionValues\":{}}}\n"
+                             "\n"
+                             "{\"add\":{\"path\":\"c.parquet\",\"size\":3,\"partitionValues\":{}}}\n", &err), PQ_OK);
+    CHECK_EQ_INT(log.n_live, 3);
+    /* remove b, re-add a (the newer add wins, once), remove of an unknown path. */
+    CHECK_EQ_INT(apply(&log, "{\"remove\":{\"path\":\"b.parquet\",\"deletionTimestamp\":1}}\n"
+                             "{\"add\":{\"path\":\"a.parquet\",\"size\":10,\"partitionValues\":{}}}\n"
+                             "{\"remove\":{\"path\":\"zzz.parquet\"}}\n"
+                             "{\"commitInfo\":{\"operation\":\"WRITE\"},\"txn\":{\"appId\":\"q\",\"version\":1}}\n", &err),
+                 PQ_OK);
+    live_paths(&log, paths, sizeof paths);
+    CHECK_EQ_STR(paths, "c.parquet;a.parquet;");
+    CHECK_EQ_INT(log.n_live, 2);
+    for (int i = 0; i < log.n_adds; i++)
+        if (log.adds[i].live && !strcmp(log.adds[i].path, "a.parquet")) CHECK_EQ_INT(log.adds[i].size, 10);
+    /* A deletion vector makes another key: the same path with a DV, then
+     * the remove of the path without one leaves the DV's add live. */
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"c.parquet\",\"size\":3,\"partitionValues\":{},\"deletionVector\":"
+                             "{\"storageType\":\"u\",\"pathOrInlineDv\":\"ab^-aqEH.-t@S}K{vb[*k^\",\"offset\":1,"
+                             "\"sizeInBytes\":36,\"cardinality\":2}}}\n"
+                             "{\"remove\":{\"path\":\"c.parquet\"}}\n", &err), PQ_OK);
+    live_paths(&log, paths, sizeof paths);
+    CHECK_EQ_STR(paths, "a.parquet;c.parquet;");
+    CHECK_EQ_INT(apply(&log, "{\"remove\":{\"path\":\"c.parquet\",\"deletionVector\":{\"storageType\":\"u\","
+                             "\"pathOrInlineDv\":\"ab^-aqEH.-t@S}K{vb[*k^\",\"offset\":1,\"sizeInBytes\":36,"
+                             "\"cardinality\":2}}}\n", &err), PQ_OK);
+    live_paths(&log, paths, sizeof paths);
+    CHECK_EQ_STR(paths, "a.parquet;");
+    /* Many files: the table grows and shrinks through the hash. */
+    char line[128];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(line, sizeof line, "{\"add\":{\"path\":\"f%d.parquet\",\"size\":1,\"partitionValues\":{}}}", i);
+        CHECK_EQ_INT(apply(&log, line, &err), PQ_OK);
+    }
+    for (int i = 0; i < 5000; i += 2) {
+        snprintf(line, sizeof line, "{\"remove\":{\"path\":\"f%d.parquet\"}}", i);
+        CHECK_EQ_INT(apply(&log, line, &err), PQ_OK);
+    }
+    CHECK_EQ_INT(log.n_live, 1 + 2500);
+    /* A checkpoint's removes are tombstones: not applied. */
+    const char *tomb = "{\"remove\":{\"path\":\"a.parquet\"}}\n";
+    CHECK_EQ_INT(pq_delta_apply_json(&log, tomb, strlen(tomb), "cp.json", true, &err), PQ_OK);
+    CHECK_EQ_INT(log.n_live, 2501);
+    pq_delta_log_free(&log);
+}
+
+static void test_paths(void)
+{
+    pq_arena a;
+    pq_arena_init(&a, 1024);
+    const char *out;
+    CHECK_EQ_INT(pq_delta_decode_path(&a, "x=A%252FA/part%20one.parquet", &out), 0);
+    CHECK_EQ_STR(out, "x=A%2FA/part one.parquet"); /* once: %25 is a literal '%' */
+    CHECK_EQ_INT(pq_delta_decode_path(&a, "B%20B", &out), 0);
+    CHECK_EQ_STR(out, "B B");
+    CHECK_EQ_INT(pq_delta_decode_path(&a, "a+b", &out), 0);
+    CHECK_EQ_STR(out, "a+b"); /* a URI path: '+' is itself */
+    CHECK_EQ_INT(pq_delta_decode_path(&a, "bad%2", &out), -1);
+    CHECK_EQ_INT(pq_delta_decode_path(&a, "bad%zz", &out), -1);
+    CHECK_EQ_INT(pq_delta_decode_path(&a, "nul%00", &out), -1);
+    pq_arena_free(&a);
+    /* Through an add: decoded, and paths out of the table refused. */
+    pq_delta_log log;
+    pq_delta_log_init(&log);
+    pq_error err;
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"k=%C3%A9t%C3%A9/f.parquet\",\"size\":1}}", &err), PQ_OK);
+    CHECK_EQ_STR(log.adds[0].path, "k=\xc3\xa9t\xc3\xa9/f.parquet");
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"../x.parquet\",\"size\":1}}", &err), PQ_ERR);
+    CHECK(strstr(err.msg, "'.' or '..'") != NULL);
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"%2E%2E/x.parquet\",\"size\":1}}", &err), PQ_ERR);
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"s3://bucket/x.parquet\",\"size\":1}}", &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_UNSUPPORTED);
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"/etc/passwd\",\"size\":1}}", &err), PQ_ERR);
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"x%zz\",\"size\":1}}", &err), PQ_ERR);
+    CHECK(strstr(err.msg, "malformed") != NULL);
+    pq_delta_log_free(&log);
+}
+
+/* Bad lines: each error names the file, the line and what was wrong. */
+static void test_bad_lines(void)
+{
+    static const struct {
+        const char *text, *says;
+    } cases[] = {
+        {"{\"add\":{\"path\":\"a\",\"size\":-1}}", "00000000000000000001.json: line 1: add.size is not a non-negative integer"},
+        {"\n\n{\"add\":{\"size\":1}}", "line 3: add.path is missing"},
+        {"{\"add\":{\"path\":\"a\",\"size\":\"1\"}}", "add.size is not a non-negative integer"},
+        {"{\"add\":{\"path\":7,\"size\":1}}", "add.path is not a string"},
+        {"{\"add\":{\"path\":\"a\",\"size\":1,\"partitionValues\":{\"p\":3}}}", "add.partitionValues['p'] is neither"},
+        {"{\"add\":{\"path\":\"a\",\"size\":1,\"deletionVector\":{\"storageType\":\"q\"}}}", "none of u, i, p"},
+        {"{\"add\":[1]}", "add is not an object"},
+        {"[1]", "not a JSON object"},
+        {"{\"add\":{\"path\":\"a\"", "line 1: not JSON"},
+        {"{\"protocol\":{\"minReaderVersion\":\"3\"}}", "protocol.minReaderVersion is not a non-negative integer"},
+        {"{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,\"readerFeatures\":[1]}}", "readerFeatures[0] is not a string"},
+        {"{\"metaData\":{\"partitionColumns\":[]}}", "metaData.schemaString is missing"},
+        {"{\"add\":{\"path\":\"a\\u0000b\",\"size\":1}}", "not JSON"},
+        {"{\"sidecar\":{\"path\":\"x.parquet\"}}", "a sidecar action outside a checkpoint"},
+        {"{\"add\":{\"path\":\"a\",\"size\":99999999999999999999}}", "not JSON"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pq_delta_log log;
+        pq_delta_log_init(&log);
+        pq_error err;
+        pq_error_clear(&err);
+        CHECK_EQ_INT(apply(&log, cases[i].text, &err), PQ_ERR);
+        if (!strstr(err.msg, cases[i].says)) {
+            fprintf(stderr, "case %zu: '%s' does not say '%s'\n", i, err.msg, cases[i].says);
+            CHECK(0);
+        }
+        pq_delta_log_free(&log);
+    }
+}
+
+static void test_names_and_choice(void)
+{
+    pq_delta_name d = pq_delta_parse_name("00000000000000000010.json");
+    CHECK_EQ_INT(d.kind, PQ_DELTA_NAME_COMMIT);
+    CHECK_EQ_INT(d.version, 10);
+    d = pq_delta_parse_name("00000000000000000010.checkpoint.0000000002.0000000003.parquet");
+    CHECK_EQ_INT(d.kind, PQ_DELTA_NAME_MULTIPART);
+    CHECK_EQ_INT(d.part, 2);
+    CHECK_EQ_INT(d.n_parts, 3);
+    d = pq_delta_parse_name("00000000000000000006.checkpoint.f5ee283b-37c7-46af-b64c-8f77c6a5c43a.json");
+    CHECK_EQ_INT(d.kind, PQ_DELTA_NAME_V2);
+    CHECK(d.json);
+    CHECK_EQ_INT(pq_delta_parse_name("00000000000000000010.crc").kind, PQ_DELTA_NAME_OTHER);
+    CHECK_EQ_INT(pq_delta_parse_name("0000000000000000010.json").kind, PQ_DELTA_NAME_OTHER);
+    CHECK_EQ_INT(pq_delta_parse_name("99999999999999999999.json").kind, PQ_DELTA_NAME_OTHER); /* past INT64_MAX */
+    CHECK_EQ_INT(pq_delta_parse_name("00000000000000000001.00000000000000000003.compacted.json").kind,
+                 PQ_DELTA_NAME_OTHER);
+    CHECK_EQ_INT(pq_delta_parse_name("00000000000000000010.checkpoint.0000000004.0000000003.parquet").kind,
+                 PQ_DELTA_NAME_OTHER);
+
+    const char *names[] = {
+        "00000000000000000000.json",
+        "00000000000000000005.checkpoint.parquet",
+        "00000000000000000010.checkpoint.0000000001.0000000002.parquet",
+        "00000000000000000010.checkpoint.0000000002.0000000002.parquet",
+        "00000000000000000015.checkpoint.0000000001.0000000002.parquet", /* part 2 of 2 missing */
+        "00000000000000000012.checkpoint.bbbb.json",
+        "00000000000000000012.checkpoint.aaaa.parquet",
+        "_last_checkpoint",
+    };
+    int n = (int)(sizeof names / sizeof *names), files[8], nf;
+    CHECK_EQ_INT(pq_delta_choose_checkpoint(names, n, 100, files, &nf), 12); /* 15 is incomplete */
+    CHECK_EQ_INT(nf, 1);
+    CHECK_EQ_STR(names[files[0]], "00000000000000000012.checkpoint.aaaa.parquet"); /* the first by name */
+    CHECK_EQ_INT(pq_delta_choose_checkpoint(names, n, 11, files, &nf), 10);
+    CHECK_EQ_INT(nf, 2);
+    CHECK_EQ_STR(names[files[0]], "00000000000000000010.checkpoint.0000000001.0000000002.parquet");
+    CHECK_EQ_STR(names[files[1]], "00000000000000000010.checkpoint.0000000002.0000000002.parquet");
+    CHECK_EQ_INT(pq_delta_choose_checkpoint(names, n, 9, files, &nf), 5);
+    CHECK_EQ_INT(pq_delta_choose_checkpoint(names, n, 4, files, &nf), -1);
+    CHECK_EQ_INT(nf, 0);
+}
+
+/* ------------------------------------------------------------ on a store */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static char table_n;
+
+/* A new table directory under tmpdir: its path in `dir`, its log in `log`. */
+static void new_table(char *dir, char *log, size_t cap)
+{
+    snprintf(dir, cap, "%s/t%c", tmpdir, 'a' + table_n++);
+    snprintf(log, cap, "%s/_delta_log", dir);
+    CHECK_EQ_INT(mkdir(dir, 0755), 0);
+    CHECK_EQ_INT(mkdir(log, 0755), 0);
+}
+
+static int open_table(const char *dir, int64_t version, pq_tf_snapshot **snap, pq_error *err)
+{
+    pq_store *st;
+    if (pq_store_local_new(dir, &st, err) != PQ_OK) return PQ_ERR;
+    pq_tf_opts o = {.version = version};
+    int rc = pq_tf_open(st, "", &o, snap, err);
+    pq_store_destroy(st);
+    return rc;
+}
+
+static char *cat3(const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+    char *s = malloc(n);
+    snprintf(s, n, "%s%s%s", a, b, c);
+    return s;
+}
+
+static void test_replay_on_store(void)
+{
+    char dir[256], log[300];
+    pq_error err;
+    pq_tf_snapshot *s;
+
+    /* Three commits; typed partition values; time travel. */
+    new_table(dir, log, sizeof dir);
+    char *c0 = cat3(PROTOCOL, METADATA, "{\"add\":{\"path\":\"p=1/a.parquet\",\"size\":5,\"partitionValues\":{\"p\":\"1\"}}}\n");
+    write_file(log, "00000000000000000000.json", c0);
+    free(c0);
+    write_file(log, "00000000000000000001.json",
+               "{\"add\":{\"path\":\"other/b.parquet\",\"size\":6,\"partitionValues\":{\"p\":null}}}\n"
+               "{\"add\":{\"path\":\"c.parquet\",\"size\":7,\"partitionValues\":{\"p\":\"\"}}}\n");
+    write_file(log, "00000000000000000002.json", "{\"remove\":{\"path\":\"p%3D1/a.parquet\"}}\n");
+    CHECK_EQ_INT(open_table(dir, -1, &s, &err), PQ_OK);
+    if (s) {
+        CHECK_EQ_INT(s->kind, PQ_TF_DELTA);
+        CHECK_EQ_INT(s->version, 2);
+        CHECK_EQ_INT(s->table->n_files, 2);
+        CHECK_EQ_INT(s->table->n_parts, 1);
+        CHECK_EQ_INT(s->table->part_types[0], PQ_PART_INT64);
+        CHECK_EQ_STR(s->table->files[0].path, "other/b.parquet");
+        CHECK(s->table->files[0].values[0] == NULL); /* null */
+        CHECK(s->table->files[1].values[0] == NULL); /* "" */
+        CHECK_EQ_INT(s->table->files[1].st.size, 7);
+        CHECK_EQ_INT(s->n_cols, 2);
+        CHECK_EQ_STR(s->cols[1].name, "p");
+        CHECK_EQ_INT(s->cols[1].part, 0);
+        pq_tf_snapshot_free(s);
+    }
+    CHECK_EQ_INT(open_table(dir, 0, &s, &err), PQ_OK);
+    if (s) {
+        CHECK_EQ_INT(s->table->n_files, 1);
+        CHECK_EQ_STR(s->table->files[0].values[0], "1");
+        pq_tf_snapshot_free(s);
+    }
+    CHECK_EQ_INT(open_table(dir, 3, &s, &err), PQ_ERR);
+    CHECK(strstr(err.msg, "version 3 is not in the log (the latest is 2)") != NULL);
+
+    /* A value that is not of its column's type. */
+    write_file(log, "00000000000000000003.json",
+               "{\"add\":{\"path\":\"d.parquet\",\"size\":1,\"partitionValues\":{\"p\":\"one\"}}}\n");
+    CHECK_EQ_INT(open_table(dir, -1, &s, &err), PQ_ERR);
+    CHECK(strstr(err.msg, "partition value 'one' of 'p' is not an integer") != NULL);
+
+    /* A commit missing in the middle: an error, and the versions before it
+     * still read. */
+    write_file(log, "00000000000000000003.json", "");
+    write_file(log, "00000000000000000005.json", "");
+    CHECK_EQ_INT(open_table(dir, -1, &s, &err), PQ_ERR);
+    CHECK(strstr(err.msg, "commit 4 is missing (00000000000000000004.json)") != NULL);
+    CHECK_EQ_INT(open_table(dir, 3, &s, &err), PQ_OK);
+    pq_tf_snapshot_free(s);
+
+    /* The newest complete checkpoint without _last_checkpoint: a v2 JSON
+     * checkpoint at 1 (the commits before it gone), an incomplete
+     * multi-part one at 2, and commit 2 after the v2 one. */
+    new_table(dir, log, sizeof dir);
+    char *cp = cat3(PROTOCOL, METADATA,
+                    "{\"checkpointMetadata\":{\"version\":1}}\n"
+                    "{\"add\":{\"path\":\"x.parquet\",\"size\":1,\"partitionValues\":{\"p\":\"4\"}}}\n"
+                    "{\"remove\":{\"path\":\"gone.parquet\"}}\n");
+    write_file(log, "00000000000000000001.checkpoint.0b1e.json", cp);
+    free(cp);
+    write_file(log, "00000000000000000002.checkpoint.0000000001.0000000002.parquet", "not read");
+    write_file(log, "00000000000000000002.json", "{\"add\":{\"path\":\"y.parquet\",\"size\":1,\"partitionValues\":{}}}\n");
+    CHECK_EQ_INT(open_table(dir, -1, &s, &err), PQ_OK);
+    if (s) {
+        CHECK_EQ_INT(s->checkpoint_version, 1);
+        CHECK_EQ_INT(s->version, 2);
+        CHECK_EQ_INT(s->table->n_files, 2);
+        pq_tf_snapshot_free(s);
+    }
+    /* A hint that does not parse is only a warning: the listing decides. */
+    write_file(log, "_last_checkpoint", "{\"version\":");
+    CHECK_EQ_INT(open_table(dir, -1, &s, &err), PQ_OK);
+    pq_tf_snapshot_free(s);
+    /* Before the checkpoint, with commit 0 gone: nothing to start from. */
+    CHECK_EQ_INT(open_table(dir, 0, &s, &err), PQ_ERR);
+    CHECK(strstr(err.msg, "no checkpoint at or before it and no commit 0") != NULL);
+
+    /* Protocol refusals, each naming the feature (PQ_E_UNSUPPORTED). */
+    static const struct {
+        const char *protocol, *conf, *says;
+    } refusals[] = {
+        {"{\"protocol\":{\"minReaderVersion\":4,\"minWriterVersion\":7}}\n", "", "needs reader version 4"},
+        {"{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,\"readerFeatures\":[\"v2Checkpoint\","
+         "\"deletionVectors\"]}}\n", "", "reader feature 'deletionVectors'"},
+        {"{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,\"readerFeatures\":[\"typeWidening\"]}}\n", "",
+         "reader feature 'typeWidening'"},
+        {"{\"protocol\":{\"minReaderVersion\":2,\"minWriterVersion\":5}}\n", "\"delta.columnMapping.mode\":\"id\"",
+         "column mapping mode 'id'"},
+    };
+    for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
+        new_table(dir, log, sizeof dir);
+        char meta[2048];
+        snprintf(meta, sizeof meta, "%.*s{%s}}}\n", (int)(strstr(METADATA, "{}}}") - METADATA), METADATA,
+                 refusals[i].conf);
+        char *c = cat3(refusals[i].protocol, meta, "");
+        write_file(log, "00000000000000000000.json", c);
+        free(c);
+        pq_error_clear(&err);
+        CHECK_EQ_INT(open_table(dir, -1, &s, &err), PQ_ERR);
+        CHECK_EQ_INT(err.cls, PQ_E_UNSUPPORTED);
+        if (!strstr(err.msg, refusals[i].says)) {
+            fprintf(stderr, "refusal %zu: '%s' does not say '%s'\n", i, err.msg, refusals[i].says);
+            CHECK(0);
+        }
+    }
+    /* No protocol, no metaData: errors saying so. */
+    new_table(dir, log, sizeof dir);
+    write_file(log, "00000000000000000000.json", METADATA);
+    CHECK_EQ_INT(open_table(dir, -1, &s, &err), PQ_ERR);
+    CHECK(strstr(err.msg, "no protocol action") != NULL);
+    /* A Hive table asked for a version. */
+    CHECK_EQ_INT(open_table(tmpdir, 1, &s, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_USAGE);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_reconcile();
+    test_paths();
+    test_bad_lines();
+    test_names_and_choice();
+    test_replay_on_store();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    return check_report();
+}
