@@ -453,7 +453,7 @@ bool pq_delta_reader_feature_supported(const char *name)
     return false;
 }
 
-static int check_protocol(const pq_delta_log *log, const char *what, pq_error *err)
+static int check_protocol(pq_delta_log *log, const char *what, pq_error *err)
 {
     if (log->min_reader > 3)
         return pq_fail(err, PQ_E_UNSUPPORTED,
@@ -472,6 +472,11 @@ static int check_protocol(const pq_delta_log *log, const char *what, pq_error *e
      * their physical names (pq_tf_apply_types renames them); mode id needs
      * the files' field ids, which this build does not resolve by. */
     const char *mode = log->mapping_mode ? log->mapping_mode : "none";
+    bool supported = log->min_reader == 2;
+    for (int i = 0; log->min_reader == 3 && i < log->n_reader_features; i++)
+        supported |= !strcmp(log->reader_features[i], "columnMapping");
+    if (!supported) return PQ_OK; /* the property is not honoured: display names */
+    log->mapping_by_name = !strcmp(mode, "name");
     if (strcmp(mode, "none") && strcmp(mode, "name"))
         return pq_fail(err, PQ_E_UNSUPPORTED,
                        "%s: the Delta table uses column mapping mode '%.40s' (reader feature 'columnMapping'); this "
@@ -516,7 +521,7 @@ static int parse_schema(pq_delta_log *log, const char *what, pq_error *err)
         d->nullable = !json_is_false(nullable);
         const json_t *meta = json_object_get(f, "metadata");
         const json_t *phys = json_is_object(meta) ? json_object_get(meta, "delta.columnMapping.physicalName") : NULL;
-        d->physical = json_is_string(phys) ? json_string_value(phys) : d->name;
+        d->physical = log->mapping_by_name && json_is_string(phys) ? json_string_value(phys) : d->name;
     }
     log->n_fields = (int)n;
     for (int p = 0; p < log->n_part_cols; p++) {

@@ -72,6 +72,10 @@ typedef struct pq_delta_log {
     const char **part_cols;    /* partitionColumns (logical names) */
     int n_part_cols;
     const char *mapping_mode;  /* delta.columnMapping.mode, NULL: none */
+    /* Physical names are used (pq_delta_finish): mode name, honoured only
+     * where the protocol has column mapping (reader version 2, or 3 with
+     * the columnMapping feature); elsewhere the display names are. */
+    bool mapping_by_name;
     void *schema_json;         /* json_t of schemaString, parsed by pq_delta_finish */
     pq_delta_field *fields;    /* pq_delta_finish */
     int n_fields;

@@ -227,17 +227,18 @@ int pq_tf_check_file_schema(const pq_tf_snapshot *s, const pq_schema *schema, co
     return PQ_OK;
 }
 
-/* The physical name of a schemaString field (column mapping), else its
- * name. */
-static const char *field_physical(const json_t *f)
+/* The physical name of a schemaString field (column mapping by name),
+ * else its name. */
+static const char *field_physical(const json_t *f, bool by_name)
 {
+    if (!by_name) return json_string_value(json_object_get(f, "name"));
     const json_t *meta = json_object_get(f, "metadata");
     const json_t *phys = json_is_object(meta) ? json_object_get(meta, "delta.columnMapping.physicalName") : NULL;
     return json_string_value(json_is_string(phys) ? phys : json_object_get(f, "name"));
 }
 
 /* A Delta type (schemaString's JSON) applied to a file's node. */
-static void delta_type_node(const json_t *type, pq_node *n, int depth)
+static void delta_type_node(const json_t *type, pq_node *n, bool by_name, int depth)
 {
     if (depth > 64) return;
     if (json_is_string(type)) {
@@ -253,20 +254,20 @@ static void delta_type_node(const json_t *type, pq_node *n, int depth)
         const json_t *fields = json_object_get(type, "fields");
         for (size_t i = 0; i < json_array_size(fields); i++) {
             const json_t *f = json_array_get(fields, i);
-            const char *name = field_physical(f), *logical = json_string_value(json_object_get(f, "name"));
+            const char *name = field_physical(f, by_name), *logical = json_string_value(json_object_get(f, "name"));
             for (int32_t c = 0; name && logical && c < n->n_children; c++) {
                 if (strcmp(n->children[c]->name, name)) continue;
                 n->children[c]->name = logical;
-                delta_type_node(json_object_get(f, "type"), n->children[c], depth + 1);
+                delta_type_node(json_object_get(f, "type"), n->children[c], by_name, depth + 1);
                 break;
             }
         }
     } else if (!strcmp(k, "array") && n->kind == PQ_NODE_LIST && n->n_children == 1) {
-        delta_type_node(json_object_get(type, "elementType"), n->children[0], depth + 1);
+        delta_type_node(json_object_get(type, "elementType"), n->children[0], by_name, depth + 1);
     } else if (!strcmp(k, "map") && n->kind == PQ_NODE_MAP && n->n_children >= 1) {
-        delta_type_node(json_object_get(type, "keyType"), n->children[0], depth + 1);
+        delta_type_node(json_object_get(type, "keyType"), n->children[0], by_name, depth + 1);
         if (n->n_children > 1 && n->children[1])
-            delta_type_node(json_object_get(type, "valueType"), n->children[1], depth + 1);
+            delta_type_node(json_object_get(type, "valueType"), n->children[1], by_name, depth + 1);
     }
 }
 
@@ -281,6 +282,6 @@ void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema)
         /* Column mapping: the logical name in every view (the leaves' paths
          * keep the physical names the column chunks are matched by). */
         n->name = log->fields[i].name;
-        delta_type_node(json_object_get(json_array_get(fields, (size_t)i), "type"), n, 0);
+        delta_type_node(json_object_get(json_array_get(fields, (size_t)i), "type"), n, log->mapping_by_name, 0);
     }
 }

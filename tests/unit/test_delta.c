@@ -352,6 +352,36 @@ static void test_replay_on_store(void)
             CHECK(0);
         }
     }
+    /* delta.columnMapping.mode is honoured only where the protocol has
+     * column mapping: under reader version 1 the display names are read
+     * (mode id too is then no refusal). */
+    static const char *mapped_schema =
+        "{\"metaData\":{\"schemaString\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[{\\\"name\\\":"
+        "\\\"v\\\",\\\"type\\\":\\\"long\\\",\\\"metadata\\\":{\\\"delta.columnMapping.physicalName\\\":"
+        "\\\"col-1\\\"}}]}\",\"partitionColumns\":[],\"configuration\":{\"delta.columnMapping.mode\":\"%s\"}}}\n";
+    static const struct {
+        const char *protocol, *mode, *physical;
+    } mapped[] = {
+        {"{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n", "name", "v"},
+        {"{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n", "id", "v"},
+        {"{\"protocol\":{\"minReaderVersion\":2,\"minWriterVersion\":5}}\n", "name", "col-1"},
+        {"{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,\"readerFeatures\":[\"columnMapping\"]}}\n",
+         "name", "col-1"},
+        {"{\"protocol\":{\"minReaderVersion\":2,\"minWriterVersion\":5}}\n", "none", "v"},
+    };
+    for (size_t i = 0; i < sizeof mapped / sizeof *mapped; i++) {
+        new_table(dir, log, sizeof dir);
+        char meta[1024];
+        snprintf(meta, sizeof meta, mapped_schema, mapped[i].mode);
+        char *c = cat3(mapped[i].protocol, meta, "");
+        write_file(log, "00000000000000000000.json", c);
+        free(c);
+        CHECK_EQ_INT(open_table(dir, -1, &s, &err), PQ_OK);
+        if (s) {
+            CHECK_EQ_STR(s->cols[0].physical, mapped[i].physical);
+            pq_tf_snapshot_free(s);
+        }
+    }
     /* No protocol, no metaData: errors saying so. */
     new_table(dir, log, sizeof dir);
     write_file(log, "00000000000000000000.json", METADATA);
