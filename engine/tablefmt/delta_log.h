@@ -152,6 +152,16 @@ pq_delta_name pq_delta_parse_name(const char *name);
  * version: a classic one, then multi-part, then v2 (the first by name). */
 int64_t pq_delta_choose_checkpoint(const char *const *names, int n, int64_t target, int *files, int *n_files);
 
+/* Z85 (ZeroMQ's base 85, which Delta's deletion vectors use): n a multiple
+ * of 5, out has room for n / 5 * 4 bytes.  -1 on a character outside the
+ * alphabet, a group past 2^32, or n not a multiple of 5. */
+int pq_z85_decode(const char *s, size_t n, uint8_t *out);
+/* A deletion vector's bytes (the magic number, then the portable 64-bit
+ * roaring format) into its row indexes, ascending; the count must be
+ * `cardinality`. */
+int pq_delta_dv_decode(const uint8_t *p, size_t len, uint64_t cardinality, uint64_t **rows, uint64_t *n_rows,
+                       pq_error *err);
+
 /* Percent-decoding of a log path (a URI's path: %XX escapes only, decoded
  * once).  *out in the arena.  A malformed escape or a decoded NUL is an
  * error (-1). */

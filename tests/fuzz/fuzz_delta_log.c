@@ -11,7 +11,10 @@
  * NUL-free, sizes are non-negative.  Finishing it (protocol, metaData,
  * schemaString) gives fields with names, and every partition column among
  * them.  The input's first line as a log file name and as a path parses
- * without reading past it. */
+ * without reading past it.  With bit 2, the bytes are also a deletion
+ * vector (RoaringBitmapArray; the last byte its cardinality): decoded or
+ * refused, rows ascending and as many as the cardinality; and the first
+ * line as z85. */
 #include "fuzz_common.h"
 
 #include <stdbool.h>
@@ -96,5 +99,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *out;
     if (pq_delta_decode_path(&a, name, &out) == 0) FUZZ_CHECK(strlen(out) <= strlen(name), "decoded longer");
     pq_arena_free(&a);
+
+    if (data[0] & 4) {
+        uint64_t card = len ? (uint8_t)text[len - 1] : 0, *rows, nr;
+        if (len && pq_delta_dv_decode((const uint8_t *)text, len - 1, card, &rows, &nr, &err) == PQ_OK) {
+            FUZZ_CHECK(nr == card, "%llu rows for cardinality %llu", (unsigned long long)nr, (unsigned long long)card);
+            for (uint64_t i = 1; i < nr; i++) FUZZ_CHECK(rows[i - 1] < rows[i], "rows not ascending at %llu", (unsigned long long)i);
+            free(rows);
+        }
+        uint8_t z[256];
+        pq_z85_decode(name, n - n % 5, z);
+    }
     return 0;
 }

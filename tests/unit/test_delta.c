@@ -2,8 +2,10 @@
  * path and deletion vector id, paths URL-decoded once, the checkpoint a
  * replay starts from (with and without _last_checkpoint), a commit missing
  * in the middle, protocol refusals naming the feature, errors naming the
- * file and line, partition values typed by the schema.  Logs are written
- * into a mkdtemp directory (a local store); no data file is read. */
+ * file and line, partition values typed by the schema, deletion vectors
+ * decoded (z85, a RoaringBitmapArray built with CRoaring, files checked by
+ * size and CRC-32).  Logs are written into a mkdtemp directory (a local
+ * store); no data file is read. */
 #include "check.h"
 #include "delta_log.h"
 #include "tablefmt.h"
@@ -13,6 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <roaring/roaring.h>
+#include <zlib.h>
 
 static char tmpdir[] = "/tmp/pqfs-test-delta.XXXXXX";
 
@@ -392,6 +397,145 @@ static void test_replay_on_store(void)
     CHECK_EQ_INT(err.cls, PQ_E_USAGE);
 }
 
+/* ------------------------------------------------------ deletion vectors */
+
+static const char z85_alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+
+static void z85_encode(const uint8_t *p, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i += 4) {
+        uint32_t v = (uint32_t)p[i] << 24 | (uint32_t)p[i + 1] << 16 | (uint32_t)p[i + 2] << 8 | p[i + 3];
+        for (int k = 4; k >= 0; k--) {
+            out[i / 4 * 5 + (size_t)k] = z85_alphabet[v % 85];
+            v /= 85;
+        }
+    }
+    out[n / 4 * 5] = '\0';
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+/* A RoaringBitmapArray of rows {0, 9, 70000} and {2^32 + 5}, built with
+ * CRoaring; its length. */
+static size_t make_dv(uint8_t *out)
+{
+    put_le32(out, 1681511377u);
+    put_le32(out + 4, 2);
+    put_le32(out + 8, 0);
+    size_t at = 12;
+    uint32_t lo[] = {0, 9, 70000}, hi[] = {5};
+    for (uint32_t key = 0; key < 2; key++) {
+        roaring_bitmap_t *bm = key ? roaring_bitmap_of_ptr(1, hi) : roaring_bitmap_of_ptr(3, lo);
+        put_le32(out + at, key);
+        at += 4;
+        at += roaring_bitmap_portable_serialize(bm, (char *)out + at);
+        roaring_bitmap_free(bm);
+    }
+    return at;
+}
+
+static void test_deletion_vectors(void)
+{
+    /* Z85: ZeroMQ's example, and a vector's UUID as a table names it. */
+    uint8_t b[32];
+    CHECK_EQ_INT(pq_z85_decode("HelloWorld", 10, b), 0);
+    CHECK(!memcmp(b, "\x86\x4f\xd2\x6f\xb5\x59\xf7\x5b", 8));
+    CHECK_EQ_INT(pq_z85_decode("vBn[lx{q8@P<9BNH/isA", 20, b), 0);
+    CHECK(!memcmp(b, "\x61\xd1\x6c\x75\x69\x94\x46\xb7\xa1\x5b\x8b\x53\x88\x52\xe5\x0e", 16));
+    CHECK_EQ_INT(pq_z85_decode("Hello", 4, b), -1);
+    CHECK_EQ_INT(pq_z85_decode("Hel~o", 5, b), -1);
+    CHECK_EQ_INT(pq_z85_decode("#####", 5, b), -1); /* past 2^32 */
+
+    uint8_t dv[256];
+    size_t len = make_dv(dv);
+    uint64_t *rows, n;
+    pq_error err;
+    CHECK_EQ_INT(pq_delta_dv_decode(dv, len, 4, &rows, &n, &err), PQ_OK);
+    CHECK_EQ_INT(n, 4);
+    if (n == 4) {
+        CHECK_EQ_INT(rows[0], 0);
+        CHECK_EQ_INT(rows[1], 9);
+        CHECK_EQ_INT(rows[2], 70000);
+        CHECK(rows[3] == ((uint64_t)1 << 32) + 5);
+    }
+    free(rows);
+    CHECK_EQ_INT(pq_delta_dv_decode(dv, len, 3, &rows, &n, &err), PQ_ERR); /* cardinality */
+    CHECK(strstr(err.msg, "cardinality") != NULL);
+    CHECK_EQ_INT(pq_delta_dv_decode(dv, len - 3, 4, &rows, &n, &err), PQ_ERR); /* cut */
+    CHECK_EQ_INT(pq_delta_dv_decode(dv + 1, len - 1, 4, &rows, &n, &err), PQ_ERR); /* magic */
+    for (size_t cut = 0; cut < len; cut++) { /* every prefix: an error, never a read past it */
+        if (pq_delta_dv_decode(dv, cut, 4, &rows, &n, &err) == PQ_OK) free(rows);
+    }
+
+    /* In a file: <table>/<prefix>/deletion_vector_<uuid>.bin at an offset,
+     * size and CRC-32 checked; inline in z85. */
+    char dir[256], log[300], path[600];
+    new_table(dir, log, sizeof dir);
+    snprintf(path, sizeof path, "%s/ab", dir);
+    CHECK_EQ_INT(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/ab/deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin", dir);
+    uint8_t file[300];
+    file[0] = 1;
+    put_be32(file + 1, (uint32_t)len);
+    memcpy(file + 5, dv, len);
+    put_be32(file + 5 + len, (uint32_t)crc32(0, dv, (uInt)len));
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fwrite(file, 1, len + 9, f);
+        fclose(f);
+    }
+    pq_table_file tf = {.path = "part-0.parquet"};
+    pq_table t = {.root = "", .files = &tf, .n_files = 1};
+    pq_tf_file extra = {.deletes = {.storage = 'u', .path_or_inline = "abvBn[lx{q8@P<9BNH/isA", .offset = 1,
+                                    .size_in_bytes = (int64_t)len, .cardinality = 4}};
+    pq_tf_snapshot snap = {.kind = PQ_TF_DELTA, .table = &t, .files = &extra};
+    pq_store *st;
+    CHECK_EQ_INT(pq_store_local_new(dir, &st, &err), PQ_OK);
+    CHECK_EQ_INT(pq_tf_deleted_rows(&snap, st, 0, &rows, &n, &err), PQ_OK);
+    CHECK_EQ_INT(n, 4);
+    free(rows);
+    extra.deletes.size_in_bytes = (int64_t)len - 1;
+    CHECK_EQ_INT(pq_tf_deleted_rows(&snap, st, 0, &rows, &n, &err), PQ_ERR);
+    CHECK(strstr(err.msg, "the log says") != NULL);
+    extra.deletes.size_in_bytes = (int64_t)len;
+    extra.deletes.offset = 200;
+    CHECK_EQ_INT(pq_tf_deleted_rows(&snap, st, 0, &rows, &n, &err), PQ_ERR);
+    CHECK(strstr(err.msg, "does not fit") != NULL);
+    extra.deletes.offset = 1;
+    file[10] ^= 1; /* a flipped bit: the CRC */
+    f = fopen(path, "wb");
+    if (f) {
+        fwrite(file, 1, len + 9, f);
+        fclose(f);
+    }
+    CHECK_EQ_INT(pq_tf_deleted_rows(&snap, st, 0, &rows, &n, &err), PQ_ERR);
+    CHECK(strstr(err.msg, "CRC-32") != NULL);
+    extra.deletes.path_or_inline = "../vBn[lx{q8@P<9BNH/isA";
+    CHECK_EQ_INT(pq_tf_deleted_rows(&snap, st, 0, &rows, &n, &err), PQ_ERR);
+    char inline_dv[400];
+    uint8_t padded[260] = {0};
+    memcpy(padded, dv, len);
+    z85_encode(padded, (len + 3) / 4 * 4, inline_dv);
+    extra.deletes = (pq_tf_deletes){.storage = 'i', .path_or_inline = inline_dv, .offset = -1,
+                                    .size_in_bytes = (int64_t)len, .cardinality = 4};
+    CHECK_EQ_INT(pq_tf_deleted_rows(&snap, st, 0, &rows, &n, &err), PQ_OK);
+    CHECK_EQ_INT(n, 4);
+    free(rows);
+    extra.deletes.storage = 'p';
+    CHECK_EQ_INT(pq_tf_deleted_rows(&snap, st, 0, &rows, &n, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_UNSUPPORTED);
+    pq_store_destroy(st);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -403,6 +547,7 @@ int main(void)
     test_bad_lines();
     test_names_and_choice();
     test_replay_on_store();
+    test_deletion_vectors();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -83,6 +83,16 @@ int pq_tf_detect(pq_store *store, const char *root, pq_tf_kind *out, pq_error *e
 int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_snapshot **out, pq_error *err);
 void pq_tf_snapshot_free(pq_tf_snapshot *s);
 
+/* The row indexes (0-based, ascending) the deletion vector of
+ * snap->table->files[file] deletes, *rows malloc'd (NULL and 0 when it has
+ * none): inline (z85) or in a deletion_vector_<uuid>.bin of the table
+ * (size and CRC-32 checked), decoded with CRoaring; the count must be the
+ * descriptor's cardinality.  An absolute-path vector is PQ_E_UNSUPPORTED.
+ * (The scan does not apply them yet: a table with deletion vectors is
+ * refused by pq_tf_open.) */
+int pq_tf_deleted_rows(const pq_tf_snapshot *s, pq_store *store, int file, uint64_t **rows, uint64_t *n_rows,
+                       pq_error *err);
+
 /* Gives a data file's schema the table's names and types where the format
  * decides them and the file does not (Delta: column mapping's physical
  * names become the logical ones, in structs too; `timestamp` is UTC
