@@ -129,6 +129,7 @@ typedef struct inputs {
     /* A table directory opened through its format (Delta: the log's live
      * files; Hive: discovery). */
     pq_tf_snapshot *snap;
+    uint64_t **deleted;        /* per file: its deleted rows (snap's deletion vectors), read when opened */
     int ref;                   /* the file whose footer is the query's schema */
     pq_scan_file *files;
     char **names;              /* a table's files: store root + path, named before opened (or when never) */
@@ -149,7 +150,9 @@ static void inputs_free(inputs *in)
         if (in->files[i].footer) pq_footer_free((pq_footer *)in->files[i].footer);
         pq_file_close(in->files[i].file);
         if (in->names) free(in->names[i]);
+        if (in->deleted) free(in->deleted[i]);
     }
+    free(in->deleted);
     free(in->names);
     free(in->files);
     if (in->snap) pq_tf_snapshot_free(in->snap);
@@ -252,6 +255,14 @@ static int open_table_file(void *ctx, int index, pq_scan_file *sf, pq_error *err
     /* Keep them in the inputs too, so that inputs_free closes them. */
     in->files[index].file = sf->file = f;
     in->files[index].footer = sf->footer = ft;
+    /* A deletion vector: its rows are never output (the plan selects
+     * around them). */
+    if (in->deleted && !in->deleted[index]) {
+        uint64_t n = 0;
+        if (pq_tf_deleted_rows(in->snap, in->store, index, &in->deleted[index], &n, err) != PQ_OK) return PQ_ERR;
+        in->files[index].deleted_rows = sf->deleted_rows = in->deleted[index];
+        in->files[index].n_deleted = sf->n_deleted = n;
+    }
     return PQ_OK;
 }
 
@@ -263,6 +274,12 @@ static void release_table_file(void *ctx, int index)
     pq_file_close(in->files[index].file);
     in->files[index].footer = NULL;
     in->files[index].file = NULL;
+    if (in->deleted) {
+        free(in->deleted[index]);
+        in->deleted[index] = NULL;
+        in->files[index].deleted_rows = NULL;
+        in->files[index].n_deleted = 0;
+    }
 }
 
 static const char *env_or(const char *a, const char *b)
@@ -401,7 +418,7 @@ static int open_format_partition(inputs *in, int64_t version, bool *is_format, p
     }
     *is_format = true;
     in->store = st;
-    pq_tf_opts fopts = {.version = version};
+    pq_tf_opts fopts = {.version = version, .apply_deletes = true};
     PQ_TRY(pq_tf_open(st, "", &fopts, &in->snap, err));
     in->table = in->snap->table;
     for (int i = 0; i < in->n_eq; i++) {
@@ -479,7 +496,7 @@ static int open_inputs(const char **paths, int n_paths, int64_t version, inputs 
         if (!in->store) PQ_TRY(open_store(paths[0], &in->store, err));
         pq_table_opts topts;
         memset(&topts, 0, sizeof topts);
-        pq_tf_opts fopts = {.version = version, .hive = &topts};
+        pq_tf_opts fopts = {.version = version, .hive = &topts, .apply_deletes = true};
         if (!in->table) {
             PQ_TRY(pq_tf_open(in->store, "", &fopts, &in->snap, err));
             in->table = in->snap->table;
@@ -497,6 +514,7 @@ static int open_inputs(const char **paths, int n_paths, int64_t version, inputs 
         in->n_files = in->table->n_files;
         in->names = calloc((size_t)in->n_files, sizeof *in->names);
         if (!in->names) return PQ_NOMEM(err);
+        if (delta && !(in->deleted = calloc((size_t)in->n_files, sizeof *in->deleted))) return PQ_NOMEM(err);
         for (int i = 0; i < in->n_files; i++) {
             in->files[i].part_values = (const char *const *)in->table->files[i].values;
             /* Named before it is opened, or when its partition values rule

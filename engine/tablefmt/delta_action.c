@@ -443,11 +443,14 @@ int pq_delta_apply_json(pq_delta_log *log, const char *text, size_t len, const c
  * read; timestampNtz columns render without a zone; vacuumProtocolCheck
  * only binds writers and VACUUM; columnMapping in mode name (physical
  * names in the files, logical ones in every view; mode id is refused by
- * check_protocol).  Everything else (deletionVectors, typeWidening,
- * variantType, ...) is refused. */
+ * check_protocol); deletionVectors (a file's vector is decoded by
+ * pq_tf_deleted_rows; pq_tf_open refuses such a file to a caller that does
+ * not apply them).  Everything else (typeWidening, variantType, ...) is
+ * refused. */
 bool pq_delta_reader_feature_supported(const char *name)
 {
-    static const char *const ok[] = {"v2Checkpoint", "timestampNtz", "vacuumProtocolCheck", "columnMapping"};
+    static const char *const ok[] = {"v2Checkpoint", "timestampNtz", "vacuumProtocolCheck", "columnMapping",
+                                     "deletionVectors"};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
         if (!strcmp(name, ok[i])) return true;
     return false;

@@ -135,7 +135,7 @@ static int delta_values(const pq_delta_log *log, const pq_delta_add *a, const pq
 }
 
 /* The replayed log as a snapshot: its live files in log order. */
-static int delta_snapshot(pq_tf_snapshot *s, const char *root, const char *what, pq_error *err)
+static int delta_snapshot(pq_tf_snapshot *s, const char *root, bool apply_deletes, const char *what, pq_error *err)
 {
     pq_delta_log *log = s->priv;
     s->version = log->version;
@@ -157,9 +157,9 @@ static int delta_snapshot(pq_tf_snapshot *s, const char *root, const char *what,
     for (int i = 0; i < log->n_adds; i++) {
         const pq_delta_add *a = &log->adds[i];
         if (!a->live) continue;
-        if (a->dv.storage)
+        if (a->dv.storage && !apply_deletes)
             return pq_fail(err, PQ_E_UNSUPPORTED,
-                           "%s: file '%s' has a deletion vector (reader feature 'deletionVectors'), which this build "
+                           "%s: file '%s' has a deletion vector (reader feature 'deletionVectors'), which this reader "
                            "does not apply",
                            what, a->path);
         pq_table_file *tf = &t->files[t->n_files];
@@ -204,7 +204,7 @@ int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_
         pq_delta_log *log = s->priv = malloc(sizeof *log);
         if (!log) rc = PQ_NOMEM(err);
         if (rc == PQ_OK) rc = pq_delta_replay(store, root, version, log, err);
-        if (rc == PQ_OK) rc = delta_snapshot(s, root, what, err);
+        if (rc == PQ_OK) rc = delta_snapshot(s, root, opts && opts->apply_deletes, what, err);
     }
     free(what);
     if (rc != PQ_OK) {

@@ -21,7 +21,6 @@ expected=$(dirname "$TABLE")/expected
 
 # Known gaps: table -> the words pqtool's refusal must hold.
 declare -A GAPS=(
-    [table-with-dv-small]="reader feature 'deletionVectors'"
     [delta-1.2.1-only-struct-stats]="column 'new_column' of the table's schema is not in the file"
 )
 

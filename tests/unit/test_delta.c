@@ -335,7 +335,7 @@ static void test_replay_on_store(void)
     } refusals[] = {
         {"{\"protocol\":{\"minReaderVersion\":4,\"minWriterVersion\":7}}\n", "", "needs reader version 4"},
         {"{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,\"readerFeatures\":[\"v2Checkpoint\","
-         "\"deletionVectors\"]}}\n", "", "reader feature 'deletionVectors'"},
+         "\"deletionVectors\",\"variantType\"]}}\n", "", "reader feature 'variantType'"},
         {"{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,\"readerFeatures\":[\"typeWidening\"]}}\n", "",
          "reader feature 'typeWidening'"},
         {"{\"protocol\":{\"minReaderVersion\":2,\"minWriterVersion\":5}}\n", "\"delta.columnMapping.mode\":\"id\"",
@@ -387,6 +387,30 @@ static void test_replay_on_store(void)
             pq_tf_snapshot_free(s);
         }
     }
+    /* A file with a deletion vector: given to a caller that applies
+     * deletes, refused to one that does not (never read whole). */
+    new_table(dir, log, sizeof dir);
+    char *dvlog = cat3("{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,\"readerFeatures\":"
+                       "[\"deletionVectors\"],\"writerFeatures\":[\"deletionVectors\"]}}\n",
+                       METADATA,
+                       "{\"add\":{\"path\":\"a.parquet\",\"size\":1,\"partitionValues\":{\"p\":\"1\"},"
+                       "\"deletionVector\":{\"storageType\":\"u\",\"pathOrInlineDv\":\"vBn[lx{q8@P<9BNH/isA\","
+                       "\"offset\":1,\"sizeInBytes\":36,\"cardinality\":2}}}\n");
+    write_file(log, "00000000000000000000.json", dvlog);
+    free(dvlog);
+    CHECK_EQ_INT(open_table(dir, -1, &s, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_UNSUPPORTED);
+    CHECK(strstr(err.msg, "has a deletion vector (reader feature 'deletionVectors'), which this reader does not apply") != NULL);
+    pq_store *dst;
+    CHECK_EQ_INT(pq_store_local_new(dir, &dst, &err), PQ_OK);
+    pq_tf_opts applying = {.version = -1, .apply_deletes = true};
+    CHECK_EQ_INT(pq_tf_open(dst, "", &applying, &s, &err), PQ_OK);
+    if (s) {
+        CHECK_EQ_INT(s->files[0].deletes.storage, 'u');
+        CHECK_EQ_INT(s->files[0].deletes.cardinality, 2);
+        pq_tf_snapshot_free(s);
+    }
+    pq_store_destroy(dst);
     /* No protocol, no metaData: errors saying so. */
     new_table(dir, log, sizeof dir);
     write_file(log, "00000000000000000000.json", METADATA);

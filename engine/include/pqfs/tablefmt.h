@@ -70,6 +70,10 @@ typedef struct pq_tf_snapshot {
 typedef struct pq_tf_opts {
     int64_t version;           /* < 0: the latest; else that version (time travel; an error for Hive) */
     const pq_table_opts *hive; /* Hive discovery options (may be NULL) */
+    /* The caller applies each file's deletes (pq_tf_deleted_rows into
+     * pq_scan_file.deleted_rows); otherwise a live file with deletes fails
+     * the open (PQ_E_UNSUPPORTED naming the feature), never read whole. */
+    bool apply_deletes;
 } pq_tf_opts;
 
 const char *pq_tf_kind_name(pq_tf_kind kind);
@@ -88,8 +92,7 @@ void pq_tf_snapshot_free(pq_tf_snapshot *s);
  * none): inline (z85) or in a deletion_vector_<uuid>.bin of the table
  * (size and CRC-32 checked), decoded with CRoaring; the count must be the
  * descriptor's cardinality.  An absolute-path vector is PQ_E_UNSUPPORTED.
- * (The scan does not apply them yet: a table with deletion vectors is
- * refused by pq_tf_open.) */
+ * The scan applies them given as pq_scan_file.deleted_rows. */
 int pq_tf_deleted_rows(const pq_tf_snapshot *s, pq_store *store, int file, uint64_t **rows, uint64_t *n_rows,
                        pq_error *err);
 
