@@ -44,6 +44,11 @@ refuse "a version past the log" "version 99 is not in the log (the latest is 4)"
 mkdir -p "$WORK/p" && cp -r "$P" "$WORK/p/t" && mkdir "$WORK/p/t/value=1"
 refuse "a partition path of a column that is none" "'value' is not a partition column" "$WORK/p/t/value=1"
 
+got=$("$PQTOOL" plan "$DELTA/delta-0.2.0" | head -n 1)
+if [ "$got" = "table: Delta Lake, version 3 (from the checkpoint of version 3), 3 live files" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: plan names the version: '$got'"; fi
+got=$("$PQTOOL" plan "$DELTA/delta-0.2.0" --version 2 | head -n 1)
+if [ "$got" = "table: Delta Lake, version 2, 2 live files" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: plan --version 2 names it: '$got'"; fi
+
 # A log copied and broken: each error names the file and what was wrong.
 cp -r "$DELTA/simple_table" "$WORK/t"
 log=$WORK/t/_delta_log
