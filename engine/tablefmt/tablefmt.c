@@ -181,25 +181,37 @@ int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_
 {
     *out = NULL;
     int64_t version = opts ? opts->version : -1;
-    pq_tf_kind kind;
-    PQ_TRY(pq_tf_detect(store, root, &kind, err));
+    /* Hive discovery first, which lists the root once: a Delta table's
+     * root (it holds _delta_log/) makes it fail at once, PQ_E_UNSUPPORTED,
+     * before it descends.  So a Hive table costs one root listing, as
+     * before, and a Delta one a second (stopped at _delta_log/). */
+    pq_table *hive = NULL;
+    pq_tf_kind kind = PQ_TF_HIVE;
+    if (version < 0 && pq_table_discover(store, root, opts ? opts->hive : NULL, &hive, err) != PQ_OK) {
+        pq_error why = *err;
+        if (why.cls != PQ_E_UNSUPPORTED || pq_tf_detect(store, root, &kind, err) != PQ_OK || kind == PQ_TF_HIVE) {
+            *err = why;
+            return PQ_ERR;
+        }
+    }
+    if (version >= 0) PQ_TRY(pq_tf_detect(store, root, &kind, err));
     char *what = pq_path_join(store->root, root);
     for (size_t n = what ? strlen(what) : 0; n > 1 && what[n - 1] == '/'; n--) what[n - 1] = '\0';
     pq_tf_snapshot *s = calloc(1, sizeof *s);
     if (!s || !what) {
         free(s);
         free(what);
+        pq_table_free(hive);
         return PQ_NOMEM(err);
     }
     s->kind = kind;
     s->version = s->checkpoint_version = -1;
     int rc = PQ_OK;
     if (kind == PQ_TF_HIVE) {
+        s->table = hive;
         if (version >= 0)
             rc = pq_fail(err, PQ_E_USAGE, "%s: a version (%lld) asked of a Hive table, which has none", what,
                          (long long)version);
-        else
-            rc = pq_table_discover(store, root, opts ? opts->hive : NULL, &s->table, err);
     } else {
         pq_delta_log *log = s->priv = malloc(sizeof *log);
         if (!log) rc = PQ_NOMEM(err);
