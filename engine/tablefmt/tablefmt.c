@@ -349,6 +349,75 @@ static uint32_t load_be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
 
+static uint16_t load_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* Whether the bytes at p start a well-formed 32-bit roaring bitmap in the
+ * portable format (RoaringFormatSpec), and its size.  CRoaring decodes it;
+ * this only checks what the library Debian 12 ships (0.2.66) does not, and
+ * which its iterator trusts: keys ascending, every container's cardinality
+ * what its contents hold, array values and runs ascending and within 16
+ * bits.  A bitmap it took whole could otherwise crash it (fuzz_delta_log
+ * found one: a run container that its safe deserializer accepted). */
+static bool portable_bitmap_valid(const uint8_t *p, size_t len, size_t *size)
+{
+    if (len < 4) return false;
+    uint32_t cookie = load_le32(p);
+    size_t at = 4, n;
+    const uint8_t *runs = NULL;
+    if (cookie == 12346) {
+        if (len < 8) return false;
+        n = load_le32(p + 4);
+        at = 8;
+    } else if ((cookie & 0xFFFF) == 12347) {
+        n = (cookie >> 16) + 1;
+        runs = p + at;
+        at += (n + 7) / 8;
+    } else {
+        return false;
+    }
+    if (n > 65536 || at > len || (len - at) / 4 < n) return false;
+    const uint8_t *desc = p + at;
+    at += 4 * n;
+    if (!runs || n >= 4) { /* the offset header: not needed, only skipped */
+        if ((len - at) / 4 < n) return false;
+        at += 4 * n;
+    }
+    for (size_t c = 0; c < n; c++) {
+        uint32_t card = (uint32_t)load_le16(desc + 4 * c + 2) + 1;
+        if (c > 0 && load_le16(desc + 4 * c) <= load_le16(desc + 4 * (c - 1))) return false;
+        if (runs && (runs[c / 8] >> (c % 8) & 1)) {
+            if (len - at < 2) return false;
+            uint32_t n_runs = load_le16(p + at), total = 0;
+            at += 2;
+            if (n_runs == 0 || (len - at) / 4 < n_runs) return false;
+            int64_t next = 0; /* the first value a run may start at */
+            for (uint32_t r = 0; r < n_runs; r++, at += 4) {
+                uint32_t start = load_le16(p + at), count = (uint32_t)load_le16(p + at + 2) + 1;
+                if ((int64_t)start < next || start + count > 65536) return false;
+                next = (int64_t)start + count; /* no overlap (adjacent runs are harmless) */
+                total += count;
+            }
+            if (total != card) return false;
+        } else if (card <= 4096) {
+            if ((len - at) / 2 < card) return false;
+            for (uint32_t i = 1; i < card; i++)
+                if (load_le16(p + at + 2 * i) <= load_le16(p + at + 2 * (i - 1))) return false;
+            at += 2 * card;
+        } else {
+            if (len - at < 8192) return false;
+            uint32_t bits = 0;
+            for (size_t i = 0; i < 8192; i++) bits += (uint32_t)__builtin_popcount(p[at + i]);
+            if (bits != card) return false;
+            at += 8192;
+        }
+    }
+    *size = at;
+    return true;
+}
+
 int pq_delta_dv_decode(const uint8_t *p, size_t len, uint64_t cardinality, uint64_t **rows, uint64_t *n_rows,
                        pq_error *err)
 {
@@ -376,8 +445,11 @@ int pq_delta_dv_decode(const uint8_t *p, size_t len, uint64_t cardinality, uint6
             return pq_fail(err, PQ_E_CORRUPT, "deletion vector: bucket key %u out of order or negative", key);
         }
         last_key = key;
-        size_t size = roaring_bitmap_portable_deserialize_size((const char *)p + at, len - at);
-        roaring_bitmap_t *bm = size ? roaring_bitmap_portable_deserialize_safe((const char *)p + at, len - at) : NULL;
+        size_t size = 0;
+        if (!portable_bitmap_valid(p + at, len - at, &size) ||
+            roaring_bitmap_portable_deserialize_size((const char *)p + at, len - at) != size)
+            goto cut;
+        roaring_bitmap_t *bm = roaring_bitmap_portable_deserialize_safe((const char *)p + at, size);
         if (!bm) goto cut;
         at += size;
         uint64_t count = roaring_bitmap_get_cardinality(bm);
@@ -389,8 +461,24 @@ int pq_delta_dv_decode(const uint8_t *p, size_t len, uint64_t cardinality, uint6
         }
         roaring_uint32_iterator_t it;
         roaring_init_iterator(bm, &it);
-        for (; it.has_value; roaring_advance_uint32_iterator(&it)) out[n++] = (uint64_t)key << 32 | it.current_value;
+        bool ascending = true;
+        for (; it.has_value && ascending; roaring_advance_uint32_iterator(&it)) {
+            if (n == cardinality) { /* more values than the library counted */
+                ascending = false;
+                break;
+            }
+            uint64_t row = (uint64_t)key << 32 | it.current_value;
+            /* A bitmap the library took whole may still be malformed
+             * (containers out of order, repeated values): the plan needs
+             * the rows strictly ascending. */
+            ascending &= n == 0 || out[n - 1] < row;
+            out[n++] = row;
+        }
         roaring_bitmap_free(bm);
+        if (!ascending) {
+            free(out);
+            return pq_fail(err, PQ_E_CORRUPT, "deletion vector: a malformed bitmap (rows not ascending, or more than it counts)");
+        }
     }
     if (n != cardinality) {
         free(out);
@@ -402,7 +490,7 @@ int pq_delta_dv_decode(const uint8_t *p, size_t len, uint64_t cardinality, uint6
     return PQ_OK;
 cut:
     free(out);
-    return pq_fail(err, PQ_E_CORRUPT, "deletion vector: a bucket is cut short or not a roaring bitmap (at byte %zu of %zu)",
+    return pq_fail(err, PQ_E_CORRUPT, "deletion vector: a bucket is cut short or not a well-formed roaring bitmap (at byte %zu of %zu)",
                    at, len);
 }
 

@@ -495,6 +495,46 @@ static void test_deletion_vectors(void)
     CHECK(strstr(err.msg, "cardinality") != NULL);
     CHECK_EQ_INT(pq_delta_dv_decode(dv, len - 3, 4, &rows, &n, &err), PQ_ERR); /* cut */
     CHECK_EQ_INT(pq_delta_dv_decode(dv + 1, len - 1, 4, &rows, &n, &err), PQ_ERR); /* magic */
+    /* A bitmap CRoaring takes whole but whose array container is not
+     * sorted (9, then 0): refused, the plan needs ascending rows. */
+    uint8_t bad[64];
+    put_le32(bad, 1681511377u);
+    put_le32(bad + 4, 1);
+    put_le32(bad + 8, 0);
+    put_le32(bad + 12, 0);                 /* bucket key 0 */
+    put_le32(bad + 16, 12346);             /* no-run cookie */
+    put_le32(bad + 20, 1);                 /* one container */
+    put_le32(bad + 24, (uint32_t)1 << 16); /* key 0, cardinality - 1 = 1 */
+    put_le32(bad + 28, 16);                /* its data at byte 16 of the bitmap */
+    bad[32] = 9, bad[33] = 0, bad[34] = 0, bad[35] = 0;
+    CHECK_EQ_INT(pq_delta_dv_decode(bad, 36, 2, &rows, &n, &err), PQ_ERR);
+    CHECK(strstr(err.msg, "not a well-formed roaring bitmap") != NULL);
+    bad[32] = 0, bad[34] = 9; /* sorted: 0, 9 */
+    CHECK_EQ_INT(pq_delta_dv_decode(bad, 36, 2, &rows, &n, &err), PQ_OK);
+    if (n == 2) CHECK(rows[0] == 0 && rows[1] == 9);
+    free(rows);
+    /* Run and bitset containers as CRoaring writes them: rows 10..99,999 as
+     * runs, then 6,000 even rows of another 64 Ki block as a bitset. */
+    roaring_bitmap_t *big = roaring_bitmap_create();
+    roaring_bitmap_add_range(big, 10, 100000);
+    roaring_bitmap_run_optimize(big);
+    for (uint32_t v = 0; v < 12000; v += 2) roaring_bitmap_add(big, (3u << 16) + v);
+    size_t bsz = roaring_bitmap_portable_size_in_bytes(big);
+    uint8_t *bdv = malloc(16 + bsz);
+    put_le32(bdv, 1681511377u);
+    put_le32(bdv + 4, 1);
+    put_le32(bdv + 8, 0);
+    put_le32(bdv + 12, 0);
+    roaring_bitmap_portable_serialize(big, (char *)bdv + 16);
+    uint64_t bcard = roaring_bitmap_get_cardinality(big);
+    roaring_bitmap_free(big);
+    CHECK_EQ_INT(pq_delta_dv_decode(bdv, 16 + bsz, bcard, &rows, &n, &err), PQ_OK);
+    CHECK_EQ_INT(n, 99990 + 6000);
+    if (n == 99990 + 6000) CHECK(rows[0] == 10 && rows[99989] == 99999 && rows[99990] == (3u << 16) && rows[n - 1] == (3u << 16) + 11998);
+    free(rows);
+    for (size_t cut = 16; cut < 16 + bsz; cut += 97) /* cut anywhere: an error */
+        CHECK_EQ_INT(pq_delta_dv_decode(bdv, cut, bcard, &rows, &n, &err), PQ_ERR);
+    free(bdv);
     for (size_t cut = 0; cut < len; cut++) { /* every prefix: an error, never a read past it */
         if (pq_delta_dv_decode(dv, cut, 4, &rows, &n, &err) == PQ_OK) free(rows);
     }
