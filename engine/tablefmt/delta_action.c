@@ -127,14 +127,21 @@ int pq_delta_decode_path(pq_arena *a, const char *s, const char **out)
     return 0;
 }
 
-/* A relative path inside the table: no scheme, no leading '/', no "." or
+/* Whether a log path, as written (a URI reference), has a scheme: a ':'
+ * before any '/' (a relative reference escapes a ':' of its first segment
+ * as %3A, RFC 3986 section 4.2). */
+static bool has_scheme(const char *raw)
+{
+    const char *colon = strchr(raw, ':'), *slash = strchr(raw, '/');
+    return colon && (!slash || colon < slash);
+}
+
+/* A relative path inside the table, decoded: no leading '/', no "." or
  * ".." component, no empty component. */
 static const char *path_problem(const char *p)
 {
     if (!*p) return "is empty";
     if (*p == '/') return "is absolute (a path outside the table is not read)";
-    const char *colon = strchr(p, ':'), *slash = strchr(p, '/');
-    if (colon && (!slash || colon < slash)) return "is an absolute URI (a file outside the table is not read)";
     for (const char *c = p; *c;) {
         size_t len = strcspn(c, "/");
         if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
@@ -285,7 +292,8 @@ static int file_action(pq_delta_log *log, const json_t *obj, const char *kind, p
     int rc = pq_delta_decode_path(&log->arena, raw, &a->path);
     if (rc == -2) return PQ_NOMEM(err);
     if (rc < 0) return bad(err, w, "%s.path '%.200s' has a malformed %%-escape (or %%00)", kind, raw);
-    const char *problem = path_problem(a->path);
+    const char *problem = has_scheme(raw) ? "is an absolute URI (a file outside the table is not read)"
+                                          : path_problem(a->path);
     if (problem) {
         if (strstr(problem, "outside"))
             return pq_fail(err, PQ_E_UNSUPPORTED, "%s: %s %lld: %s.path '%.200s' %s", w->file, w->unit,
@@ -386,7 +394,7 @@ static int apply_sidecar(pq_delta_log *log, const json_t *obj, const pq_delta_wh
     PQ_TRY(get_string(log, obj, "sidecar", "path", true, &raw, w, err));
     int rc = pq_delta_decode_path(&log->arena, raw, &path);
     if (rc == -2) return PQ_NOMEM(err);
-    if (rc < 0 || path_problem(path) || strchr(path, '/'))
+    if (rc < 0 || has_scheme(raw) || path_problem(path) || strchr(path, '/'))
         return bad(err, w, "sidecar.path '%.200s' is not a file name in _delta_log/_sidecars/", raw);
     if (pq_arena_push_str(&log->arena, &log->sidecars, &log->n_sidecars, path)) return PQ_NOMEM(err);
     return PQ_OK;

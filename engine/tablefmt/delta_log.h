@@ -164,7 +164,7 @@ int pq_delta_dv_decode(const uint8_t *p, size_t len, uint64_t cardinality, uint6
 
 /* Percent-decoding of a log path (a URI's path: %XX escapes only, decoded
  * once).  *out in the arena.  A malformed escape or a decoded NUL is an
- * error (-1). */
+ * error (-1); out of memory -2. */
 int pq_delta_decode_path(pq_arena *a, const char *s, const char **out);
 
 #endif

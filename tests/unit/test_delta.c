@@ -120,6 +120,13 @@ static void test_paths(void)
     CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"%2E%2E/x.parquet\",\"size\":1}}", &err), PQ_ERR);
     CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"s3://bucket/x.parquet\",\"size\":1}}", &err), PQ_ERR);
     CHECK_EQ_INT(err.cls, PQ_E_UNSUPPORTED);
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"file:/tmp/x.parquet\",\"size\":1}}", &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_UNSUPPORTED);
+    /* A ':' escaped in the first segment is a name, not a scheme; one after
+     * a '/' needs no escape. */
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"t%3A1.parquet\",\"size\":1}}", &err), PQ_OK);
+    CHECK_EQ_STR(log.adds[log.n_adds - 1].path, "t:1.parquet");
+    CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"d/t:1.parquet\",\"size\":1}}", &err), PQ_OK);
     CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"/etc/passwd\",\"size\":1}}", &err), PQ_ERR);
     CHECK_EQ_INT(apply(&log, "{\"add\":{\"path\":\"x%zz\",\"size\":1}}", &err), PQ_ERR);
     CHECK(strstr(err.msg, "malformed") != NULL);
