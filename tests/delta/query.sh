@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # pqtool's queries on Delta Lake tables (../shared/testdata/delta): --where
 # and --select over partition columns typed by the log's schema, a
-# partition path as a filter, time travel with a filter, and the errors a
-# bad version or a bad log gives (the file and line named).
-#   tests/delta/query.sh PQTOOL DELTA_DIR
+# partition path as a filter, time travel with a filter, plan's first line,
+# the errors a bad version or a bad log gives (the file and line named), a
+# multi-part checkpoint (made here from a classic one), and deletion
+# vectors over several row groups (written here).
+#   tests/delta/query.sh PQTOOL DELTA_DIR CSVCMP
 set -euo pipefail
 
-[ $# -eq 2 ] || { echo "usage: query.sh PQTOOL DELTA_DIR" >&2; exit 2; }
-PQTOOL=$1 DELTA=$2
+[ $# -eq 3 ] || { echo "usage: query.sh PQTOOL DELTA_DIR CSVCMP" >&2; exit 2; }
+PQTOOL=$1 DELTA=$2 CSVCMP=$3
 [ -d "$DELTA/simple_table/_delta_log" ] || { echo "SKIP: no $DELTA"; exit 77; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pqfs-delta-query.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -68,6 +70,28 @@ refuse "a reader version past 3" "needs reader version 4" "$WORK/t"
 cp "$DELTA/simple_table/_delta_log/00000000000000000004.json" "$log/"
 printf '{"add":{"path":"../../etc/passwd","size":1,"partitionValues":{}}}\n' >>"$log/00000000000000000004.json"
 refuse "a path out of the table" "has an empty, '.' or '..' component" "$WORK/t"
+
+# A multi-part checkpoint (none in the corpus): simple_table_with_checkpoint's
+# classic one split in two by pqtool itself (--format parquet of its rows
+# without and with an add), the classic one, _last_checkpoint and commits
+# 0-9 removed, so only the two parts can serve; then part 2 of 2 gone.
+M=$WORK/mp/_delta_log
+mkdir -p "$WORK/mp"
+cp -r "$DELTA/simple_table_with_checkpoint/." "$WORK/mp/"
+cp10=$M/00000000000000000010.checkpoint.parquet
+"$PQTOOL" cat "$cp10" --where 'add IS NULL' --format parquet -o "$M/00000000000000000010.checkpoint.0000000001.0000000002.parquet"
+"$PQTOOL" cat "$cp10" --where 'add IS NOT NULL' --format parquet -o "$M/00000000000000000010.checkpoint.0000000002.0000000002.parquet"
+rm "$cp10" "$M/_last_checkpoint" "$M"/0000000000000000000[0-9].json
+if "$PQTOOL" cat "$WORK/mp" >"$WORK/mp.csv" 2>"$WORK/err.txt" &&
+    python3 "$CSVCMP" "$DELTA/expected/simple_table_with_checkpoint.csv" "$WORK/mp.csv" --unordered >/dev/null 2>&1; then
+    PASSES=$((PASSES + 1))
+else
+    FAILS=$((FAILS + 1)); echo "FAIL: a multi-part checkpoint: $(head -c 300 "$WORK/err.txt")"
+fi
+got=$("$PQTOOL" plan "$WORK/mp" | head -n 1)
+if [ "$got" = "table: Delta Lake, version 10 (from the checkpoint of version 10), 11 live files" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: multi-part plan: '$got'"; fi
+rm "$M/00000000000000000010.checkpoint.0000000002.0000000002.parquet"
+refuse "a multi-part checkpoint missing a part is not used" "no checkpoint at or before it and no commit 0" "$WORK/mp"
 
 # Deletion vectors over several row groups: 30 rows in row groups of 7, the
 # rows 0, 6, 7, 13, 14-20 (all of row group 2) and 29 deleted by a vector
