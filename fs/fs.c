@@ -1,7 +1,6 @@
 #include "fs.h"
 #include "mem.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -43,16 +42,7 @@ typedef struct open_handle {
     struct open_handle *prev, *next;
     pq_lake_handle *file;        /* a file, or */
     struct dir_listing *dir;     /* a directory listing, or */
-    pq_lake_upload *upload;      /* a file being written into the lake */
-    fuse_ino_t upload_ino;
-    /* Its mount path, under mu: a rename while it is open moves this one
-     * (the upload takes it when it is closed, on the closing thread, so the
-     * engine's strings never change under a commit); `finishing` once its
-     * close began committing or parking it (no rename moves it then). */
-    char *upload_path;
-    bool renamed, finishing;
-    pid_t writer;                /* the process that created it (0: unknown) */
-    bool writer_killed;          /* it died of a signal with the file open: nothing is written */
+    pq_lake_open_upload *upload; /* a file being written (the lake's write lifecycle has it) */
     /* The kernel's reference plus one per READ being answered: a reply
      * points into the file's bytes, and the reader it completes may close
      * the file (RELEASE on another thread) before fuse_reply_buf returns. */
@@ -68,32 +58,12 @@ struct pqfs_fs {
     inode *by_ino[INODE_BUCKETS];
     time_t mount_time;
     open_handle *open;           /* under mu */
-    int n_uploads;               /* handles in `open` with an upload, under mu */
-    /* Names just written (the file is in the lake under another name): for
-     * a little while they still stat, and take chmod, chown and utimes
-     * without effect, as the copy tools send them after close (shutil.copy,
-     * install, cp -p).  A ring, under mu. */
-    struct just_written {
-        char *path;
-        uint64_t size;
-        time_t until;
-    } written[16];
-    int n_written;
-    /* Closed files with a temporary name (starting with '.', as rsync's
-     * .NAME.XXXXXX): not in the lake until renamed to a name without the
-     * dot, which commits them; unlinked, or never renamed within
-     * o.staged_timeout_s of their close (pqfs_fs_expire), nothing lands.
-     * Under mu. */
-    struct parked_upload {
-        struct parked_upload *next;
-        char *path;
-        pq_lake_upload *upload;
-        time_t until;
-    } *parked;
+    /* Files being written, parked or just written, by name: the lake's
+     * write lifecycle decides what their requests mean.  Its lock comes
+     * before mu (it relabels inodes under it: relabel), so nothing calls
+     * into it while holding mu. */
+    pq_lake_uploads *uploads;
 };
-
-#define JUST_WRITTEN_SECONDS 10
-#define PARKED_SECONDS 600
 
 int pqfs_errno(const pq_error *err)
 {
@@ -107,6 +77,8 @@ int pqfs_errno(const pq_error *err)
     case PQ_E_DENIED: return EPERM;
     case PQ_E_STALE: return ESTALE;
     case PQ_E_ACCESS: return EACCES;
+    case PQ_E_EXISTS: return EEXIST;
+    case PQ_E_CLOSED: return EBADF;
     case PQ_E_UNSUPPORTED: return EIO;
     case PQ_E_CORRUPT: case PQ_E_IO: default: return EIO;
     }
@@ -117,122 +89,20 @@ static pqfs_fs *fs_of(fuse_req_t req)
     return fuse_req_userdata(req);
 }
 
-static open_handle *track(pqfs_fs *fs, pq_lake_handle *file, struct dir_listing *dir, pq_lake_upload *upload,
-                          fuse_ino_t upload_ino)
+static open_handle *track(pqfs_fs *fs, pq_lake_handle *file, struct dir_listing *dir, pq_lake_open_upload *upload)
 {
     open_handle *oh = calloc(1, sizeof *oh);
     if (!oh) return NULL;
     oh->file = file;
     oh->dir = dir;
     oh->upload = upload;
-    oh->upload_ino = upload_ino;
-    if (upload && !(oh->upload_path = strdup(pq_lake_upload_path(upload)))) {
-        free(oh);
-        return NULL;
-    }
     atomic_init(&oh->refs, 1);
     pthread_mutex_lock(&fs->mu);
     oh->next = fs->open;
     if (fs->open) fs->open->prev = oh;
     fs->open = oh;
-    if (upload) fs->n_uploads++;
     pthread_mutex_unlock(&fs->mu);
     return oh;
-}
-
-/* The process (thread group) of the thread a request came from, or 0 when
- * it cannot be told (another PID namespace, no /proc).  FUSE gives the
- * thread's id. */
-static pid_t process_of(fuse_req_t req)
-{
-    pid_t tid = fuse_req_ctx(req)->pid;
-    if (tid <= 0) return 0;
-    char path[64], line[128];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
-    FILE *f = fopen(path, "re");
-    if (!f) return 0;
-    long tgid = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "Tgid: %ld", &tgid) == 1) break;
-    fclose(f);
-    return tgid > 0 ? (pid_t)tgid : 0;
-}
-
-/* Whether the thread a request came from is exiting because a signal
- * killed it (kill -9, SIGTERM, a crash): its files are being closed by the
- * kernel, not by close(), and a half-written file must not go into the
- * lake.  /proc/TID/stat: flags (field 9) has PF_EXITING, and exit_code
- * (field 52, set before the files close) the signal in its low bits.  A
- * normal exit (a command writing to `> FILE` closes at exit too) is 0 there. */
-static bool killed_by_signal(fuse_req_t req)
-{
-    pid_t tid = fuse_req_ctx(req)->pid;
-    if (tid <= 0) return false;
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return false;
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and ')' */
-    if (!p) return false;
-    unsigned long long field[64];
-    int k = 0;
-    for (p++; k < 64 && *p;) {
-        while (*p == ' ') p++;
-        if (!*p || *p == '\n') break;
-        char *end;
-        field[k++] = strtoull(p, &end, 10); /* the state letter reads as 0 */
-        p = end;
-        while (*p && *p != ' ') p++;
-    }
-    const unsigned long long pf_exiting = 0x4;
-    /* field[0] is field 3 (state): flags is field 9, exit_code field 52 */
-    return k > 49 && (field[6] & pf_exiting) && (field[49] & 0x7f) != 0;
-}
-
-/* Whether the thread a request came from has a signal pending that will
- * kill it (SIGKILL, or one it neither catches nor ignores whose default
- * ends the process): the kill of a writer waiting in close() while its
- * file is written (kill -9, SIGTERM of cp).  /proc/TID/status masks. */
-static bool fatal_signal_pending(pid_t tid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
-    FILE *f = fopen(path, "re");
-    if (!f) return false;
-    unsigned long long pending = 0, ignored = 0, caught = 0, mask;
-    while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "SigPnd: %llx", &mask) == 1 || sscanf(line, "ShdPnd: %llx", &mask) == 1) pending |= mask;
-        else if (sscanf(line, "SigIgn: %llx", &mask) == 1) ignored = mask;
-        else if (sscanf(line, "SigCgt: %llx", &mask) == 1) caught = mask;
-    }
-    fclose(f);
-#define SIGBIT(n) (1ull << ((n) - 1))
-    /* Signals whose default is not to end the process. */
-    const unsigned long long harmless = SIGBIT(17) | SIGBIT(18) | SIGBIT(19) | SIGBIT(20) | SIGBIT(21) |
-                                        SIGBIT(22) | SIGBIT(23) | SIGBIT(28);
-    bool killed = (pending & SIGBIT(9)) || (pending & ~ignored & ~caught & ~harmless & 0xffffffffull);
-#undef SIGBIT
-    return killed;
-}
-
-/* pq_lake_upload_commit's abandon check for a FLUSH: the writer is dying,
- * or gone (a killed thread does not wait for close() to finish: once it is
- * reaped, /proc has no entry for it, and only a kill ends a thread inside
- * close()). */
-static bool writer_dying(void *ctx)
-{
-    fuse_req_t req = ctx;
-    pid_t tid = fuse_req_ctx(req)->pid;
-    if (tid <= 0) return false;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d", (int)tid);
-    struct stat st;
-    if (stat(path, &st) != 0 && errno == ENOENT) return true;
-    return fatal_signal_pending(tid) || killed_by_signal(req);
 }
 
 static void untrack(pqfs_fs *fs, open_handle *oh)
@@ -241,9 +111,7 @@ static void untrack(pqfs_fs *fs, open_handle *oh)
     if (oh->prev) oh->prev->next = oh->next;
     else fs->open = oh->next;
     if (oh->next) oh->next->prev = oh->prev;
-    if (oh->upload) fs->n_uploads--;
     pthread_mutex_unlock(&fs->mu);
-    free(oh->upload_path);
     free(oh);
 }
 
@@ -434,64 +302,12 @@ static void fill_written_stat(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, uint6
 
 /* The caller of a write on a multi-user mount, as the engine checks it:
  * uid and gid from the request, the supplementary groups from
- * /proc/PID/task/PID/status (read_groups; none when it cannot be
+ * /proc/PID/task/PID/status (pq_proc_groups; none when it cannot be
  * read: another PID namespace, which can only refuse more, never grant). */
 typedef struct caller {
     pq_cred cred;
     uint32_t *groups;
 } caller;
-
-/* The supplementary groups on the "Groups:" line of /proc/PID/task/PID/status
- * (libfuse's fuse_req_getgroups reads past its buffer when the file is 4 KiB
- * or more: ASan caught it). -1 when it cannot be read. */
-static int read_groups(pid_t pid, uint32_t **out)
-{
-    *out = NULL;
-    char path[96];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    size_t cap = 8192, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len + 1 >= cap) {
-            char *grown = cap < (1u << 20) ? realloc(buf, cap * 2) : NULL;
-            if (!grown) break;
-            buf = grown;
-            cap *= 2;
-        }
-        ssize_t n = read(fd, buf + len, cap - 1 - len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        len += (size_t)n;
-    }
-    close(fd);
-    if (!buf) return -1;
-    buf[len] = '\0';
-    const char *line = strstr(buf, "\nGroups:");
-    int count = 0;
-    if (line) {
-        line += 8;
-        const char *end = strchr(line, '\n');
-        if (!end) end = line + strlen(line);
-        uint32_t *groups = malloc(sizeof *groups * (size_t)((end - line) / 2 + 1));
-        for (const char *q = line; groups && q < end;) {
-            char *stop;
-            unsigned long g = strtoul(q, &stop, 10);
-            if (stop == q) {
-                q++;
-                continue;
-            }
-            if (stop > end) break;
-            if (g <= UINT32_MAX) groups[count++] = (uint32_t)g;
-            q = stop;
-        }
-        *out = groups;
-        if (!groups) count = -1;
-    }
-    free(buf);
-    return count;
-}
 
 static const pq_cred *caller_of(fuse_req_t req, const pqfs_fs *fs, caller *c)
 {
@@ -499,7 +315,7 @@ static const pq_cred *caller_of(fuse_req_t req, const pqfs_fs *fs, caller *c)
     if (!fs->o.multi_user) return NULL;
     const struct fuse_ctx *ctx = fuse_req_ctx(req);
     c->cred = (pq_cred){.uid = ctx->uid, .gid = ctx->gid};
-    int n = read_groups(ctx->pid, &c->groups);
+    int n = pq_proc_groups(ctx->pid, &c->groups);
     c->cred.groups = c->groups;
     c->cred.n_groups = n > 0 && c->groups ? n : 0;
     return &c->cred;
@@ -520,6 +336,15 @@ static void reply_error(fuse_req_t req, const pq_error *err)
         return;
     }
     fuse_reply_err(req, pqfs_errno(err));
+}
+
+/* Writes (SPEC section 6): only new files in table and partition
+ * directories, and mkdir of tables and partitions. */
+static bool refuse_if_read_only(fuse_req_t req, const pqfs_fs *fs)
+{
+    if (!fs->o.read_only) return false;
+    fuse_reply_err(req, EROFS);
+    return true;
 }
 
 /* ------------------------------------------------------------------ operations */
@@ -545,170 +370,6 @@ static bool read_should_stop(void *p)
 {
     stop_ctx *s = p;
     return fuse_req_interrupted(s->req) || (s->fs->se && fuse_session_exited(s->fs->se));
-}
-
-/* Notes that the file at path (taken) was written into the lake. */
-static void note_written_path(pqfs_fs *fs, char *path, uint64_t size)
-{
-    if (!path) return;
-    pthread_mutex_lock(&fs->mu);
-    /* One entry per name (FLUSH and RELEASE both note a commit). */
-    struct just_written *w = NULL;
-    for (size_t i = 0; !w && i < sizeof fs->written / sizeof fs->written[0]; i++)
-        if (fs->written[i].path && !strcmp(fs->written[i].path, path)) w = &fs->written[i];
-    if (!w) w = &fs->written[fs->n_written++ % (int)(sizeof fs->written / sizeof fs->written[0])];
-    free(w->path);
-    *w = (struct just_written){path, size, time(NULL) + JUST_WRITTEN_SECONDS};
-    pthread_mutex_unlock(&fs->mu);
-}
-
-/* Notes that the upload at ino was written into the lake. */
-static void note_written(pqfs_fs *fs, fuse_ino_t ino, uint64_t size)
-{
-    note_written_path(fs, path_of(fs, ino), size);
-}
-
-/* A temporary name: its file waits for a rename (struct parked_upload). */
-static bool is_temporary(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return (slash ? slash[1] : path[0]) == '.';
-}
-
-/* The parked upload at path (those past their time are dropped first);
- * with take, it is taken out of the list. */
-static pq_lake_upload *parked_locked(pqfs_fs *fs, const char *path, bool take)
-{
-    time_t now = time(NULL);
-    pq_lake_upload *found = NULL;
-    for (struct parked_upload **pp = &fs->parked; *pp;) {
-        struct parked_upload *p = *pp;
-        if (now > p->until || (path && take && !found && !strcmp(p->path, path))) {
-            *pp = p->next;
-            if (now > p->until) pq_lake_upload_expire(p->upload); /* never renamed: nothing lands */
-            else found = p->upload;
-            free(p->path);
-            free(p);
-            continue;
-        }
-        if (path && !found && !strcmp(p->path, path)) found = p->upload;
-        pp = &p->next;
-    }
-    return found;
-}
-
-static void relabel_locked(pqfs_fs *fs, const char *from, const char *to);
-
-/* Keeps a closed temporary file for its rename: u, or the upload of `oh`
- * (taken from it in the same critical section, so that no other thread
- * finds it in both places).  False when it cannot (nothing changed). */
-static bool park(pqfs_fs *fs, pq_lake_upload *u, open_handle *oh, const char *as)
-{
-    if (oh) u = oh->upload;
-    struct parked_upload *p = calloc(1, sizeof *p);
-    char *path = strdup(as ? as : pq_lake_upload_path(u));
-    if (!p || !path) {
-        free(p);
-        free(path);
-        return false;
-    }
-    int timeout = fs->o.staged_timeout_s > 0 ? fs->o.staged_timeout_s : PARKED_SECONDS;
-    *p = (struct parked_upload){.path = path, .upload = u, .until = time(NULL) + timeout};
-    pthread_mutex_lock(&fs->mu);
-    /* The same name written again replaces the file parked under it. */
-    pq_lake_upload *old = parked_locked(fs, path, true);
-    p->next = fs->parked;
-    fs->parked = p;
-    if (oh) {
-        oh->upload = NULL;
-        fs->n_uploads--;
-    }
-    pthread_mutex_unlock(&fs->mu);
-    pq_lake_upload_free(old);
-    return true;
-}
-
-/* At its close, the handle's upload takes the name it was renamed to while
- * open, and is marked as finishing; *claimed for the one close that does
- * this (and parks a temporary file), *temporary whether it is one. */
-static int finish_upload(pqfs_fs *fs, open_handle *oh, bool *temporary, bool *claimed, pq_error *err)
-{
-    pthread_mutex_lock(&fs->mu);
-    /* Two closes at once (dup'd descriptors): one finishes the file. */
-    *claimed = oh->upload && !oh->finishing;
-    oh->finishing = true;
-    pq_lake_upload *u = oh->upload;
-    char *path = *claimed && oh->renamed ? strdup(oh->upload_path) : NULL;
-    bool renamed = *claimed && oh->renamed;
-    if (*claimed) oh->renamed = false;
-    *temporary = is_temporary(oh->upload_path);
-    pthread_mutex_unlock(&fs->mu);
-    if (!renamed) return PQ_OK;
-    /* Serialized with a commit by the upload's own lock. */
-    int rc = path ? pq_lake_upload_rename(u, path, err) : PQ_NOMEM(err);
-    free(path);
-    return rc;
-}
-
-/* A file still being written renamed (write, rename, then close: a tool
- * that renames its temporary file before closing it): it will be committed
- * (or parked) under the new name when it is closed.  1 done, 0 when `from`
- * is no file being written (or one whose close began), -1 out of memory.
- * The caller has checked that `to` takes data. */
-static int rename_open_upload(pqfs_fs *fs, const char *from, const char *to)
-{
-    int done = 0;
-    pthread_mutex_lock(&fs->mu);
-    for (open_handle *oh = fs->n_uploads ? fs->open : NULL; oh && !done; oh = oh->next) {
-        if (!oh->upload || oh->finishing || strcmp(oh->upload_path, from)) continue;
-        char *p = strdup(to);
-        if (!p) {
-            done = -1;
-            break;
-        }
-        free(oh->upload_path);
-        oh->upload_path = p;
-        oh->renamed = true;
-        done = 1;
-    }
-    if (done > 0) relabel_locked(fs, from, to);
-    pthread_mutex_unlock(&fs->mu);
-    return done;
-}
-
-/* Whether path names a file just written, a parked one or one being
- * written; its size then. */
-static bool just_written(pqfs_fs *fs, const char *path, uint64_t *size)
-{
-    bool found = false;
-    time_t now = time(NULL);
-    pthread_mutex_lock(&fs->mu);
-    for (size_t i = 0; path && i < sizeof fs->written / sizeof fs->written[0]; i++) {
-        const struct just_written *w = &fs->written[i];
-        if (w->path && now <= w->until && !strcmp(w->path, path)) {
-            *size = w->size;
-            found = true;
-        }
-    }
-    pq_lake_upload *u = path && !found ? parked_locked(fs, path, false) : NULL;
-    /* A file being written is there too (a tool may look it up, or rename
-     * it, before it closes it). */
-    for (open_handle *oh = path && !found && !u && fs->n_uploads ? fs->open : NULL; oh && !u; oh = oh->next)
-        if (oh->upload && !strcmp(oh->upload_path, path)) u = oh->upload; /* committing too */
-    if (u) {
-        *size = pq_lake_upload_size(u);
-        found = true;
-    }
-    pthread_mutex_unlock(&fs->mu);
-    return found;
-}
-
-static bool ino_just_written(pqfs_fs *fs, fuse_ino_t ino, uint64_t *size)
-{
-    char *path = path_of(fs, ino);
-    bool found = just_written(fs, path, size);
-    free(path);
-    return found;
 }
 
 /* A data.parquet inode's version and size; false for other inodes. */
@@ -772,8 +433,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     pq_lake_attr a;
     stop_ctx sc = {req, fs};
     if (pq_lake_stat(fs->lake, path, &a, read_should_stop, &sc, &err) != PQ_OK) {
+        /* Not in the lake: a name being written, parked or just written? */
         pq_lake_attr wa = {.size_final = true};
-        if (err.cls == PQ_E_NOTFOUND && just_written(fs, path, &wa.size)) {
+        if (err.cls == PQ_E_NOTFOUND && pq_lake_uploads_stat(fs->uploads, path, 0, &wa.size)) {
             reply_entry_of(req, fs, path, &wa, true);
             return;
         }
@@ -794,24 +456,6 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 {
     for (size_t i = 0; i < count; i++) forget_one(fs_of(req), forgets[i].ino, forgets[i].nlookup);
     fuse_reply_none(req);
-}
-
-/* For a file being written (created and not yet released): truncates it
- * when truncate_to >= 0, and gives its staged size.  Under mu, so that its
- * RELEASE cannot free it meanwhile.  PQ_E_NOTFOUND: ino is no such file. */
-static int upload_attr(pqfs_fs *fs, fuse_ino_t ino, int64_t truncate_to, uint64_t *size, pq_error *err)
-{
-    int rc = pq_fail(err, PQ_E_NOTFOUND, "not a file being written");
-    pthread_mutex_lock(&fs->mu);
-    for (open_handle *oh = fs->n_uploads ? fs->open : NULL; oh; oh = oh->next) {
-        if (!oh->upload || oh->upload_ino != ino || (truncate_to >= 0 && oh->finishing)) continue;
-        pq_error_clear(err);
-        rc = truncate_to >= 0 ? pq_lake_upload_truncate(oh->upload, (uint64_t)truncate_to, err) : PQ_OK;
-        *size = pq_lake_upload_size(oh->upload);
-        break;
-    }
-    pthread_mutex_unlock(&fs->mu);
-    return rc;
 }
 
 /* The attributes of a file being written. */
@@ -839,13 +483,15 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
             return;
         }
     }
-    /* A file being written is not in the lake yet: its staged size. */
+    /* A file being written is not in the lake yet (its staged size), nor
+     * one parked or just written (under another name there). */
+    char *path = path_of(fs, ino);
     uint64_t staged = 0;
-    if (upload_attr(fs, ino, -1, &staged, &err) == PQ_OK || ino_just_written(fs, ino, &staged)) {
+    if (pq_lake_uploads_stat(fs->uploads, path, ino, &staged)) {
+        free(path);
         reply_upload_attr(req, fs, ino, staged);
         return;
     }
-    pq_error_clear(&err);
     uint64_t version, vsize;
     if (version_of(fs, ino, &version, &vsize)) {
         /* Its version's size, for good: a newer version of the path is
@@ -854,9 +500,9 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         pq_lake_attr va = {.size = vsize, .size_final = true, .version = version};
         fill_stat(fs, ino, &va, &st);
         fuse_reply_attr(req, &st, attr_timeout(fs, &va));
+        free(path);
         return;
     }
-    char *path = path_of(fs, ino);
     if (!path) {
         fuse_reply_err(req, ESTALE);
         return;
@@ -929,7 +575,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         reply_error(req, &err);
         return;
     }
-    open_handle *oh = track(fs, NULL, d, NULL, 0);
+    open_handle *oh = track(fs, NULL, d, NULL);
     if (!oh) {
         listing_free(d);
         fuse_reply_err(req, ENOMEM);
@@ -994,49 +640,49 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
     fuse_reply_err(req, 0);
 }
 
-/* An open for writing of a name just written (it still stats for a while,
- * so the kernel opens it instead of creating it): a new file, as a create
- * would make (cp to the same name twice, a loop reusing a name). */
-static bool open_new_write(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
+/* An open for writing: of a name being written, parked or just written
+ * (it still stats for a while, so the kernel opens it instead of creating
+ * it), a new file, as a create would make (cp to the same name twice, a
+ * loop reusing a name); of anything else, EPERM (pq_lake_uploads_reopen). */
+static void open_for_write(fuse_req_t req, pqfs_fs *fs, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-    uint64_t size;
-    char *path = fs->o.read_only ? NULL : path_of(fs, ino);
-    if (!path || !just_written(fs, path, &size)) {
-        free(path);
-        return false;
+    if (refuse_if_read_only(req, fs)) return;
+    char *path = path_of(fs, ino);
+    if (!path) {
+        fuse_reply_err(req, EPERM);
+        return;
     }
     pq_error err;
     pq_error_clear(&err);
-    pq_lake_upload *u;
+    pq_lake_open_upload *u;
     caller who;
-    int rc = pq_lake_create_as(fs->lake, path, caller_of(req, fs, &who), &u, &err);
+    int rc = pq_lake_uploads_reopen(fs->uploads, path, caller_of(req, fs, &who), fuse_req_ctx(req)->pid, ino, &u,
+                                    &err);
     caller_free(&who);
     free(path);
     if (rc != PQ_OK) {
         reply_error(req, &err);
-        return true;
+        return;
     }
-    open_handle *oh = track(fs, NULL, NULL, u, ino);
+    open_handle *oh = track(fs, NULL, NULL, u);
     if (!oh) {
-        pq_lake_upload_free(u);
+        pq_lake_uploads_discard(u);
         fuse_reply_err(req, ENOMEM);
-        return true;
+        return;
     }
-    oh->writer = process_of(req);
     fi->fh = (uint64_t)(uintptr_t)oh;
     fi->direct_io = 1;
     if (fuse_reply_open(req, fi) != 0) {
-        pq_lake_upload_free(u);
+        pq_lake_uploads_discard(u);
         untrack(fs, oh);
     }
-    return true;
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     pqfs_fs *fs = fs_of(req);
     if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-        if (!open_new_write(req, fs, ino, fi)) fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
+        open_for_write(req, fs, ino, fi);
         return;
     }
     char *path = path_of(fs, ino);
@@ -1054,20 +700,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
      * since the lookup; ESTALE only when it was evicted and the view has
      * changed: the kernel then looks the name up again. */
     int rc = pq_lake_open_file(fs->lake, path, version, &h, read_should_stop, &sc, &err);
-    uint64_t written;
-    if (rc != PQ_OK && err.cls == PQ_E_NOTFOUND && just_written(fs, path, &written)) {
-        /* A name written (or being written) stats, but its bytes are in the
-         * lake as Parquet (or staged): not readable by that name. */
-        free(path);
-        fuse_reply_err(req, EACCES);
-        return;
-    }
+    /* A name written (or being written) stats, but is not readable. */
+    if (rc != PQ_OK && err.cls == PQ_E_NOTFOUND) (void)pq_lake_uploads_refuse_read(fs->uploads, path, &err);
     free(path);
     if (rc != PQ_OK) {
         reply_error(req, &err);
         return;
     }
-    open_handle *oh = track(fs, h, NULL, NULL, 0);
+    open_handle *oh = track(fs, h, NULL, NULL);
     if (!oh) {
         pq_lake_release(h);
         fuse_reply_err(req, ENOMEM);
@@ -1140,32 +780,10 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     (void)ino;
     pqfs_fs *fs = fs_of(req);
     open_handle *oh = handle_of(fi);
-    if (oh->upload_path) {
-        /* A file written: close() got the outcome from FLUSH (or its FLUSH
-         * parked it: nothing is left here).  A file whose writer never
-         * closed it itself (it passed the descriptor on) or that got bytes
-         * after its last flush is written now, its outcome only logged; an
-         * empty one (touch) writes nothing, but an empty temporary file is
-         * parked (rsync renames it too). */
-        pq_error err;
-        pq_error_clear(&err);
-        bool temporary = false, claimed = false;
-        if (oh->upload && finish_upload(fs, oh, &temporary, &claimed, &err) == PQ_OK && !oh->writer_killed) {
-            uint64_t size = pq_lake_upload_size(oh->upload);
-            if (temporary && claimed) (void)park(fs, NULL, oh, NULL);
-            else if (!temporary && size > 0 && pq_lake_upload_commit(oh->upload, NULL, NULL, &err) == PQ_OK)
-                note_written(fs, oh->upload_ino, size);
-        }
-        /* Out of the handle under the lock, then freed: a stat of the name
-         * (upload_attr, just_written) may be looking at it. */
-        pthread_mutex_lock(&fs->mu);
-        pq_lake_upload *u = oh->upload;
-        if (u) {
-            oh->upload = NULL;
-            fs->n_uploads--;
-        }
-        pthread_mutex_unlock(&fs->mu);
-        pq_lake_upload_free(u);
+    if (oh->upload) {
+        /* The last close of a file written: what its flushes left to do
+         * (its outcome only logged: close() returned already). */
+        pq_lake_uploads_release(oh->upload);
         untrack(fs, oh);
         fuse_reply_err(req, 0);
         return;
@@ -1183,15 +801,6 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
     st.f_frsize = BLOCK_SIZE;
     st.f_namemax = 4096;
     fuse_reply_statfs(req, &st);
-}
-
-/* Writes (SPEC section 6): only new files in table and partition
- * directories, and mkdir of tables and partitions. */
-static bool refuse_if_read_only(fuse_req_t req, const pqfs_fs *fs)
-{
-    if (!fs->o.read_only) return false;
-    fuse_reply_err(req, EROFS);
-    return true;
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -1222,35 +831,40 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     if (refuse_if_read_only(req, fs)) return;
     char *path = path_in(req, fs, parent, name);
     if (!path) return;
-    pq_error err;
-    pq_error_clear(&err);
-    pq_lake_upload *u;
-    caller who;
-    int rc = pq_lake_create_as(fs->lake, path, caller_of(req, fs, &who), &u, &err);
-    caller_free(&who);
-    if (rc != PQ_OK) {
-        free(path);
-        reply_error(req, &err);
-        return;
-    }
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
     e.ino = remember(fs, path, NULL);
-    free(path);
-    open_handle *oh = e.ino ? track(fs, NULL, NULL, u, e.ino) : NULL;
-    if (!oh) {
-        if (e.ino) forget_one(fs, e.ino, 1);
-        pq_lake_upload_free(u);
+    if (!e.ino) {
+        free(path);
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    oh->writer = process_of(req);
+    pq_error err;
+    pq_error_clear(&err);
+    pq_lake_open_upload *u;
+    caller who;
+    int rc = pq_lake_uploads_create(fs->uploads, path, caller_of(req, fs, &who), fuse_req_ctx(req)->pid, e.ino, &u,
+                                    &err);
+    caller_free(&who);
+    free(path);
+    if (rc != PQ_OK) {
+        forget_one(fs, e.ino, 1);
+        reply_error(req, &err);
+        return;
+    }
+    open_handle *oh = track(fs, NULL, NULL, u);
+    if (!oh) {
+        forget_one(fs, e.ino, 1);
+        pq_lake_uploads_discard(u);
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
     fill_written_stat(req, fs, e.ino, 0, &e.attr); /* timeouts 0: not in the lake until closed */
     fi->fh = (uint64_t)(uintptr_t)oh;
     fi->direct_io = 1;
     if (fuse_reply_create(req, &e, fi) != 0) {
         forget_one(fs, e.ino, 1);
-        pq_lake_upload_free(u);
+        pq_lake_uploads_discard(u);
         untrack(fs, oh);
     }
 }
@@ -1266,93 +880,21 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
     }
     pq_error err;
     pq_error_clear(&err);
-    if (pq_lake_upload_write(oh->upload, buf, size, (uint64_t)off, &err) != PQ_OK) reply_error(req, &err);
+    if (pq_lake_uploads_write(oh->upload, buf, size, (uint64_t)off, &err) != PQ_OK) reply_error(req, &err);
     else fuse_reply_write(req, size);
 }
 
-/* Whether process `pid` still has a descriptor on inode `ino` open.  A
- * FLUSH comes at every close() of a descriptor, dup'd ones too (a shell's
- * `echo >&3` dups 3 onto 1 and back, closing the copy); the file is
- * written at the close of the last one.  The closing descriptor has left
- * the table by then; /proc/PID/fdinfo gives each other one's inode. */
-static bool holds_another_descriptor(pid_t pid, fuse_ino_t ino)
-{
-    char dir_path[64];
-    snprintf(dir_path, sizeof dir_path, "/proc/%d/fdinfo", (int)pid);
-    DIR *d = opendir(dir_path);
-    if (!d) return false;
-    bool found = false;
-    struct dirent *e;
-    while (!found && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        char path[64 + sizeof e->d_name], line[128];
-        snprintf(path, sizeof path, "%s/%s", dir_path, e->d_name);
-        FILE *f = fopen(path, "re");
-        if (!f) continue;
-        unsigned long long file_ino;
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "ino: %llu", &file_ino) == 1) {
-                found = file_ino == (unsigned long long)ino;
-                break;
-            }
-        fclose(f);
-    }
-    closedir(d);
-    return found;
-}
-
 /* close(): a file being written goes into the lake now, and close() gets
- * the outcome.  Not while nothing is written: a shell's `> FILE` closes its
- * first descriptor (dup2) before the command writes a byte.  Not when
- * another process closes its copy of the descriptor: a child started while
- * the file is open (subprocess, system(), a shell's command) closes it at
- * exec or exit, and the writer goes on writing; the writer's own close, or
- * the last one (RELEASE), writes the file.  Nor when the closer still has
- * another descriptor on the file (a dup'd one closed). */
+ * the outcome, when this is its writer's close (pq_lake_uploads_flush
+ * says which closes are not). */
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
     open_handle *oh = handle_of(fi);
     pq_error err;
     pq_error_clear(&err);
-    bool commit = oh->upload && !oh->writer_killed && pq_lake_upload_size(oh->upload) > 0;
-    pid_t closer = commit ? process_of(req) : 0;
-    if (commit && oh->writer && closer && closer != oh->writer) commit = false;
-    if (commit && closer && holds_another_descriptor(closer, oh->upload_ino)) commit = false;
-    if (commit && killed_by_signal(req)) {
-        /* The writer was killed mid-file: what arrived is not the file. */
-        oh->writer_killed = true;
-        commit = false;
-    }
-    bool temporary = false, claimed = false;
-    if (commit && finish_upload(fs_of(req), oh, &temporary, &claimed, &err) != PQ_OK) {
-        reply_error(req, &err);
-        return;
-    }
-    if (commit && temporary) {
-        /* Closed, and parked now (not at RELEASE, which comes after close()
-         * returns): its rename, which may follow at once, commits it. */
-        fuse_reply_err(req, !claimed || park(fs_of(req), NULL, oh, NULL) ? 0 : ENOMEM);
-        return;
-    }
-    if (commit && !claimed) {
-        /* Another close parked it, or is committing it (the upload's lock
-         * makes this commit wait for that one's outcome). */
-        pthread_mutex_lock(&fs_of(req)->mu);
-        commit = oh->upload != NULL && !is_temporary(oh->upload_path);
-        pthread_mutex_unlock(&fs_of(req)->mu);
-        if (!commit) {
-            fuse_reply_err(req, 0);
-            return;
-        }
-    }
-    uint64_t size = commit ? pq_lake_upload_size(oh->upload) : 0;
-    if (commit && pq_lake_upload_commit(oh->upload, writer_dying, req, &err) != PQ_OK) {
-        reply_error(req, &err);
-        return;
-    }
-    if (commit) note_written(fs_of(req), oh->upload_ino, size);
-    fuse_reply_err(req, 0);
+    if (oh->upload && pq_lake_uploads_flush(oh->upload, fuse_req_ctx(req)->pid, &err) != PQ_OK) reply_error(req, &err);
+    else fuse_reply_err(req, 0);
 }
 
 /* Data is never deleted through the mount; a parked temporary file (never
@@ -1361,14 +903,14 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     pqfs_fs *fs = fs_of(req);
     if (refuse_if_read_only(req, fs)) return;
-    char *path = is_temporary(name) ? path_in(req, fs, parent, name) : NULL;
-    if (is_temporary(name) && !path) return; /* replied */
-    pthread_mutex_lock(&fs->mu);
-    pq_lake_upload *u = path ? parked_locked(fs, path, true) : NULL;
-    pthread_mutex_unlock(&fs->mu);
+    char *path = path_in(req, fs, parent, name);
+    if (!path) return;
+    pq_error err;
+    pq_error_clear(&err);
+    int rc = pq_lake_uploads_unlink(fs->uploads, path, &err);
     free(path);
-    pq_lake_upload_free(u);
-    fuse_reply_err(req, u ? 0 : EPERM);
+    if (rc != PQ_OK) reply_error(req, &err);
+    else fuse_reply_err(req, 0);
 }
 
 /* Only an empty table (made by mkdir) goes: pq_lake_rmdir. */
@@ -1402,94 +944,24 @@ static void relabel_locked(pqfs_fs *fs, const char *from, const char *to)
     }
 }
 
-/* Renames a name just written to another in the same directory (a tool
- * that writes a temporary name and renames it when done: DuckDB's COPY over
- * a name that exists, Python's tempfile + os.replace).  The rows are in the
- * lake already, under their part name: only the mount's name moves (the
- * just-written entry, and the inode's path).  False when `from` was not
- * just written. */
-static bool rename_written(pqfs_fs *fs, const char *from, const char *to)
+/* pq_lake_uploads_opts.moved: a rename moved a name (under the write
+ * lifecycle's lock, which comes before mu). */
+static void relabel(void *ctx, const char *from, const char *to)
 {
-    bool moved = false;
-    time_t now = time(NULL);
-    pthread_mutex_lock(&fs->mu);
-    for (size_t i = 0; i < sizeof fs->written / sizeof fs->written[0]; i++) {
-        struct just_written *w = &fs->written[i];
-        if (w->path && now <= w->until && !strcmp(w->path, to)) w->until = 0; /* replaced */
-    }
-    for (size_t i = 0; !moved && i < sizeof fs->written / sizeof fs->written[0]; i++) {
-        struct just_written *w = &fs->written[i];
-        if (!w->path || now > w->until || strcmp(w->path, from)) continue;
-        char *p = strdup(to);
-        if (!p) break;
-        free(w->path);
-        w->path = p;
-        w->until = now + JUST_WRITTEN_SECONDS;
-        moved = true;
-    }
-    if (moved) relabel_locked(fs, from, to);
-    pthread_mutex_unlock(&fs->mu);
-    return moved;
-}
-
-/* A parked temporary file renamed: to another temporary name it stays
- * parked; to a name that takes data it is committed under that name, and
- * rename() gets the outcome (a failed one discards it, as a failed close
- * would).  Returns the errno to reply, or -1 when replied. */
-static int commit_parked(fuse_req_t req, pqfs_fs *fs, const char *from, const char *to)
-{
-    pthread_mutex_lock(&fs->mu);
-    pq_lake_upload *u = parked_locked(fs, from, true);
-    pthread_mutex_unlock(&fs->mu);
-    if (!u) return ENOENT; /* not parked: maybe just written (rename_written) */
-    pq_error err;
-    pq_error_clear(&err);
-    uint64_t size = pq_lake_upload_size(u);
-    int rc;
-    if (pq_lake_upload_committed(u)) {
-        /* Its commit failed before and it stayed: the same outcome again
-         * (mv retries a rename that RENAME_NOREPLACE made EINVAL). */
-        rc = pq_lake_upload_commit(u, writer_dying, req, &err);
-    } else {
-        rc = pq_lake_upload_rename(u, to, &err);
-        if (rc == PQ_OK && is_temporary(to)) {
-            pthread_mutex_lock(&fs->mu);
-            relabel_locked(fs, from, to);
-            pthread_mutex_unlock(&fs->mu);
-            if (!park(fs, u, NULL, NULL)) pq_lake_upload_free(u);
-            return 0;
-        }
-        /* An empty file adds nothing (as a touch does); its name is noted. */
-        if (rc == PQ_OK && size > 0) rc = pq_lake_upload_commit(u, writer_dying, req, &err);
-    }
-    if (rc != PQ_OK) {
-        /* A failed rename leaves its source: the file stays parked under
-         * its name (unlink discards it), and a retry gets the same error. */
-        if (err.cls == PQ_E_CANCELLED || !park(fs, u, NULL, from)) pq_lake_upload_free(u);
-        reply_error(req, &err);
-        return -1;
-    }
-    pq_lake_upload_free(u);
+    pqfs_fs *fs = ctx;
     pthread_mutex_lock(&fs->mu);
     relabel_locked(fs, from, to);
     pthread_mutex_unlock(&fs->mu);
-    char *p = strdup(to);
-    note_written_path(fs, p, size);
-    return 0;
 }
 
-/* Data is never renamed through the mount; a name just written may be
- * (rename_written), within its directory, and a parked temporary file is
- * committed by its rename (commit_parked). */
+/* Data is never renamed through the mount: only a file being written, a
+ * parked one (which its rename commits) or a name just written, within its
+ * directory (pq_lake_uploads_rename); the inode follows (relabel). */
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
                       unsigned int flags)
 {
     pqfs_fs *fs = fs_of(req);
     if (refuse_if_read_only(req, fs)) return;
-    if (parent != newparent || (flags & RENAME_EXCHANGE)) {
-        fuse_reply_err(req, EPERM);
-        return;
-    }
     char *from = path_in(req, fs, parent, name);
     if (!from) return;
     char *to = path_in(req, fs, newparent, newname);
@@ -1497,32 +969,17 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
         free(from);
         return;
     }
-    uint64_t size;
-    int rc = EPERM;
-    const char *to_name = strrchr(to, '/') ? strrchr(to, '/') + 1 : to;
-    pq_error name_err;
-    bool to_takes_data = pq_lake_check_data_name(to_name, &name_err) == PQ_OK;
-    int open_rc = 0;
-    /* A rename that lands a file is a write into its directory: the
-     * caller's, checked as a create is. */
+    unsigned how = ((flags & RENAME_NOREPLACE) ? PQ_RENAME_NOREPLACE : 0) |
+                   ((flags & RENAME_EXCHANGE) ? PQ_RENAME_EXCHANGE : 0);
+    pq_error err;
+    pq_error_clear(&err);
     caller who;
-    const pq_cred *cred = caller_of(req, fs, &who);
-    char *to_dir = cred ? strndup(to, (size_t)(to_name - to - (to_name > to ? 1 : 0))) : NULL;
-    pq_error access_err;
-    pq_error_clear(&access_err);
-    bool refused = cred && (!to_dir || pq_lake_check_write(fs->lake, to_dir, cred, &access_err) != PQ_OK);
-    free(to_dir);
+    int rc = pq_lake_uploads_rename(fs->uploads, from, to, how, caller_of(req, fs, &who), fuse_req_ctx(req)->pid, &err);
     caller_free(&who);
-    if (refused) rc = access_err.cls == PQ_E_ACCESS ? EACCES : ENOMEM;
-    else if ((flags & RENAME_NOREPLACE) && just_written(fs, to, &size)) rc = EEXIST;
-    else if (to_takes_data && (open_rc = rename_open_upload(fs, from, to)) != 0) rc = open_rc > 0 ? 0 : ENOMEM;
-    else if (is_temporary(from) && to_takes_data && (rc = commit_parked(req, fs, from, to)) != ENOENT) {
-        /* committed, refused or replied */
-    } else if (to_takes_data && rename_written(fs, from, to)) rc = 0;
-    else rc = EPERM;
     free(from);
     free(to);
-    if (rc >= 0) fuse_reply_err(req, rc);
+    if (rc != PQ_OK) reply_error(req, &err);
+    else fuse_reply_err(req, 0);
 }
 
 /* No links and no special files in the lake (they were ENOSYS). */
@@ -1571,10 +1028,13 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     (void)fi;
     pqfs_fs *fs = fs_of(req);
     pq_error err;
+    pq_error_clear(&err);
     uint64_t size = 0;
     int64_t to = (to_set & FUSE_SET_ATTR_SIZE) ? (int64_t)attr->st_size : -1;
-    if (to < 0 && ino_just_written(fs, ino, &size)) reply_upload_attr(req, fs, ino, size);
-    else if (upload_attr(fs, ino, to, &size, &err) == PQ_OK) reply_upload_attr(req, fs, ino, size);
+    char *path = path_of(fs, ino);
+    int rc = pq_lake_uploads_setattr(fs->uploads, path, ino, to, &size, &err);
+    free(path);
+    if (rc == PQ_OK) reply_upload_attr(req, fs, ino, size);
     else if (err.cls == PQ_E_NOTFOUND && to < 0 && !fs->o.read_only && reply_dir_attr(req, fs, ino)) return;
     else if (err.cls == PQ_E_NOTFOUND) fuse_reply_err(req, fs->o.read_only ? EROFS : EPERM);
     else reply_error(req, &err);
@@ -1618,16 +1078,19 @@ pqfs_fs *pqfs_fs_new(pq_lake *lake, const pqfs_fs_opts *o)
     fs->lake = lake;
     fs->o = *o;
     fs->mount_time = time(NULL);
+    pq_lake_uploads_opts uo = {.staged_timeout_s = o->staged_timeout_s, .moved = relabel, .moved_ctx = fs};
+    pq_error err;
+    if (pq_lake_uploads_new(lake, &uo, &fs->uploads, &err) != PQ_OK) {
+        free(fs);
+        return NULL;
+    }
     pthread_mutex_init(&fs->mu, NULL);
     return fs;
 }
 
 void pqfs_fs_expire(pqfs_fs *fs)
 {
-    /* The exit watch calls this: it never waits (busy: the next second). */
-    if (pthread_mutex_trylock(&fs->mu) != 0) return;
-    if (fs->parked) (void)parked_locked(fs, NULL, false);
-    pthread_mutex_unlock(&fs->mu);
+    pq_lake_uploads_expire(fs->uploads); /* never waits */
 }
 
 void pqfs_fs_set_session(pqfs_fs *fs, struct fuse_session *se)
@@ -1644,8 +1107,7 @@ void pqfs_fs_free(pqfs_fs *fs)
         fs->open = oh->next;
         if (oh->file) pq_lake_release(oh->file);
         if (oh->dir) listing_free(oh->dir);
-        if (oh->upload) pq_lake_upload_free(oh->upload); /* never closed: nothing is written */
-        free(oh);
+        free(oh); /* an upload's: pq_lake_uploads_free discards it (never closed: nothing is written) */
     }
     for (int b = 0; b < INODE_BUCKETS; b++) {
         inode *n = fs->by_ino[b];
@@ -1656,14 +1118,7 @@ void pqfs_fs_free(pqfs_fs *fs)
             n = next;
         }
     }
-    for (size_t i = 0; i < sizeof fs->written / sizeof fs->written[0]; i++) free(fs->written[i].path);
-    while (fs->parked) { /* never renamed: nothing lands */
-        struct parked_upload *p = fs->parked;
-        fs->parked = p->next;
-        pq_lake_upload_free(p->upload);
-        free(p->path);
-        free(p);
-    }
+    pq_lake_uploads_free(fs->uploads); /* what is open or parked: nothing lands */
     pthread_mutex_destroy(&fs->mu);
     free(fs);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the source tree's shape (CI runs it; exits 1 on any finding).
 
-    tools/check_tree.py [--graph]
+    tools/check_tree.py [--graph] [--root DIR]
 
 Findings:
   - a .c or .h file directly in engine/ (every module lives in the folder of
@@ -14,8 +14,15 @@ Findings:
     a public header in include/pqfs/ belongs to the folder of its .c;
   - an engine folder including one that LAYERS puts above it;
   - a function longer than 150 lines (from its opening brace to its closing
-    one), in engine/, fs/, config/ and tools/.
---graph prints the folder dependency graph that was found.
+    one), in engine/, fs/, config/ and tools/;
+  - a source file longer than 1,500 lines there (split it along its seams);
+  - a header in engine/include/pqfs/ that nothing in fs/, tools/ or config/
+    includes, directly or through another public header (it is private: it
+    belongs beside its .c);
+  - a folder's NAME_internal.h (what only that folder's .c files share: the
+    one way internals are marked) included from another folder.
+--graph prints the folder dependency graph that was found.  --root checks
+another tree (tests/unit/test_check_tree.py runs it on made-up ones).
 
 Functions are found by the project's style: a definition's `{` and `}` stand
 alone in column 0.
@@ -27,6 +34,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENGINE = os.path.join(ROOT, "engine")
 MAX_FUNCTION_LINES = 150
+MAX_FILE_LINES = 1500
 
 # Engine folders, lowest first: a folder may include only folders before it
 # (and itself).  expr and plan sit beside the read path: plan proves with
@@ -109,8 +117,26 @@ def long_functions(path):
     return out
 
 
+def set_root(root):
+    global ROOT, ENGINE
+    ROOT = os.path.abspath(root)
+    ENGINE = os.path.join(ROOT, "engine")
+
+
+def line_count(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return sum(1 for _ in f)
+
+
 def main():
-    show_graph = "--graph" in sys.argv[1:]
+    args = sys.argv[1:]
+    show_graph = "--graph" in args
+    if "--root" in args:
+        i = args.index("--root")
+        if i + 1 >= len(args):
+            print("check_tree: --root needs a directory", file=sys.stderr)
+            return 2
+        set_root(args[i + 1])
     findings = []
     headers = engine_headers()
     for name, paths in sorted(headers.items()):
@@ -122,6 +148,7 @@ def main():
             findings.append(f"{os.path.relpath(p, ROOT)}: a file directly in engine/ (put it in its layer's folder)")
 
     # Includes from outside the engine: the public API only.
+    public_used = set()
     for top in ("fs", "tools", "config"):
         for p in source_files(os.path.join(ROOT, top)):
             with open(p, encoding="utf-8", errors="replace") as f:
@@ -130,6 +157,8 @@ def main():
                     if not m:
                         continue
                     target = resolve(m.group(1), p, headers)
+                    if target:
+                        public_used.add(target)
                     if target and not target.startswith("include" + os.sep):
                         findings.append(f"{os.path.relpath(p, ROOT)}:{n}: includes engine/{target}, "
                                         "which is not in engine/include/")
@@ -148,6 +177,8 @@ def main():
                 if not target:
                     continue
                 dst = folder_of(target)
+                if dst != src and target.endswith("_internal.h"):
+                    findings.append(f"engine/{rel}:{n}: includes engine/{target}, internal to {dst}/")
                 if dst != src:
                     graph.setdefault(src, {}).setdefault(dst, f"engine/{rel}:{n}")
     for src, dsts in sorted(graph.items()):
@@ -171,7 +202,32 @@ def main():
         if not state.get(node):
             visit(node, [node])
 
+    public = os.path.join(ENGINE, "include")
+    # A public header that a used one includes is part of the API too
+    # (lake.h's proc.h: what the write lifecycle asks of /proc).
+    todo = list(public_used)
+    while todo:
+        h = todo.pop()
+        if not h.startswith("include" + os.sep):
+            continue
+        with open(os.path.join(ENGINE, h), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = INCLUDE_RE.match(line)
+                target = m and resolve(m.group(1), os.path.join(ENGINE, h), headers)
+                if target and target not in public_used:
+                    public_used.add(target)
+                    todo.append(target)
+    for p in source_files(public, (".h",)):
+        rel = os.path.relpath(p, ENGINE)
+        if rel not in public_used:
+            findings.append(f"engine/{rel}: public, but nothing in fs/, tools/ or config/ includes it "
+                            "(a private header lives beside its .c)")
+
     for top in ("engine", "fs", "config", "tools"):
+        for p in source_files(os.path.join(ROOT, top)):
+            n = line_count(p)
+            if n > MAX_FILE_LINES:
+                findings.append(f"{os.path.relpath(p, ROOT)}: {n} lines (at most {MAX_FILE_LINES}: split it along its seams)")
         for p in source_files(os.path.join(ROOT, top), (".c",)):
             for name, line, n in long_functions(p):
                 findings.append(f"{os.path.relpath(p, ROOT)}:{line}: {name} is {n} lines (at most {MAX_FUNCTION_LINES})")

@@ -12,7 +12,7 @@
  * stream reads and the interleaved writes stay in cache. */
 #include <string.h>
 
-#include "encoding.h"
+#include "encoding_internal.h"
 
 /* gcc -O2 does not fully unroll the per-stream loops on its own. */
 #define PQ_UNROLL _Pragma("GCC unroll 8")

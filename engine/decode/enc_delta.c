@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encoding.h"
+#include "encoding_internal.h"
 
 /* gcc -O2 does not fully unroll the 8-value kernels on its own; unrolled, every
  * shift and mask is a constant. */

@@ -8,7 +8,7 @@
  * indices. */
 #include <string.h>
 
-#include "encoding.h"
+#include "encoding_internal.h"
 
 /* Indices per chunk: 4 KiB of stack, large enough to amortize the loop setup. */
 #define DICT_CHUNK 1024

@@ -10,7 +10,7 @@
  * Byte arrays come back as views into the page; nothing is copied. */
 #include <string.h>
 
-#include "encoding.h"
+#include "encoding_internal.h"
 
 static inline uint32_t load_le32(const uint8_t *p)
 {

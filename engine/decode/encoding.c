@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encoding.h"
+#include "encoding_internal.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "pqfs decoders copy PLAIN little-endian values straight into typed arrays"

@@ -8,8 +8,7 @@
  * string literal takes the type of the other side and is parsed at bind time.
  * Implicit conversions become CAST nodes (literals are converted on the spot),
  * BETWEEN becomes two comparisons, and literal-only subtrees are folded. */
-#define PQ_EXPR_INTERNAL
-#include "expr.h"
+#include "expr_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,8 +13,7 @@
  * (scale, time unit, int32 range...) with the comparison adjusted, e.g.
  * `ts_millis > '...00.0005'` becomes `stored > 0` on milliseconds and
  * `int32_col < 3000000000` TRUE for every non-null row. */
-#define PQ_EXPR_INTERNAL
-#include "expr.h"
+#include "expr_internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -11,8 +11,7 @@
  * where NULL and FALSE both reject a row, predicates that can never be TRUE
  * become FALSE (`x = NULL`, `x NOT IN (1, NULL)`, `int_col = 1.5`) and ones
  * TRUE for every non-null value become IS NOT NULL. */
-#define PQ_EXPR_INTERNAL
-#include "expr.h"
+#include "expr_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

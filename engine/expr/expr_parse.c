@@ -4,8 +4,7 @@
  * LIKE (non-associative), + -, * %, unary minus.  The output is a syntax tree;
  * names and literals are resolved by the binder.  Every error names the
  * 1-based character (UTF-8 code point) position it concerns. */
-#define PQ_EXPR_INTERNAL
-#include "expr.h"
+#include "expr_internal.h"
 #include "numfmt.h"
 
 #include <string.h>

@@ -10,8 +10,7 @@
  *   MAYBE otherwise.
  * AND/OR combine with three-valued logic.  Anything without a rule (arithmetic,
  * unknown ranges, LIKE with a leading wildcard) is MAYBE. */
-#define PQ_EXPR_INTERNAL
-#include "expr.h"
+#include "expr_internal.h"
 
 #include <math.h>
 #include <string.h>

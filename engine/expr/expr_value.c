@@ -1,8 +1,7 @@
 /* Values of the expression language: decimal arithmetic on __int128, the
  * total order used by comparisons and pruning, conversions between a column's
  * PLAIN bytes and its value domain, and literal text. */
-#define PQ_EXPR_INTERNAL
-#include "expr.h"
+#include "expr_internal.h"
 
 #include <float.h>
 #include <math.h>

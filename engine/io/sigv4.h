@@ -1,5 +1,5 @@
-/* AWS Signature Version 4 request signing for S3, with its own SHA-256 and
- * HMAC-SHA256 so that the engine does not depend on OpenSSL or libcurl.
+/* AWS Signature Version 4 request signing for S3, and the SHA-256 and
+ * HMAC-SHA256 it needs, computed by OpenSSL's libcrypto (EVP).
  *
  * The caller builds the request (method, host, encoded path and query, the
  * extra headers it will send), pq_sigv4_sign() returns the three header values
@@ -9,27 +9,32 @@
 #ifndef PQ_SIGV4_H
 #define PQ_SIGV4_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "status.h"
 
-/* SHA-256 (FIPS 180-4), one shot and incremental. */
+/* SHA-256 (FIPS 180-4), incremental and one shot.  These fail only when
+ * libcrypto does: out of memory (PQ_E_NOMEM), or a libcrypto configured
+ * without SHA-256 (PQ_E_UNSUPPORTED, with its reason). */
 typedef struct pq_sha256_ctx {
-    uint32_t h[8];
-    uint64_t total; /* bytes hashed so far */
-    uint8_t buf[64];
-    size_t used;    /* bytes waiting in buf */
+    struct evp_md_ctx_st *md; /* libcrypto's EVP_MD_CTX, by its struct tag: no OpenSSL header here */
+    bool failed;              /* an update failed: final reports it */
 } pq_sha256_ctx;
 
-void pq_sha256_init(pq_sha256_ctx *c);
+int pq_sha256_init(pq_sha256_ctx *c, pq_error *err);
+/* A failure is kept in c and reported by pq_sha256_final. */
 void pq_sha256_update(pq_sha256_ctx *c, const void *data, size_t len);
-void pq_sha256_final(pq_sha256_ctx *c, uint8_t out[32]);
-void pq_sha256(const void *data, size_t len, uint8_t out[32]);
+/* Frees what init made, whether it succeeds or not: call it once after every
+ * successful init. */
+int pq_sha256_final(pq_sha256_ctx *c, uint8_t out[32], pq_error *err);
+int pq_sha256(const void *data, size_t len, uint8_t out[32], pq_error *err);
 
-/* HMAC-SHA256 (RFC 2104); keys longer than 64 bytes are hashed first. */
-void pq_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
-                    uint8_t out[32]);
+/* HMAC-SHA256 (RFC 2104); keys longer than 64 bytes are hashed first.  out
+ * may be key (the SigV4 key chain feeds each key into the next). */
+int pq_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len, uint8_t out[32],
+                   pq_error *err);
 
 /* 32 bytes -> 64 lowercase hex digits and a NUL. */
 void pq_sha256_hex(const uint8_t digest[32], char out[65]);
@@ -64,7 +69,7 @@ typedef struct pq_sigv4_result {
  * parameters are percent-decoded and re-encoded to AWS's rules ('+' is taken
  * as a literal plus, so send spaces as %20).  Missing fields, CR/LF in header
  * text, a malformed amz_date or anything too long for the fixed buffers fail
- * with PQ_E_USAGE. */
+ * with PQ_E_USAGE; a failed hash or HMAC as pq_sha256 says. */
 int pq_sigv4_sign(const pq_sigv4_request *rq, pq_sigv4_result *out, pq_error *err);
 
 #endif

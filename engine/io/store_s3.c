@@ -383,6 +383,10 @@ static int send_part(s3_upload *su, pq_error *err)
     ps->su = su;
     ps->number = ++su->parts;
     su->in_flight++;
+    /* A thread of its own, not a pool job (threads.h): it belongs to the
+     * upload, not to this call, and is joined by a later write or the
+     * finish (wait_oldest); it waits on the network for a part of
+     * megabytes, next to which a thread start costs nothing. */
     ps->threaded = pthread_create(&ps->thread, NULL, send_part_main, ps) == 0;
     if (!ps->threaded) send_part_main(ps); /* no thread: send it now */
     return PQ_OK;

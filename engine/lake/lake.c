@@ -1,3 +1,7 @@
+/* The lake: the logic layer of a mount (lake.h).  Its state (tables
+ * discovered, results kept, errors for /.pqfs/errors), its open and close,
+ * and the public reads: stat, readdir, open and read of a path, which
+ * lake_view.c resolves into a view and lake_results.c serves. */
 #include "lake.h"
 
 #include <pthread.h>
@@ -10,15 +14,7 @@
 #include "cache.h"
 #include "fdcache.h"
 #include "lake_internal.h"
-#include "numfmt.h"
-#include "query.h"
-#include "render.h"
-#include "result.h"
-#include "scan.h"
-#include "sigv4.h"
-
-/* How far a data.csv producer may run ahead of its furthest reader. */
-#define RESULT_AHEAD (64u << 20)
+#include "mem.h"
 
 void lake_logf(pq_lake *l, pq_log_level lv, const char *fmt, ...)
 {
@@ -128,9 +124,7 @@ const pq_lake_table_decl *lake_decl_of(const pq_lake *l, const char *name)
     return NULL;
 }
 
-/* Made by mkdir in this mount: on a store without directories (S3) such
- * a table is in no listing until its first file lands. */
-static bool table_was_made(pq_lake *l, const char *name)
+bool lake_table_was_made(pq_lake *l, const char *name)
 {
     pthread_mutex_lock(&l->mu);
     bool made = false;
@@ -141,7 +135,7 @@ static bool table_was_made(pq_lake *l, const char *name)
 
 bool lake_table_known(pq_lake *l, const char *name)
 {
-    return lake_decl_of(l, name) || table_was_made(l, name);
+    return lake_decl_of(l, name) || lake_table_was_made(l, name);
 }
 
 int lake_table_made(pq_lake *l, const char *name, pq_error *err)
@@ -185,9 +179,7 @@ void lake_table_forget(pq_lake *l, const char *root)
     pthread_mutex_unlock(&l->mu);
 }
 
-/* The table's layout, types and schema file, from a (cached) discovery. */
-/* A table's name in messages: a single-table mount's is empty. */
-static const char *table_label(const char *name)
+const char *lake_table_label(const char *name)
 {
     return name[0] ? name : "(the mount root)";
 }
@@ -228,7 +220,7 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
         free(was_left_out);
         return PQ_ERR;
     }
-    const char *shown = table_label(name);
+    const char *shown = lake_table_label(name);
     lake_logf(l, PQ_LOG_DEBUG, "table '%s': discovered %d file%s, %d partition column%s, in %llu ms", shown,
               pt->n_files, pt->n_files == 1 ? "" : "s", pt->n_parts, pt->n_parts == 1 ? "" : "s",
               (unsigned long long)(pq_now_ms() - now));
@@ -286,742 +278,6 @@ oom:
     pq_table_free(pt);
     table_info_free(t);
     return PQ_NOMEM(err);
-}
-
-/* ------------------------------------------------------------------ path resolution */
-
-void lake_view_free(pq_lake *l, view *v)
-{
-    if (v->t) lake_table_info_put(l, v->t);
-    pq_arena_free(&v->arena);
-}
-
-typedef struct find_ctx {
-    const char *name;
-    bool found;
-    pq_stat st;
-} find_ctx;
-
-static int find_cb(void *ctx, const pq_dirent *e)
-{
-    find_ctx *f = ctx;
-    if (strcmp(e->name, f->name)) return 0;
-    f->found = true;
-    f->st = e->st;
-    return 1;
-}
-
-int lake_dir_find(pq_lake *l, const char *dir, const char *name, pq_stat *st, pq_error *err)
-{
-    find_ctx f = {.name = name};
-    PQ_TRY(l->store->ops->list(l->store, dir, find_cb, &f, err));
-    *st = f.st;
-    return f.found ? 1 : 0;
-}
-
-int lake_dir_has(pq_lake *l, const char *dir, const char *name, bool *is_dir, pq_error *err)
-{
-    pq_stat st;
-    int has = lake_dir_find(l, dir, name, &st, err);
-    *is_dir = has > 0 && st.is_dir;
-    return has;
-}
-
-void lake_root_stat(pq_lake *l, pq_stat *st)
-{
-    memset(st, 0, sizeof *st);
-    /* Only a local store has owners; a remote one's stat of the root would
-     * cost a request for nothing. */
-    pq_error ignore;
-    if (l->store->local_dir && l->store->ops->stat(l->store, "", st, &ignore) != PQ_OK) memset(st, 0, sizeof *st);
-}
-
-bool pq_cred_allows(const pq_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int want)
-{
-    if (c->uid == 0) return true;
-    unsigned shift;
-    if (c->uid == uid) shift = 6;
-    else {
-        bool member = c->gid == gid;
-        for (int i = 0; !member && i < c->n_groups; i++) member = c->groups[i] == gid;
-        shift = member ? 3 : 0;
-    }
-    unsigned have = (mode >> shift) & 7u;
-    return (have & (unsigned)want) == (unsigned)want;
-}
-
-/* The owner, group and mode an entry reports: its own stat's (st, may be
- * NULL), else the remote owner's; a file a view generates gets its
- * directory's mode without the execute (and special) bits. */
-void lake_attr_owner(const pq_lake *l, const pq_stat *st, bool is_dir, bool generated, pq_lake_attr *a)
-{
-    a->has_owner = true;
-    if (st && st->has_owner) {
-        a->uid = st->uid;
-        a->gid = st->gid;
-        a->mode = generated ? st->mode & 0666 : st->mode;
-        return;
-    }
-    a->uid = l->remote_owner.uid;
-    a->gid = l->remote_owner.gid;
-    a->mode = is_dir ? l->remote_owner.dir_mode : l->remote_owner.file_mode;
-}
-
-char *lake_join(pq_arena *a, const char *dir, const char *name)
-{
-    size_t dl = strlen(dir), nl = strlen(name);
-    char *p = pq_arena_alloc(a, dl + nl + 2);
-    if (!p) return NULL;
-    memcpy(p, dir, dl);
-    size_t at = dl;
-    if (dl) p[at++] = '/';
-    memcpy(p + at, name, nl + 1);
-    return p;
-}
-
-/* A path component percent-decoded (SPEC section 3, pq_percent_decode);
- * *decoded counts the escapes decoded, *has_nul says one was %00 (the text
- * then ends early: callers refuse it). */
-static char *decode_counted(pq_arena *a, const char *s, size_t n, int *decoded, bool *has_nul)
-{
-    char *out = pq_arena_alloc(a, n + 1);
-    if (!out) return NULL;
-    int len = pq_percent_decode(s, n, out);
-    if (len < 0) return NULL;
-    *decoded = (int)((n - (size_t)len) / 2);
-    *has_nul = memchr(out, '\0', (size_t)len) != NULL;
-    return out;
-}
-
-/* A COL=VALUE component's key or value (values are C strings, so a %00
- * would cut one short: `region=a%00b` is not `region=a`); NULL with err set
- * for a NUL byte or out of memory. */
-static char *decode_part(pq_arena *a, const char *comp, const char *s, size_t n, pq_error *err)
-{
-    int decoded;
-    bool has_nul;
-    char *out = decode_counted(a, s, n, &decoded, &has_nul);
-    if (!out) PQ_NOMEM(err);
-    else if (has_nul) pq_fail(err, PQ_E_USAGE, "%s: a %%00 escape decodes to a NUL byte, which no name or value can hold", comp);
-    return has_nul ? NULL : out;
-}
-
-/* where=: an expression is text.  An escape that decodes to bytes that are
- * not UTF-8 (`LIKE '%bc'` is byte 0xBC) was meant as a literal `%` far more
- * often than as that byte: refused, with the way out, not run to no rows. */
-static char *decode_expression(pq_arena *a, const char *comp, const char *s, pq_error *err)
-{
-    int decoded;
-    bool has_nul;
-    char *out = decode_counted(a, s, strlen(s), &decoded, &has_nul);
-    if (!out) {
-        PQ_NOMEM(err);
-        return NULL;
-    }
-    if (has_nul) {
-        pq_fail(err, PQ_E_USAGE, "%s: a %%00 escape decodes to a NUL byte, which an expression cannot hold", comp);
-        return NULL;
-    }
-    size_t len = strlen(out);
-    if (decoded && pq_utf8_valid_prefix((const unsigned char *)out, len) != len) {
-        pq_fail(err, PQ_E_USAGE, "%s: a %%XX escape decodes to bytes that are not UTF-8 text (write %%25 for a literal %%)",
-                comp);
-        return NULL;
-    }
-    return out;
-}
-
-bool lake_is_hidden(const char *name)
-{
-    return name[0] == '.' || name[0] == '_';
-}
-
-int lake_view_file_of(const char *name, view_file *f)
-{
-    if (!strcmp(name, "data.csv")) *f = F_DATA_CSV;
-    else if (!strcmp(name, "data.parquet")) *f = F_DATA_PARQUET;
-    else if (!strcmp(name, "schema.txt")) *f = F_SCHEMA;
-    else if (!strcmp(name, "plan.txt")) *f = F_PLAN;
-    else return 0;
-    return 1;
-}
-
-static int compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **ref, pq_error *err);
-
-/* Enters the real partition directory `comp` (KEY=VALUE, decoded as key
- * and value) when it is the next partition level of the view's table and
- * exists; *entered says whether it did. */
-static int enter_real_dir(pq_lake *l, view *v, const char *comp, const char *key, const char *value, bool *entered,
-                          pq_error *err)
-{
-    const table_info *t = v->t;
-    *entered = false;
-    if (v->n_real >= t->n_parts || strcmp(key, t->part_names[v->n_real])) return PQ_OK;
-    pq_stat st;
-    int has = lake_dir_find(l, v->real_dir, comp, &st, err);
-    if (has < 0) return PQ_ERR;
-    if (!has || !st.is_dir) return PQ_OK;
-    v->real_st = st;
-    v->real_dir = lake_join(&v->arena, v->real_dir, comp);
-    if (!v->real_dir) return PQ_NOMEM(err);
-    const char *eq = strchr(comp, '=');
-    v->real_vals[v->n_real++] = eq && !strcmp(eq + 1, "__HIVE_DEFAULT_PARTITION__") ? NULL : (char *)value;
-    *entered = true;
-    return PQ_OK;
-}
-
-/* Resolves a path into a view (or a special entry).  Validates every
- * component, compiling the view's query when it has filters. */
-int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
-{
-    memset(v, 0, sizeof *v);
-    pq_arena_init(&v->arena, 4096);
-    v->limit = -1;
-    char *comps[MAX_COMPONENTS];
-    int n = 0;
-    char *copy = pq_arena_strndup(&v->arena, path, strlen(path));
-    if (!copy) return PQ_NOMEM(err);
-    char *save = NULL; /* strtok_r: FUSE resolves paths on several threads at once */
-    for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
-        if (n == MAX_COMPONENTS) return pq_fail(err, PQ_E_USAGE, "path has too many components");
-        comps[n++] = tok;
-    }
-    if (n == 0 && !l->single_table) {
-        v->kind = K_ROOT;
-        lake_root_stat(l, &v->real_st);
-        return PQ_OK;
-    }
-    if (n >= 1 && !strcmp(comps[0], ".pqfs")) {
-        if (n == 1) v->kind = K_META_DIR;
-        else if (n == 2 && !strcmp(comps[1], "stats")) v->kind = K_META_STATS;
-        else if (n == 2 && !strcmp(comps[1], "errors")) v->kind = K_META_ERRORS;
-        else return pq_fail(err, PQ_E_NOTFOUND, "no such file");
-        return PQ_OK;
-    }
-    int i = 0;
-    if (l->single_table) {
-        PQ_TRY(lake_table_get(l, "", "", &v->t, err));
-        lake_root_stat(l, &v->real_st);
-    } else {
-        pq_stat st;
-        if (lake_is_hidden(comps[0])) return pq_fail(err, PQ_E_NOTFOUND, "no such table");
-        int has = lake_dir_find(l, "", comps[0], &st, err);
-        if (has < 0) return PQ_ERR;
-        bool is_dir = has && st.is_dir;
-        if (is_dir) v->real_st = st;
-        if (!is_dir && !table_was_made(l, comps[0]))
-            return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
-        PQ_TRY(lake_table_get(l, comps[0], comps[0], &v->t, err));
-        /* As the root's listing: a directory without Parquet files is not
-         * a table (SPEC section 2), unless the ini declares it. */
-        if (v->t->n_files == 0 && !lake_table_known(l, comps[0]))
-            return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
-        i = 1;
-    }
-    table_info *t = v->t;
-    v->real_dir = pq_arena_strndup(&v->arena, t->root, strlen(t->root));
-    v->real_vals = pq_arena_alloc(&v->arena, sizeof *v->real_vals * (size_t)(t->n_parts + 1));
-    if (!v->real_dir || !v->real_vals) return PQ_NOMEM(err);
-    v->kind = K_VIEW_DIR;
-    bool has_limit = false, has_select = false;
-    for (; i < n; i++) {
-        const char *c = comps[i];
-        if (i == n - 1 && lake_view_file_of(c, &v->file)) {
-            v->kind = K_VIEW_FILE;
-            break;
-        }
-        const char *eq = strchr(c, '=');
-        if (!eq) return pq_fail(err, PQ_E_NOTFOUND, "no such file or view component '%s'", c);
-        size_t kl = (size_t)(eq - c);
-        const char *val = eq + 1;
-        bool keyword = (kl == 5 && (!strncmp(c, "where", 5) || !strncmp(c, "limit", 5))) ||
-                       (kl == 6 && !strncmp(c, "select", 6));
-        if (keyword) {
-            /* A partition column named where, select or limit: its real
-             * directories, which readdir lists, are directories (SPEC
-             * section 3); other values of it are the keyword. */
-            bool entered;
-            char *value = decode_part(&v->arena, c, val, strlen(val), err);
-            if (!value) return PQ_ERR;
-            char *key = pq_arena_strndup(&v->arena, c, kl);
-            if (!key) return PQ_NOMEM(err);
-            if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
-            if (entered) continue;
-        }
-        if (kl == 5 && !strncmp(c, "where", 5)) {
-            char *w = decode_expression(&v->arena, c, val, err);
-            if (!w) return PQ_ERR;
-            if (pq_arena_push_str(&v->arena, &v->wheres, &v->n_wheres, w)) return PQ_NOMEM(err);
-        } else if (kl == 6 && !strncmp(c, "select", 6)) {
-            if (has_select) return pq_fail(err, PQ_E_USAGE, "%s: at most one select= per path", c);
-            has_select = true;
-            if (pq_select_parse(val, true, &v->arena, &v->select, &v->n_select, err) != PQ_OK) {
-                pq_error_prefix(err, "%s: ", c);
-                return PQ_ERR;
-            }
-            if (v->n_select == 0) return pq_fail(err, PQ_E_USAGE, "%s: no columns", c);
-        } else if (kl == 5 && !strncmp(c, "limit", 5)) {
-            if (has_limit) return pq_fail(err, PQ_E_USAGE, "%s: at most one limit= per path", c);
-            int64_t lim;
-            if (pq_parse_row_count(val, strlen(val), &lim) != 0)
-                return pq_fail(err, PQ_E_USAGE, "%s: not a row count (0 to %lld)", c, (long long)INT64_MAX);
-            v->limit = lim;
-            has_limit = true;
-        } else {
-            char *key = decode_part(&v->arena, c, c, kl, err);
-            char *value = key ? decode_part(&v->arena, c, val, strlen(val), err) : NULL;
-            if (!key || !value) return PQ_ERR;
-            bool is_null = !strcmp(val, "__HIVE_DEFAULT_PARTITION__");
-            /* The next level of real partition directories, also after
-             * virtual components (filters commute): readdir below a where=
-             * lists these directories, and entering one must show its own
-             * subdirectories, not the same name again. */
-            bool entered;
-            if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
-            if (entered) continue;
-            int ne = v->n_eq;
-            if (pq_arena_push_str(&v->arena, &v->eq_cols, &ne, key)) return PQ_NOMEM(err);
-            ne = v->n_eq;
-            if (pq_arena_push_str(&v->arena, &v->eq_vals, &ne, is_null ? NULL : value))
-                return PQ_NOMEM(err);
-            v->n_eq = ne;
-        }
-    }
-    /* A table without files yet (made by mkdir, or declared) has no schema
-     * to check against: its COL=VALUE directories must resolve, so that a
-     * first write can go into them. */
-    if ((v->n_eq || v->n_wheres || v->n_select) && t->ref_path) {
-        /* Validate: unknown columns, bad expressions fail the lookup. */
-        pq_query *q;
-        pq_footer_ref *ref;
-        if (compile_view(l, v, &q, &ref, err) != PQ_OK) return PQ_ERR;
-        pq_query_free(q);
-        pq_footer_ref_put(l->footers, ref);
-    }
-    return PQ_OK;
-}
-
-static int compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **ref, pq_error *err)
-{
-    const table_info *t = v->t;
-    *q = NULL;
-    *ref = NULL;
-    if (!t->ref_path)
-        return pq_fail(err, PQ_E_CORRUPT, "table '%s' has no data files", table_label(t->name));
-    if (pq_footer_cache_get(l->footers, l->store, t->ref_path, &t->ref_id, ref, err) != PQ_OK) {
-        /* The schema file unreadable (replaced since the listing, say): the
-         * next lookup lists and discovers again rather than fail until the
-         * TTL runs out. */
-        (void)lake_forget_listed(l, t->root, t->ref_path, err);
-        pq_error_prefix(err, "%s: ", t->ref_path);
-        return PQ_ERR;
-    }
-    pq_query_spec spec = {
-        .wheres = v->wheres, .n_wheres = v->n_wheres,
-        .eq_cols = v->eq_cols, .eq_vals = v->eq_vals, .n_eq = v->n_eq,
-        .select = v->n_select ? v->select : NULL, .n_select = v->n_select,
-        .limit = v->limit,
-    };
-    if (pq_query_compile(&pq_footer_ref_get(*ref)->schema, (const char *const *)t->part_names, t->part_types,
-                         t->n_parts, &spec, q, err) != PQ_OK) {
-        pq_footer_ref_put(l->footers, *ref);
-        *ref = NULL;
-        return PQ_ERR;
-    }
-    /* Real partition directories are filters too. */
-    return PQ_OK;
-}
-
-/* ------------------------------------------------------------------ snapshots */
-
-typedef struct snapshot {
-    pq_table *files;             /* discovered under real_dir */
-    int n_parts;
-    char ***values;              /* full partition values per file */
-    char *key;                   /* normalized view + file identities */
-} snapshot;
-
-static void snapshot_free(snapshot *s)
-{
-    if (s->values) {
-        for (int i = 0; s->files && i < s->files->n_files; i++) free(s->values[i]);
-        free(s->values);
-    }
-    pq_table_free(s->files);
-    free(s->key);
-    memset(s, 0, sizeof *s);
-}
-
-typedef struct prune_ctx {
-    const view *v;
-    const pq_query *q;
-} prune_ctx;
-
-/* Listing-time pruning: a partition directory whose values make the
- * predicate FALSE is never listed. */
-static bool prune_dir(void *ctx, int depth, const char *const *names, const char *const *values)
-{
-    (void)names;
-    prune_ctx *pc = ctx;
-    const pq_query *q = pc->q;
-    if (!q || !q->pred) return true;
-    /* The real directories' values, then the ones below them so far. */
-    const char *known[PQ_TABLE_MAX_DEPTH * 2];
-    int n = 0;
-    for (int i = 0; i < pc->v->n_real + depth && i < q->n_parts && n < (int)(sizeof known / sizeof *known); i++)
-        known[n++] = i < pc->v->n_real ? pc->v->real_vals[i] : values[i - pc->v->n_real];
-    pq_arena a;
-    pq_arena_init(&a, 4096);
-    pq_expr *e;
-    bool keep = pq_query_fold_parts(q, known, n, &a, &e, NULL) != 0 || !e || pq_expr_constant(e) != PQ_TRI_FALSE;
-    pq_arena_free(&a);
-    return keep;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The first part of a result's key: the table's layout and schema file,
- * the view's normalized components and its format (the files' identities
- * follow).  Nonzero when out of memory. */
-static int view_key(const view *v, const pq_query *q, pq_buf *k)
-{
-    const table_info *t = v->t;
-    int bad = 0;
-    /* The table's layout and schema: a partition type inferred anew (a
-     * directory pn=x turns INT64 into STRING) or a replaced schema file
-     * changes the answer without changing the view's own files. */
-    bad |= pq_buf_printf(k, "%s\n", t->root);
-    for (int i = 0; i < t->n_parts; i++)
-        bad |= pq_buf_printf(k, "part %zu:%s %d\n", strlen(t->part_names[i]), t->part_names[i], (int)t->part_types[i]);
-    bad |= pq_buf_printf(k, "schema %s %llu %lld\n", t->ref_path ? t->ref_path : "", (unsigned long long)t->ref_id.size,
-                  (long long)t->ref_id.mtime_ns);
-    const char *parts[MAX_COMPONENTS * 2];
-    int np = 0;
-    pq_buf tmp;
-    pq_buf_init(&tmp);
-    for (int i = 0; i < v->n_real && np < MAX_COMPONENTS; i++) {
-        size_t at = tmp.len;
-        bad |= pq_buf_printf(&tmp, "eq %s=%s", t->part_names[i], v->real_vals[i] ? v->real_vals[i] : "\x01NULL");
-        bad |= pq_buf_append(&tmp, "", 1);
-        parts[np++] = (const char *)(uintptr_t)at;
-    }
-    if (bad) {
-        pq_buf_free(&tmp);
-        return -1;
-    }
-    for (int i = 0; i < np; i++) parts[i] = tmp.data + (uintptr_t)parts[i];
-    qsort(parts, (size_t)np, sizeof *parts, cmp_str);
-    for (int i = 0; i < np; i++) bad |= pq_buf_printf(k, "%s\n", parts[i]);
-    pq_buf_free(&tmp);
-    /* The filters (where= and COL=VALUE components) as the one bound,
-     * normalized predicate they compile to: views that differ only in how
-     * an expression is written share a result. */
-    bad |= pq_buf_puts(k, "pred ");
-    if (pq_expr_key(q ? q->pred : NULL, k)) return -1;
-    bad |= pq_buf_puts(k, "\n");
-    /* Names counted, not separated: a column may be named "a b". */
-    bad |= pq_buf_puts(k, "select");
-    for (int i = 0; i < v->n_select; i++) bad |= pq_buf_printf(k, " %zu:%s", strlen(v->select[i]), v->select[i]);
-    bad |= pq_buf_printf(k, "\nlimit %lld\n", (long long)v->limit);
-    if (v->kind == K_VIEW_FILE && v->file == F_DATA_PARQUET) bad |= pq_buf_puts(k, "format parquet\n");
-    return bad ? -1 : 0;
-}
-
-static int take_snapshot(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err)
-{
-    memset(s, 0, sizeof *s);
-    const table_info *t = v->t;
-    int sub = t->n_parts - v->n_real;
-    pq_part_decl *decl = calloc((size_t)(t->n_parts + 1), sizeof *decl);
-    if (!decl) return PQ_NOMEM(err);
-    for (int i = 0; i < sub; i++) decl[i] = (pq_part_decl){t->part_names[v->n_real + i], t->part_types[v->n_real + i]};
-    prune_ctx pc = {v, q};
-    pq_table_opts o = {
-        .declared = decl, .n_declared = sub, .prune = prune_dir, .prune_ctx = &pc,
-        .expected_layout = (const char *const *)(t->part_names + v->n_real), .n_expected_layout = sub,
-    };
-    int rc = pq_table_discover(l->store, v->real_dir, &o, &s->files, err);
-    free(decl);
-    if (rc != PQ_OK) return PQ_ERR;
-    s->n_parts = t->n_parts;
-    s->values = calloc((size_t)s->files->n_files + 1, sizeof *s->values);
-    if (!s->values) goto oom;
-    for (int f = 0; f < s->files->n_files; f++) {
-        s->values[f] = calloc((size_t)t->n_parts + 1, sizeof **s->values);
-        if (!s->values[f]) goto oom;
-        for (int p = 0; p < t->n_parts; p++)
-            s->values[f][p] = p < v->n_real ? v->real_vals[p] : s->files->files[f].values[p - v->n_real];
-    }
-    /* The key: the view's normalized components, then the SHA-256 of every
-     * file's identity (path, size, mtime). Kept whole, the file list made
-     * each cached result's key as long as the table's listing (0.5 MB at
-     * 7,000 files, held by the cache entry and each handle). */
-    pq_buf k;
-    pq_buf_init(&k);
-    if (view_key(v, q, &k)) {
-        pq_buf_free(&k);
-        goto oom;
-    }
-    pq_sha256_ctx files_digest;
-    pq_sha256_init(&files_digest);
-    char line[64];
-    for (int f = 0; f < s->files->n_files; f++) {
-        const pq_table_file *tf = &s->files->files[f];
-        int n = snprintf(line, sizeof line, " %llu %lld\n", (unsigned long long)tf->st.size, (long long)tf->st.mtime_ns);
-        pq_sha256_update(&files_digest, tf->path, strlen(tf->path) + 1); /* with its NUL: paths hold no NUL */
-        pq_sha256_update(&files_digest, line, (size_t)n);
-    }
-    uint8_t digest[32];
-    pq_sha256_final(&files_digest, digest);
-    pq_buf_printf(&k, "files %d ", s->files->n_files);
-    for (int i = 0; i < 32; i++) pq_buf_printf(&k, "%02x", digest[i]);
-    if (pq_buf_append(&k, "\n", 2)) {
-        pq_buf_free(&k);
-        goto oom;
-    }
-    s->key = k.data;
-    return PQ_OK;
-oom:
-    snapshot_free(s);
-    return PQ_NOMEM(err);
-}
-
-/* ------------------------------------------------------------------ data.csv jobs */
-
-typedef struct data_job {
-    pq_lake *l;
-    view v;                      /* owns its arena; v.t referenced */
-    snapshot snap;
-    bool plan_only;              /* plan.txt */
-    bool parquet;                /* data.parquet */
-    char what[512];              /* the view, for debug log lines */
-} data_job;
-
-static void data_job_free(void *p)
-{
-    data_job *j = p;
-    snapshot_free(&j->snap);
-    lake_view_free(j->l, &j->v);
-    free(j);
-}
-
-static void account_scan(pq_lake *l, const pq_scan_stats *st)
-{
-    const pq_plan_totals *t = &st->plan;
-    atomic_fetch_add(&l->c.files_total, t->files);
-    atomic_fetch_add(&l->c.files_pruned, t->files_pruned);
-    atomic_fetch_add(&l->c.dirs_pruned, t->dirs_pruned);
-    atomic_fetch_add(&l->c.row_groups_total, t->row_groups);
-    for (int r = 0; r < PQ_RUNG_COUNT; r++) atomic_fetch_add(&l->c.row_groups_pruned[r], t->row_groups_pruned[r]);
-    atomic_fetch_add(&l->c.row_groups_fully_matched, t->row_groups_fully_matched);
-    atomic_fetch_add(&l->c.pages_total, t->pages);
-    atomic_fetch_add(&l->c.pages_pruned, t->pages_pruned);
-    atomic_fetch_add(&l->c.rows_decoded, st->values_decoded);
-    atomic_fetch_add(&l->c.rows_out, st->rows_out);
-}
-
-/* Opens the snapshot's files and footers (the footer cache saves re-reads). */
-/* The snapshot's files for a scan: names and partition values now, file and
- * footer when the scan reaches them (open_snapshot_file), so that the first
- * rows of a big table do not wait for every footer. */
-typedef struct open_ctx {
-    pq_lake *l;
-    const snapshot *s;
-    const char *table_root;      /* the view's table (forgotten when a file changed) */
-    pq_scan_file *files;
-    pq_footer_ref **refs;
-} open_ctx;
-
-int lake_forget_listed(pq_lake *l, const char *table_root, const char *path, pq_error *err)
-{
-    if (err->cls != PQ_E_STALE) return PQ_ERR;
-    err->cls = PQ_E_IO; /* a view that fails: EIO, reported */
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    char *dir = !path ? NULL : slash ? strndup(path, (size_t)(slash - path)) : strdup("");
-    if (path && !dir) return PQ_ERR; /* out of memory: the next listing after the TTL sees the change */
-    pq_store_cached_invalidate(l->store, dir);
-    free(dir);
-    if (table_root) lake_table_forget(l, table_root);
-    return PQ_ERR;
-}
-
-static int open_snapshot_file(void *ctx, int f, pq_scan_file *sf, pq_error *err)
-{
-    open_ctx *oc = ctx;
-    const pq_table_file *tf = &oc->s->files->files[f];
-    if (!oc->files[f].file) {
-        if (oc->l->store->ops->open(oc->l->store, tf->path, &oc->files[f].file, err) != PQ_OK) return PQ_ERR;
-        /* Replaced since the snapshot's listing: the view fails rather than
-         * mix versions (SPEC 8), and the next open lists anew. */
-        if (pq_file_check_listed(oc->files[f].file, &tf->st, err) != PQ_OK)
-            return lake_forget_listed(oc->l, oc->table_root, tf->path, err);
-    }
-    if (!oc->refs[f] && pq_footer_cache_get(oc->l->footers, oc->l->store, tf->path, &tf->st, &oc->refs[f], err) != PQ_OK) {
-        (void)lake_forget_listed(oc->l, oc->table_root, tf->path, err); /* when it changed since */
-        pq_error_prefix(err, "%s: ", tf->path);
-        return PQ_ERR;
-    }
-    oc->files[f].footer = pq_footer_ref_get(oc->refs[f]);
-    sf->file = oc->files[f].file;
-    sf->footer = oc->files[f].footer;
-    return PQ_OK;
-}
-
-/* The scan is done with file f: its descriptor and footer go (a scan of a
- * big table holds a batch of them, not the table's). */
-static void release_snapshot_file(void *ctx, int f)
-{
-    open_ctx *oc = ctx;
-    pq_file_close(oc->files[f].file);
-    oc->files[f].file = NULL;
-    oc->files[f].footer = NULL;
-    if (oc->refs[f]) pq_footer_ref_put(oc->l->footers, oc->refs[f]);
-    oc->refs[f] = NULL;
-}
-
-static int open_files(pq_lake *l, const snapshot *s, const view *v, open_ctx *oc, pq_error *err)
-{
-    int n = s->files->n_files;
-    oc->l = l;
-    oc->s = s;
-    oc->table_root = v->t ? v->t->root : NULL;
-    oc->files = calloc((size_t)n + 1, sizeof *oc->files);
-    oc->refs = calloc((size_t)n + 1, sizeof *oc->refs);
-    if (!oc->files || !oc->refs) return PQ_NOMEM(err);
-    for (int f = 0; f < n; f++) {
-        oc->files[f].name = s->files->files[f].path;
-        oc->files[f].part_values = (const char *const *)s->values[f];
-    }
-    return PQ_OK;
-}
-
-static void close_files(open_ctx *oc)
-{
-    for (int f = 0; oc->s && oc->s->files && f < oc->s->files->n_files; f++) {
-        if (oc->files) pq_file_close(oc->files[f].file);
-        if (oc->refs && oc->refs[f]) pq_footer_ref_put(oc->l->footers, oc->refs[f]);
-    }
-    free(oc->files);
-    free(oc->refs);
-}
-
-static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
-{
-    data_job *j = ctx;
-    pq_lake *l = j->l;
-    uint64_t started = pq_now_ms();
-    pq_query *q = NULL;
-    pq_footer_ref *ref = NULL;
-    open_ctx oc = {0};
-    int rc = compile_view(l, &j->v, &q, &ref, err);
-    if (rc == PQ_OK) rc = open_files(l, &j->snap, &j->v, &oc, err);
-    if (rc == PQ_OK) {
-        pq_scan_opts o;
-        pq_scan_opts_init(&o);
-        o.threads = l->threads;
-        o.open_file = open_snapshot_file;
-        o.release_file = release_snapshot_file;
-        o.open_parallel = l->store->parallel_requests;
-        o.dirs_pruned = (uint64_t)j->snap.files->n_dirs_pruned;
-        o.open_ctx = &oc;
-        pq_scan_stats st;
-        memset(&st, 0, sizeof st);
-        if (j->parquet) {
-            /* With no file, a file of the view's schema and no rows. */
-            /* The table's writer settings from the ini, else the defaults. */
-            const pq_lake_table_decl *d = lake_decl_of(l, j->v.t->name);
-            pq_write_opts wo;
-            pq_write_opts_init(&wo);
-            if (d && d->has_write) wo = d->write;
-            rc = pq_scan_parquet(q, pq_footer_ref_get(ref), oc.files, j->snap.files->n_files, &o, &wo, sink, &st, err);
-        } else if (j->snap.files->n_files == 0) {
-            /* No file can match: the header only. */
-            pq_buf h;
-            pq_buf_init(&h);
-            if (pq_query_header(q, &h)) rc = PQ_NOMEM(err);
-            else rc = sink->write(sink->ctx, h.data, h.len, err);
-            pq_buf_free(&h);
-            st.plan.dirs_pruned = o.dirs_pruned;
-        } else {
-            rc = pq_scan_csv(q, oc.files, j->snap.files->n_files, &o, sink, &st, err);
-        }
-        /* A file found changed when it was opened again (the descriptor
-         * set had closed it): the message names it, so every listing goes. */
-        if (rc != PQ_OK) (void)lake_forget_listed(l, oc.table_root, NULL, err);
-        account_scan(l, &st);
-        if (l->log_level >= PQ_LOG_DEBUG)
-            lake_logf(l, PQ_LOG_DEBUG,
-                      "%s: scan %s in %llu ms: %llu rows out; row groups %llu read of %llu; %llu bytes fetched", j->what,
-                      rc == PQ_OK ? "done" : "stopped", (unsigned long long)(pq_now_ms() - started),
-                      (unsigned long long)st.rows_out, (unsigned long long)st.row_groups_read,
-                      (unsigned long long)st.plan.row_groups, (unsigned long long)st.bytes_fetched);
-    }
-    close_files(&oc);
-    pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
-    if (rc != PQ_OK && err->cls != PQ_E_CANCELLED) pq_lake_report(l, err);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ text files */
-
-static int schema_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
-{
-    pq_query *q;
-    pq_footer_ref *ref;
-    PQ_TRY(compile_view(l, v, &q, &ref, err));
-    int rc = pq_buf_puts(out, "name,type,nullable,partition\n");
-    for (int j = 0; j < q->n_out && !rc; j++) {
-        const pq_expr_column *c = &q->cols[q->out[j]];
-        const pq_node *nd = c->partition ? c->node : pq_schema_find(q->schema, c->name);
-        pq_buf ty;
-        pq_buf_init(&ty);
-        rc |= pq_node_type_text(nd, &ty);
-        rc |= pq_csv_field(c->name, strlen(c->name), out);
-        rc |= pq_buf_append(out, ",", 1);
-        rc |= pq_csv_field(ty.data ? ty.data : "", ty.len, out);
-        rc |= pq_buf_printf(out, ",%s,%s\n", nd->nullable ? "true" : "false", c->partition ? "true" : "false");
-        pq_buf_free(&ty);
-    }
-    pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
-    return rc ? PQ_NOMEM(err) : PQ_OK;
-}
-
-static int plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
-{
-    pq_query *q;
-    pq_footer_ref *ref;
-    PQ_TRY(compile_view(l, v, &q, &ref, err));
-    snapshot s;
-    open_ctx oc = {0};
-    int rc = take_snapshot(l, v, q, &s, err);
-    if (rc == PQ_OK) rc = open_files(l, &s, v, &oc, err);
-    if (rc == PQ_OK) {
-        pq_scan_opts o;
-        pq_scan_opts_init(&o);
-        o.open_file = open_snapshot_file;
-        o.open_parallel = l->store->parallel_requests;
-        o.dirs_pruned = (uint64_t)s.files->n_dirs_pruned;
-        o.open_ctx = &oc;
-        if (s.files->n_files == 0) {
-            int e = pq_buf_puts(out, "no files can match\n");
-            if (o.dirs_pruned)
-                e |= pq_buf_printf(out, "files: 0 total; %llu partition director%s pruned at listing (files not listed)\n",
-                                   (unsigned long long)o.dirs_pruned, o.dirs_pruned == 1 ? "y" : "ies");
-            rc = e ? PQ_NOMEM(err) : PQ_OK;
-        }
-        else rc = pq_scan_plan(q, oc.files, s.files->n_files, &o, out, NULL, err);
-        if (rc != PQ_OK) (void)lake_forget_listed(l, oc.table_root, NULL, err); /* as data_job_run */
-    }
-    close_files(&oc);
-    snapshot_free(&s);
-    pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
-    return rc;
 }
 
 static int stats_text(pq_lake *l, pq_buf *out)
@@ -1087,229 +343,6 @@ static int errors_text(pq_lake *l, pq_buf *out)
     }
     pthread_mutex_unlock(&l->mu);
     return rc;
-}
-
-/* ------------------------------------------------------------------ results */
-
-/* Finds or starts the result of a data.csv view.  Takes over the view on
- * success (the job owns it). */
-/* A view in a log line: its deepest real directory, then its virtual
- * components (as written) and its file. */
-static void describe_view(const view *v, char *out, size_t cap)
-{
-    pq_buf b;
-    pq_buf_init(&b);
-    pq_buf_puts(&b, v->real_dir && v->real_dir[0] ? v->real_dir : "/");
-    for (int i = 0; i < v->n_eq; i++)
-        pq_buf_printf(&b, "/%s=%s", v->eq_cols[i], v->eq_vals[i] ? v->eq_vals[i] : "NULL");
-    for (int i = 0; i < v->n_wheres; i++) pq_buf_printf(&b, "/where=%s", v->wheres[i]);
-    for (int i = 0; i < v->n_select; i++) pq_buf_printf(&b, "%s%s", i ? "," : "/select=", v->select[i]);
-    if (v->limit >= 0) pq_buf_printf(&b, "/limit=%lld", (long long)v->limit);
-    pq_buf_printf(&b, "/%s", v->file == F_DATA_PARQUET ? "data.parquet" : "data.csv");
-    snprintf(out, cap, "%s", b.data ? b.data : "(out of memory)");
-    pq_buf_free(&b);
-}
-
-static int get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_error *err)
-{
-    pq_query *q;
-    pq_footer_ref *ref;
-    PQ_TRY(compile_view(l, v, &q, &ref, err));
-    data_job *j = calloc(1, sizeof *j);
-    if (!j) {
-        pq_query_free(q);
-        pq_footer_ref_put(l->footers, ref);
-        return PQ_NOMEM(err);
-    }
-    int rc = take_snapshot(l, v, q, &j->snap, err);
-    pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
-    if (rc != PQ_OK) {
-        free(j);
-        return PQ_ERR;
-    }
-    uint64_t now = pq_now_ms();
-    pthread_mutex_lock(&l->mu);
-    for (result_entry *e = l->results; e; e = e->next) {
-        if (strcmp(e->key, j->snap.key)) continue;
-        pq_result_state st;
-        pq_result_state_of(e->res, &st);
-        if (st.failed) continue;
-        e->readers++;
-        e->last_used_ms = now;
-        pq_result_ref(e->res);
-        *out = e->res;
-        *key_out = strdup(e->key);
-        pthread_mutex_unlock(&l->mu);
-        atomic_fetch_add(&l->c.results_reused, 1);
-        if (l->log_level >= PQ_LOG_DEBUG) {
-            char what[512];
-            describe_view(v, what, sizeof what);
-            lake_logf(l, PQ_LOG_DEBUG, "%s: served from the result cache (%llu bytes%s)", what,
-                      (unsigned long long)st.size, st.done ? "" : " so far, still running");
-        }
-        snapshot_free(&j->snap);
-        free(j);
-        return *key_out ? PQ_OK : PQ_NOMEM(err);
-    }
-    pthread_mutex_unlock(&l->mu);
-    result_entry *e = calloc(1, sizeof *e);
-    char *key = strdup(j->snap.key);
-    if (!e || !key) {
-        free(e);
-        free(key);
-        snapshot_free(&j->snap);
-        free(j);
-        return PQ_NOMEM(err);
-    }
-    e->key = strdup(key);
-    if (l->log_level >= PQ_LOG_DEBUG) {
-        describe_view(v, j->what, sizeof j->what);
-        lake_logf(l, PQ_LOG_DEBUG, "%s: scan started over %d file%s", j->what, j->snap.files->n_files,
-                  j->snap.files->n_files == 1 ? "" : "s");
-    }
-    j->l = l;
-    j->parquet = v->kind == K_VIEW_FILE && v->file == F_DATA_PARQUET;
-    j->v = *v;
-    memset(v, 0, sizeof *v); /* the job owns the view now */
-    pq_result *res;
-    /* data.parquet is read only once complete: nothing may hold it back. */
-    uint64_t ahead = j->parquet ? UINT64_MAX / 4 : RESULT_AHEAD;
-    if (pq_result_start(l->cache_dir, ahead, data_job_run, j, data_job_free, &res, err) != PQ_OK) {
-        free(e->key);
-        free(e);
-        free(key);
-        return PQ_ERR;
-    }
-    atomic_fetch_add(&l->c.results_started, 1);
-    e->res = res; /* the cache's reference */
-    e->readers = 1;
-    e->last_used_ms = now;
-    pq_result_ref(res); /* the caller's */
-    pthread_mutex_lock(&l->mu);
-    e->next = l->results;
-    l->results = e;
-    pthread_mutex_unlock(&l->mu);
-    *out = res;
-    *key_out = key;
-    return PQ_OK;
-}
-
-/* Evicts complete, unread results beyond the cache budget (oldest first):
- * cache_size less the bytes being staged by writes. */
-static void evict_locked(pq_lake *l, result_entry **victims)
-{
-    uint64_t budget = l->cache_size > l->staged_bytes ? l->cache_size - l->staged_bytes : 0;
-    for (;;) {
-        uint64_t total = 0;
-        result_entry *oldest = NULL, **oldest_pp = NULL;
-        for (result_entry **pp = &l->results; *pp; pp = &(*pp)->next) {
-            result_entry *e = *pp;
-            if (e->readers) continue;
-            total += e->size;
-            if (!oldest || e->last_used_ms < oldest->last_used_ms) {
-                oldest = e;
-                oldest_pp = pp;
-            }
-        }
-        if (!oldest || total <= budget) return;
-        *oldest_pp = oldest->next;
-        oldest->next = *victims;
-        *victims = oldest;
-    }
-}
-
-static void free_victims(result_entry *victims)
-{
-    while (victims) {
-        result_entry *next = victims->next;
-        pq_result_unref(victims->res);
-        free(victims->key);
-        free(victims);
-        victims = next;
-    }
-}
-
-int lake_stage_reserve(pq_lake *l, uint64_t *reserved, uint64_t end, pq_error *err)
-{
-    result_entry *victims = NULL;
-    int rc = PQ_OK;
-    pthread_mutex_lock(&l->mu);
-    if (end > *reserved) {
-        uint64_t more = end - *reserved;
-        if (l->staged_bytes + more > l->cache_size || l->staged_bytes + more < l->staged_bytes) {
-            rc = pq_fail(err, PQ_E_NOSPACE, "the cache is full: %llu bytes of writes are staged, cache_size is %llu",
-                         (unsigned long long)(l->staged_bytes + more), (unsigned long long)l->cache_size);
-        } else {
-            l->staged_bytes += more;
-            *reserved = end;
-            evict_locked(l, &victims);
-        }
-    }
-    pthread_mutex_unlock(&l->mu);
-    free_victims(victims);
-    return rc;
-}
-
-void lake_stage_release(pq_lake *l, uint64_t *reserved, uint64_t end)
-{
-    pthread_mutex_lock(&l->mu);
-    if (end < *reserved) {
-        l->staged_bytes -= *reserved - end;
-        *reserved = end;
-    }
-    pthread_mutex_unlock(&l->mu);
-}
-
-static void release_result(pq_lake *l, pq_result *res, const char *key)
-{
-    result_entry *victims = NULL;
-    bool kept = false;
-    pthread_mutex_lock(&l->mu);
-    for (result_entry **pp = &l->results; *pp; pp = &(*pp)->next) {
-        result_entry *e = *pp;
-        if (e->res != res || strcmp(e->key, key)) continue;
-        if (--e->readers == 0) {
-            pq_result_state st;
-            pq_result_state_of(res, &st);
-            if (!st.done || st.failed) {
-                /* Nobody reads it any more: stop the scan, forget it. */
-                *pp = e->next;
-                e->next = victims;
-                victims = e;
-                if (!st.done) atomic_fetch_add(&l->c.results_cancelled, 1);
-            } else {
-                e->size = st.size;
-                e->last_used_ms = pq_now_ms();
-                /* Kept, unread: its pages leave the daemon's RSS (under mu,
-                 * so no reader takes it meanwhile). */
-                pq_result_unmap(res);
-                kept = true;
-            }
-        }
-        break;
-    }
-    evict_locked(l, &victims);
-    pthread_mutex_unlock(&l->mu);
-    if (kept) pq_result_reap(res); /* its ended producer's stack goes (our reference keeps res) */
-    pq_result_unref(res);
-    free_victims(victims);
-}
-
-/* data.parquet: its result, complete (SPEC: materialized on first lookup or
- * open, with an exact size).  A failed result is not kept. */
-static int materialize(pq_lake *l, view *v, pq_result **out, char **key_out, bool (*stop)(void *), void *stop_ctx,
-                       bool *job_ran, pq_error *err)
-{
-    *job_ran = false;
-    PQ_TRY(get_result(l, v, out, key_out, err));
-    *job_ran = true; /* its failures are reported by the job */
-    if (pq_result_wait(*out, stop, stop_ctx, err) == PQ_OK) return PQ_OK;
-    release_result(l, *out, *key_out);
-    free(*key_out);
-    *out = NULL;
-    *key_out = NULL;
-    return PQ_ERR;
 }
 
 /* ------------------------------------------------------------------ public API */
@@ -1463,12 +496,6 @@ void pq_lake_close(pq_lake *l)
     free(l);
 }
 
-/* A result's version for the file system (pq_lake_attr.version). */
-static uint64_t version_of_key(const char *key)
-{
-    return pq_hash_str(key) | 1;
-}
-
 int lake_fail_logged(pq_lake *l, pq_error *err, const char *path)
 {
     pq_error_prefix(err, "%s: ", path[0] ? path : "/");
@@ -1507,7 +534,7 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
              * footer is cached).  A table without files: empty. */
             pq_buf text;
             pq_buf_init(&text);
-            if (!v.t->ref_path || schema_text(l, &v, &text, err) == PQ_OK) {
+            if (!v.t->ref_path || lake_schema_text(l, &v, &text, err) == PQ_OK) {
                 out->size = text.len;
                 out->size_final = true;
             }
@@ -1518,7 +545,7 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
             pq_result *res;
             char *key;
             bool job_ran;
-            rc = materialize(l, &v, &res, &key, stop, stop_ctx, &job_ran, err);
+            rc = lake_materialize(l, &v, &res, &key, stop, stop_ctx, &job_ran, err);
             /* A result that could not start (no cache file): said here, as
              * an open of data.csv says it. */
             if (rc != PQ_OK && !job_ran) {
@@ -1530,36 +557,14 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
                 pq_result_state_of(res, &st);
                 out->size = st.size;
                 out->size_final = true;
-                out->version = version_of_key(key);
-                release_result(l, res, key);
+                out->version = lake_version_of_key(key);
+                lake_release_result(l, res, key);
                 free(key);
             }
         } else if (v.file == F_DATA_CSV) {
             /* The exact size once a complete result exists for the view as
              * the lake is now; 0 before (procfs convention). */
-            pq_query *q;
-            pq_footer_ref *ref;
-            snapshot s;
-            if (compile_view(l, &v, &q, &ref, err) == PQ_OK) {
-                if (take_snapshot(l, &v, q, &s, err) == PQ_OK) {
-                    pthread_mutex_lock(&l->mu);
-                    for (result_entry *e = l->results; e; e = e->next) {
-                        if (strcmp(e->key, s.key)) continue;
-                        pq_result_state st;
-                        pq_result_state_of(e->res, &st);
-                        if (st.done && !st.failed) {
-                            out->size = st.size;
-                            out->size_final = true;
-                        }
-                        break;
-                    }
-                    pthread_mutex_unlock(&l->mu);
-                    snapshot_free(&s);
-                }
-                pq_query_free(q);
-                pq_footer_ref_put(l->footers, ref);
-            }
-            pq_error_clear(err);
+            out->size_final = lake_result_size(l, &v, &out->size);
         }
         break;
     }
@@ -1627,7 +632,7 @@ static int partition_entry(void *ctx, const pq_dirent *e)
         /* Only directories that can hold matching rows. */
         const char *vals[1] = {strcmp(eq + 1, "__HIVE_DEFAULT_PARTITION__") ? val : NULL};
         prune_ctx pc = {v, r->q};
-        bool keep = prune_dir(&pc, 1, NULL, vals);
+        bool keep = lake_prune_dir(&pc, 1, NULL, vals);
         free(val);
         if (!keep) return 0;
     }
@@ -1679,7 +684,7 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
         pq_query *q = NULL;
         pq_footer_ref *ref = NULL;
         if (v.n_eq || v.n_wheres) {
-            if (compile_view(l, &v, &q, &ref, err) != PQ_OK) {
+            if (lake_compile_view(l, &v, &q, &ref, err) != PQ_OK) {
                 rc = PQ_ERR;
                 break;
             }
@@ -1701,47 +706,6 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
     lake_view_free(l, &v);
     if (rc != PQ_OK) return lake_fail_logged(l, err, path);
     return PQ_OK;
-}
-
-/* Takes (one reader more) the complete result whose version the file
- * system's data.parquet inode names, while the lake still holds it: what
- * the lookup that made the inode saw, though a write may have landed
- * since (the kernel looks data.parquet up at every open, so an open after
- * a write's close() gets the newer version).  The view part of the key
- * must match too, so a hash collision cannot hand out another view. */
-static bool take_held_version(pq_lake *l, const view *v, uint64_t version, pq_result **out, char **key_out)
-{
-    pq_query *q;
-    pq_footer_ref *ref;
-    pq_error err;
-    pq_error_clear(&err);
-    if (compile_view(l, v, &q, &ref, &err) != PQ_OK) return false;
-    pq_buf prefix;
-    pq_buf_init(&prefix);
-    int bad = view_key(v, q, &prefix);
-    pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
-    bool found = false;
-    pthread_mutex_lock(&l->mu);
-    for (result_entry *e = bad ? NULL : l->results; e; e = e->next) {
-        if (version_of_key(e->key) != version || strncmp(e->key, prefix.data, prefix.len)) continue;
-        pq_result_state st;
-        pq_result_state_of(e->res, &st);
-        if (!st.done || st.failed) continue;
-        char *key = strdup(e->key);
-        if (!key) break;
-        e->readers++;
-        e->last_used_ms = pq_now_ms();
-        pq_result_ref(e->res);
-        *out = e->res;
-        *key_out = key;
-        found = true;
-        break;
-    }
-    pthread_mutex_unlock(&l->mu);
-    pq_buf_free(&prefix);
-    if (found) atomic_fetch_add(&l->c.results_reused, 1);
-    return found;
 }
 
 int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_handle **out, bool (*stop)(void *),
@@ -1769,15 +733,15 @@ int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_ha
          * columns, no rows, nothing to plan; only data.parquet, which needs
          * a schema, fails. */
         if (!v.t->ref_path && v.file != F_DATA_PARQUET) break;
-        if (v.file == F_SCHEMA) rc = schema_text(l, &v, &h->text, err);
-        else if (v.file == F_PLAN) rc = plan_text(l, &v, &h->text, err);
-        else if (v.file == F_DATA_CSV) rc = get_result(l, &v, &h->res, &h->key, err);
-        else if (!version || !take_held_version(l, &v, version, &h->res, &h->key)) {
+        if (v.file == F_SCHEMA) rc = lake_schema_text(l, &v, &h->text, err);
+        else if (v.file == F_PLAN) rc = lake_plan_text(l, &v, &h->text, err);
+        else if (v.file == F_DATA_CSV) rc = lake_get_result(l, &v, &h->res, &h->key, err);
+        else if (!version || !lake_take_held_version(l, &v, version, &h->res, &h->key)) {
             bool job_ran;
-            rc = materialize(l, &v, &h->res, &h->key, stop, stop_ctx, &job_ran, err);
+            rc = lake_materialize(l, &v, &h->res, &h->key, stop, stop_ctx, &job_ran, err);
         }
-        if (rc == PQ_OK && version && h->res && version_of_key(h->key) != version) {
-            release_result(l, h->res, h->key);
+        if (rc == PQ_OK && version && h->res && lake_version_of_key(h->key) != version) {
+            lake_release_result(l, h->res, h->key);
             free(h->key);
             h->res = NULL;
             h->key = NULL;
@@ -1834,7 +798,7 @@ bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size)
 void pq_lake_release(pq_lake_handle *h)
 {
     if (!h) return;
-    if (h->res) release_result(h->l, h->res, h->key);
+    if (h->res) lake_release_result(h->l, h->res, h->key);
     free(h->key);
     pq_buf_free(&h->text);
     free(h);

@@ -1,4 +1,6 @@
-/* The lake's internals, shared by lake.c (reads) and lake_write.c (writes). */
+/* The lake's internals, shared by its files: lake.c (the lake, its tables
+ * and its public reads), lake_view.c (paths into views, snapshots),
+ * lake_results.c (the result cache and its jobs), lake_write.c (writes). */
 #ifndef PQ_LAKE_INTERNAL_H
 #define PQ_LAKE_INTERNAL_H
 
@@ -140,6 +142,71 @@ void lake_root_stat(pq_lake *l, pq_stat *st);
 char *lake_join(pq_arena *a, const char *dir, const char *name);
 bool lake_is_hidden(const char *name);
 int lake_view_file_of(const char *name, view_file *f);
+/* A table's name in messages: a single-table mount's is empty. */
+const char *lake_table_label(const char *name);
+/* Made by mkdir in this mount: on a store without directories (S3) such
+ * a table is in no listing until its first file lands. */
+bool lake_table_was_made(pq_lake *l, const char *name);
+
+/* ------------------------------------------------------------------ views (lake_view.c) */
+
+/* The view's query, compiled against its table's schema file (whose
+ * footer *ref holds until pq_footer_ref_put). */
+int lake_compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **ref, pq_error *err);
+
+/* The files a view reads as the lake is now, and its result's key. */
+typedef struct snapshot {
+    pq_table *files;             /* discovered under real_dir */
+    int n_parts;
+    char ***values;              /* full partition values per file */
+    char *key;                   /* normalized view + file identities */
+} snapshot;
+
+int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err);
+void lake_snapshot_free(snapshot *s);
+/* The first part of a result's key: the table's layout and schema file,
+ * the view's normalized components and its format (the files' identities
+ * follow).  Nonzero when out of memory. */
+int lake_view_key(const view *v, const pq_query *q, pq_buf *k);
+
+typedef struct prune_ctx {
+    const view *v;
+    const pq_query *q;
+} prune_ctx;
+
+/* Listing-time pruning (a pq_table_opts.prune, ctx a prune_ctx): a
+ * partition directory whose values make the predicate FALSE is never
+ * listed. */
+bool lake_prune_dir(void *ctx, int depth, const char *const *names, const char *const *values);
+
+/* ------------------------------------------------------------------ results (lake_results.c) */
+
+/* Finds or starts the result of a data.csv or data.parquet view (one
+ * reader more): *key_out its key (malloc'd).  Takes over the view when it
+ * starts a job (the job owns it). */
+int lake_get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_error *err);
+/* data.parquet: its result, complete (SPEC: materialized on first lookup
+ * or open, with an exact size).  A failed result is not kept; *job_ran
+ * says whether its job ran (and reported its failure). */
+int lake_materialize(pq_lake *l, view *v, pq_result **out, char **key_out, bool (*stop)(void *), void *stop_ctx,
+                     bool *job_ran, pq_error *err);
+/* One reader less; the last one of an incomplete result cancels it. */
+void lake_release_result(pq_lake *l, pq_result *res, const char *key);
+/* Takes (one reader more) the complete result whose version the file
+ * system's data.parquet inode names, while the lake still holds it: what
+ * the lookup that made the inode saw, though a write may have landed
+ * since (the kernel looks data.parquet up at every open, so an open after
+ * a write's close() gets the newer version).  The view part of the key
+ * must match too, so a hash collision cannot hand out another view. */
+bool lake_take_held_version(pq_lake *l, const view *v, uint64_t version, pq_result **out, char **key_out);
+/* A result's version for the file system (pq_lake_attr.version). */
+uint64_t lake_version_of_key(const char *key);
+/* The size of the view's complete result as the lake is now, when the
+ * cache holds one (data.csv's size is 0 before). */
+bool lake_result_size(pq_lake *l, const view *v, uint64_t *size);
+/* schema.txt and plan.txt of a view. */
+int lake_schema_text(pq_lake *l, view *v, pq_buf *out, pq_error *err);
+int lake_plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err);
 /* Staging shares cache_size with the kept results: grows *reserved (an
  * upload's share) to `end` bytes, evicting unread results to make room;
  * PQ_E_NOSPACE when staging alone would pass cache_size. */

@@ -525,7 +525,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
     int rc = pq_file_open_local(u->stage_path, NULL, &in, err);
     if (rc == PQ_OK && t->ref_path) {
         rc = pq_footer_cache_get(l->footers, l->store, t->ref_path, &t->ref_id, &ref, err);
-        if (rc != PQ_OK) (void)lake_forget_listed(l, t->root, t->ref_path, err); /* as compile_view */
+        if (rc != PQ_OK) (void)lake_forget_listed(l, t->root, t->ref_path, err); /* as lake_compile_view */
         if (rc != PQ_OK) pq_error_prefix(err, "%s: ", t->ref_path);
     }
     const pq_footer *table_ft = ref ? pq_footer_ref_get(ref) : NULL;

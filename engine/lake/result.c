@@ -205,6 +205,11 @@ int pq_result_start(const char *dir, uint64_t ahead_window, pq_result_job job, v
     r->job = job;
     r->ctx = ctx;
     r->ctx_free = ctx_free;
+    /* A thread of its own, not a pool job (threads.h): it lives as long as
+     * the result streams, across many requests, paused while its readers
+     * lag by the ahead window, and is joined by whoever lets the result go
+     * last (pq_result_reap).  A thread start is nothing next to a query,
+     * and its stack goes back at the reap. */
     if (pthread_create(&r->thread, NULL, result_main, r) != 0) {
         if (ctx_free) ctx_free(ctx);
         r->ctx = NULL;

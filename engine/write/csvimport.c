@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "csvread.h"
 #include "csvtype.h"
@@ -13,6 +12,7 @@
 #include "numfmt.h"
 #include "rowsort.h"
 #include "schema.h"
+#include "threads.h"
 
 #define ENCODE_SLICE_ROWS 65536
 #define SLICE_ROWS 65536       /* rows parsed before the column tasks get them */
@@ -366,8 +366,9 @@ static bool stream_pick(const importer *im, const rg_job *j, int32_t *c, int32_t
     return false;
 }
 
-static void *column_worker(void *arg)
+static void column_worker(void *arg, int worker)
 {
+    (void)worker;
     importer *im = arg;
     pthread_mutex_lock(&im->mu);
     for (;;) {
@@ -397,7 +398,6 @@ static void *column_worker(void *arg)
         if (++j->done_cols == im->n_cols) pthread_cond_broadcast(&im->done);
     }
     pthread_mutex_unlock(&im->mu);
-    return NULL;
 }
 
 static void rg_job_free(rg_job *j, int32_t n_cols)
@@ -805,16 +805,13 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     pthread_cond_init(&im.work, NULL);
     pthread_cond_init(&im.done, NULL);
     pthread_cond_init(&im.space, NULL);
-    int threads = opts->threads > 0 ? opts->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads < 1) threads = 1;
+    int threads = opts->threads > 0 ? opts->threads : pq_default_threads();
     if (threads > 64) threads = 64;
-    pthread_t tids[64];
-    int started = 0;
-    for (; rc == PQ_OK && started < threads; started++)
-        if (pthread_create(&tids[started], NULL, column_worker, &im) != 0) {
-            rc = pq_fail(err, PQ_E_NOMEM, "cannot start a writer thread");
-            break;
-        }
+    /* Column workers on threads of their own (threads.h): this thread
+     * parses and waits on them, and they on its slices. */
+    pq_workers workers;
+    if (pq_workers_start(&workers, rc == PQ_OK ? threads : 0, column_worker, &im) < threads && rc == PQ_OK)
+        rc = pq_fail(err, PQ_E_NOMEM, "cannot start a writer thread");
 
     /* Parse.  Without a sort, each row group is a streamed job: slices of
      * SLICE_ROWS rows go to its column tasks while the rest is parsed, and
@@ -903,7 +900,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     im.quit = true;
     pthread_cond_broadcast(&im.work);
     pthread_mutex_unlock(&im.mu);
-    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    pq_workers_join(&workers);
     if (rc == PQ_OK) rc = pq_filewriter_finish(fw, err);
     if (rc == PQ_OK && rows_out) *rows_out = total;
     if (opts->mismatch) *opts->mismatch = rc != PQ_OK && im.mismatch;

@@ -406,8 +406,9 @@ static int rewrite_chunk(const rewrite_job *j, int32_t g, int32_t c, pq_chunk_ou
     return rc;
 }
 
-static void *rewrite_worker(void *arg)
+static void rewrite_worker(void *arg, int worker)
 {
+    (void)worker;
     rewrite_job *j = arg;
     pthread_mutex_lock(&j->mu);
     for (;;) {
@@ -425,7 +426,6 @@ static void *rewrite_worker(void *arg)
         pthread_cond_broadcast(&j->cv);
     }
     pthread_mutex_unlock(&j->mu);
-    return NULL;
 }
 
 int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_rewrite_opts *opts,
@@ -495,16 +495,14 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
     j.chunks = calloc(n, sizeof *j.chunks);
     j.state = calloc(n, 1);
     j.errs = calloc(n, sizeof *j.errs);
-    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
-    rc = j.chunks && j.state && j.errs && tids ? PQ_OK : PQ_NOMEM(err);
+    rc = j.chunks && j.state && j.errs ? PQ_OK : PQ_NOMEM(err);
     pthread_mutex_init(&j.mu, NULL);
     pthread_cond_init(&j.cv, NULL);
-    int started = 0;
-    for (int i = 0; rc == PQ_OK && i < threads; i++) {
-        if (pthread_create(&tids[i], NULL, rewrite_worker, &j) != 0) break;
-        started++;
-    }
-    if (rc == PQ_OK && started == 0) rc = pq_fail(err, PQ_E_NOMEM, "cannot start writer threads");
+    /* Workers on threads of their own (threads.h): they wait on this
+     * thread's window of row groups. */
+    pq_workers workers;
+    if (pq_workers_start(&workers, rc == PQ_OK ? threads : 0, rewrite_worker, &j) == 0 && rc == PQ_OK)
+        rc = pq_fail(err, PQ_E_NOMEM, "cannot start writer threads");
     for (int32_t g = 0; rc == PQ_OK && g < n_out_rgs; g++) {
         pq_chunk_out *chunks = &j.chunks[(size_t)g * (size_t)j.n_leaves];
         /* Every task of the row group, even past a failed one: its chunks
@@ -535,13 +533,12 @@ int pq_file_rewrite(pq_file *f, const pq_footer *ft, const char *name, const pq_
     j.cancel = true;
     pthread_cond_broadcast(&j.cv);
     pthread_mutex_unlock(&j.mu);
-    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    pq_workers_join(&workers);
     if (rc == PQ_OK) rc = pq_filewriter_finish(w, err);
     if (rc != PQ_OK) pq_error_prefix(err, "%s: ", name);
     for (size_t t = 0; j.chunks && t < (size_t)j.n_tasks; t++) pq_chunk_out_free(&j.chunks[t]);
     pthread_mutex_destroy(&j.mu);
     pthread_cond_destroy(&j.cv);
-    free(tids);
     free(j.chunks);
     free(j.state);
     free(j.errs);

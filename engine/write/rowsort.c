@@ -189,28 +189,27 @@ typedef struct load_job {
     const pq_footer *ft;
     pq_sorted_rows *s;
     pthread_mutex_t mu;
-    int32_t next;
     int *rc;                   /* per leaf */
     pq_error *errs;            /* per leaf */
     bool failed;
 } load_job;
 
-static void *load_worker(void *arg)
+/* Leaf i into memory; once one has failed, the leaves not started yet are
+ * left (the first failure in leaf order is the one reported). */
+static void load_one(void *arg, size_t i)
 {
     load_job *j = arg;
-    for (;;) {
+    int32_t c = (int32_t)i;
+    pthread_mutex_lock(&j->mu);
+    bool failed = j->failed;
+    pthread_mutex_unlock(&j->mu);
+    if (failed) return;
+    j->rc[c] = load_leaf(j->f, j->ft, c, j->s->n_rows, &j->s->cols[c], &j->errs[c]);
+    if (j->rc[c] != PQ_OK) {
         pthread_mutex_lock(&j->mu);
-        int32_t c = j->failed ? j->ft->schema.n_leaves : j->next++;
+        j->failed = true;
         pthread_mutex_unlock(&j->mu);
-        if (c >= j->ft->schema.n_leaves) break;
-        j->rc[c] = load_leaf(j->f, j->ft, c, j->s->n_rows, &j->s->cols[c], &j->errs[c]);
-        if (j->rc[c] != PQ_OK) {
-            pthread_mutex_lock(&j->mu);
-            j->failed = true;
-            pthread_mutex_unlock(&j->mu);
-        }
     }
-    return NULL;
 }
 
 static int cmp_float(double a, double b)
@@ -289,13 +288,8 @@ int pq_sorted_rows_load(pq_file *f, const pq_footer *ft, const char *file, const
     if (threads <= 0) threads = pq_default_threads();
     if (threads > n_leaves) threads = n_leaves > 0 ? n_leaves : 1;
     pthread_mutex_init(&j.mu, NULL);
-    pthread_t tids[64];
     if (threads > 64) threads = 64;
-    int started = 0;
-    for (int i = 1; rc == PQ_OK && i < threads; i++)
-        if (pthread_create(&tids[started], NULL, load_worker, &j) == 0) started++;
-    if (rc == PQ_OK) load_worker(&j);
-    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    if (rc == PQ_OK) pq_parallel_for((size_t)n_leaves, threads, load_one, &j);
     pthread_mutex_destroy(&j.mu);
     for (int32_t c = 0; rc == PQ_OK && c < n_leaves; c++)
         if (j.rc[c] != PQ_OK) { /* the first failure in leaf order */

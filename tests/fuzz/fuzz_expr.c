@@ -18,12 +18,11 @@
  *     exponent literal only has to be stable from its second printing on,
  *     and text with 'inf' or 'nan' constants need not read back: see
  *     tests/fuzz/known/README.md). */
-#define PQ_EXPR_INTERNAL
 #include "fuzz_common.h"
 
 #include <math.h>
 
-#include "expr.h"
+#include "expr_internal.h"
 
 #define MAX_ROWS 32
 #define DAY_US 86400000000LL

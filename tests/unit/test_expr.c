@@ -4,8 +4,7 @@
  * randomized tests: pruning soundness against exact evaluation, fast paths
  * against the general path, substitution, text round trips, and garbage
  * input that must never crash. */
-#define PQ_EXPR_INTERNAL
-#include "expr.h"
+#include "expr_internal.h"
 #include "query.h"
 
 #include <math.h>

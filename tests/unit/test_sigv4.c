@@ -1,8 +1,11 @@
 /* SigV4 signing: SHA-256 (FIPS 180-2 examples), HMAC-SHA256 (RFC 4231), the
  * four S3 examples from the AWS "Signature Calculations for the Authorization
- * Header: Transferring Payload in a Single Chunk" page, and the signer's own
- * rules (session token, query canonicalization, bounds). */
+ * Header: Transferring Payload in a Single Chunk" page, the signer's own
+ * rules (session token, query canonicalization, bounds), and libcrypto's
+ * failures reported, not ignored (its allocations made to fail). */
 #include <stdlib.h>
+
+#include <openssl/crypto.h>
 
 #include "check.h"
 #include "sigv4.h"
@@ -17,7 +20,8 @@ static const char *hex_of(const uint8_t d[32])
 static const char *sha_hex(const char *s, size_t n)
 {
     uint8_t d[32];
-    pq_sha256(s, n, d);
+    pq_error err = {0};
+    CHECK_EQ_INT(pq_sha256(s, n, d, &err), PQ_OK);
     return hex_of(d);
 }
 
@@ -39,13 +43,13 @@ static void test_sha256(void)
     /* Incremental, in uneven pieces that straddle the 64-byte blocks. */
     pq_sha256_ctx c;
     uint8_t d[32];
-    pq_sha256_init(&c);
+    CHECK_EQ_INT(pq_sha256_init(&c, NULL), PQ_OK);
     for (size_t off = 0, step = 1; off < 1000000; step = step % 131 + 7) {
         size_t n = 1000000 - off < step ? 1000000 - off : step;
         pq_sha256_update(&c, a + off, n);
         off += n;
     }
-    pq_sha256_final(&c, d);
+    CHECK_EQ_INT(pq_sha256_final(&c, d, NULL), PQ_OK);
     CHECK_EQ_STR(hex_of(d), million);
     free(a);
 
@@ -56,11 +60,11 @@ static void test_sha256(void)
     memset(buf, 'x', sizeof buf);
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
         char one[65];
-        pq_sha256(buf, lens[i], d);
+        CHECK_EQ_INT(pq_sha256(buf, lens[i], d, NULL), PQ_OK);
         pq_sha256_hex(d, one);
-        pq_sha256_init(&c);
+        CHECK_EQ_INT(pq_sha256_init(&c, NULL), PQ_OK);
         for (size_t j = 0; j < lens[i]; j++) pq_sha256_update(&c, buf + j, 1);
-        pq_sha256_final(&c, d);
+        CHECK_EQ_INT(pq_sha256_final(&c, d, NULL), PQ_OK);
         CHECK_EQ_STR(hex_of(d), one);
     }
 }
@@ -70,17 +74,22 @@ static void test_hmac(void)
     uint8_t key[131], d[32];
 
     memset(key, 0x0b, 20);
-    pq_hmac_sha256(key, 20, "Hi There", 8, d);
+    CHECK_EQ_INT(pq_hmac_sha256(key, 20, "Hi There", 8, d, NULL), PQ_OK);
     CHECK_EQ_STR(hex_of(d), "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
 
     const char *data2 = "what do ya want for nothing?";
-    pq_hmac_sha256("Jefe", 4, data2, strlen(data2), d);
+    CHECK_EQ_INT(pq_hmac_sha256("Jefe", 4, data2, strlen(data2), d, NULL), PQ_OK);
     CHECK_EQ_STR(hex_of(d), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 
     memset(key, 0xaa, 131);
     const char *data6 = "Test Using Larger Than Block-Size Key - Hash Key First";
-    pq_hmac_sha256(key, 131, data6, strlen(data6), d);
+    CHECK_EQ_INT(pq_hmac_sha256(key, 131, data6, strlen(data6), d, NULL), PQ_OK);
     CHECK_EQ_STR(hex_of(d), "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+
+    /* The output may be the key (SigV4's chain): case 1 again, in place. */
+    memset(key, 0x0b, 32);
+    CHECK_EQ_INT(pq_hmac_sha256(key, 20, "Hi There", 8, key, NULL), PQ_OK);
+    CHECK_EQ_STR(hex_of(key), "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
 }
 
 #define EMPTY_SHA "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -294,12 +303,70 @@ static void test_bounds(void)
     CHECK_EQ_INT(err.cls, PQ_E_USAGE);
 }
 
+/* libcrypto's allocator, which fails every allocation while set. */
+static int crypto_allocs_fail;
+
+static void *crypto_malloc(size_t n, const char *file, int line)
+{
+    (void)file, (void)line;
+    return crypto_allocs_fail ? NULL : malloc(n);
+}
+
+static void *crypto_realloc(void *p, size_t n, const char *file, int line)
+{
+    (void)file, (void)line;
+    return crypto_allocs_fail ? NULL : realloc(p, n);
+}
+
+static void crypto_free(void *p, const char *file, int line)
+{
+    (void)file, (void)line;
+    free(p);
+}
+
+static void test_crypto_failures(void)
+{
+    uint8_t d[32];
+    pq_error err;
+    /* libcrypto set up beforehand: it initializes on first use, and does not
+     * try again after an initialization that failed. */
+    CHECK_EQ_INT(pq_hmac_sha256("key", 3, "abc", 3, d, NULL), PQ_OK);
+
+    crypto_allocs_fail = 1;
+    pq_sha256_ctx c;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_sha256_init(&c, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_NOMEM);
+    CHECK_EQ_STR(err.msg, "sha256: out of memory");
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_sha256("abc", 3, d, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_NOMEM);
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_hmac_sha256("key", 3, "abc", 3, d, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_NOMEM);
+    CHECK_EQ_STR(err.msg, "hmac-sha256: out of memory");
+    pq_sigv4_request rq = aws_example();
+    pq_sigv4_result r;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_sigv4_sign(&rq, &r, &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_NOMEM);
+    CHECK_EQ_STR(err.msg, "sigv4: sha256: out of memory");
+    crypto_allocs_fail = 0;
+
+    /* Nothing left behind: the same calls work again. */
+    CHECK_EQ_STR(sha_hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK_EQ_INT(pq_sigv4_sign(&rq, &r, &err), PQ_OK);
+}
+
 int main(void)
 {
+    /* Before libcrypto allocates anything, or it keeps its own allocator. */
+    CHECK_EQ_INT(CRYPTO_set_mem_functions(crypto_malloc, crypto_realloc, crypto_free), 1);
     test_sha256();
     test_hmac();
     test_aws_examples();
     test_signer_rules();
     test_bounds();
+    test_crypto_failures();
     return check_report();
 }

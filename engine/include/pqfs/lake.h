@@ -13,6 +13,7 @@
 #define PQ_LAKE_H
 
 #include "io.h"
+#include "proc.h"
 #include "status.h"
 #include "colwrite.h"
 #include "table.h"
@@ -191,6 +192,113 @@ int pq_lake_mkdir_as(pq_lake *l, const char *path, const pq_cred *c, pq_error *e
  * directory is empty; anything else is PQ_E_DENIED (data is not deleted
  * through the mount). */
 int pq_lake_rmdir(pq_lake *l, const char *path, pq_error *err);
+
+/* ------------------------------------------------------------------ the write lifecycle (lake_uploads.c)
+ * What open, write, close, rename, unlink and stat of files being written
+ * mean for a mount, by name, without FUSE: the file system decodes a
+ * request into one of these calls and replies with its outcome (the errno
+ * from the pq_error's class).  Three sets of names:
+ *   - open: files created and not yet released (pq_lake_open_upload), each
+ *     with the caller's number for the file (file_id: the inode number
+ *     processes see, which /proc/PID/fdinfo shows);
+ *   - parked: closed files with a temporary name (starting with '.', as
+ *     rsync's .NAME.XXXXXX), not in the lake until renamed to a name
+ *     without the dot, which commits them; unlinked, or not renamed within
+ *     staged_timeout_s of their close, nothing lands;
+ *   - just written: for 10 s after its commit a name still stats (as the
+ *     bytes written) and can be renamed within its directory, though its
+ *     rows are in the lake under a part name: copy tools set mode and times
+ *     by name after close, and DuckDB's COPY or tempfile + os.replace
+ *     rename what they wrote.  Every name written in those 10 s answers,
+ *     however many there are.
+ * Who closes a file decides what the close means (a child closing its
+ * inherited copy, a dup'd descriptor, a writer killed by a signal): those
+ * facts come from opts.proc, /proc's answers (pq_proc_system) unless a test
+ * gives its own.  `tid` is the thread a request came from (FUSE's pid). */
+typedef struct pq_lake_uploads pq_lake_uploads;
+typedef struct pq_lake_open_upload pq_lake_open_upload;
+
+typedef struct pq_lake_uploads_opts {
+    int staged_timeout_s;        /* how long a parked file waits for its rename; 0: 600 */
+    const pq_proc_ops *proc;     /* NULL: pq_proc_system() */
+    /* Called when a rename moves a name (from's file is to's now), with
+     * the lifecycle's lock held, so that no stat of either name comes in
+     * between: the file system's inode for `from` follows.  It must not
+     * call into the lifecycle.  May be NULL. */
+    void (*moved)(void *ctx, const char *from, const char *to);
+    void *moved_ctx;
+} pq_lake_uploads_opts;
+
+int pq_lake_uploads_new(pq_lake *l, const pq_lake_uploads_opts *o, pq_lake_uploads **out, pq_error *err);
+/* Frees everything: files still open (never released) and parked ones are
+ * discarded, nothing is written.  No call may be in flight. */
+void pq_lake_uploads_free(pq_lake_uploads *u);
+/* Discards the parked files whose time ran out and forgets the written
+ * names past their 10 s.  Never waits: when the lifecycle is busy it does
+ * nothing (call it again, once a second). */
+void pq_lake_uploads_expire(pq_lake_uploads *u);
+
+/* create(2) of path by thread tid for caller c (NULL: unchecked;
+ * pq_lake_create_as): an open file being written. */
+int pq_lake_uploads_create(pq_lake_uploads *u, const char *path, const pq_cred *c, int tid, uint64_t file_id,
+                           pq_lake_open_upload **out, pq_error *err);
+/* An open for writing of an existing name: a name being written, parked
+ * or just written (it still stats, so the kernel opens it rather than
+ * creating it) is a new file, as a create would make (cp to the same name
+ * twice); any other is PQ_E_DENIED (the lake's files are not written in
+ * place). */
+int pq_lake_uploads_reopen(pq_lake_uploads *u, const char *path, const pq_cred *c, int tid, uint64_t file_id,
+                           pq_lake_open_upload **out, pq_error *err);
+/* write(2): PQ_E_CLOSED once the file's close parked it. */
+int pq_lake_uploads_write(pq_lake_open_upload *f, const void *buf, size_t len, uint64_t off, pq_error *err);
+/* close(2) of one of its descriptors (FUSE's FLUSH) by thread tid; the
+ * outcome is close()'s.  The file goes into the lake when its creator
+ * closes it with bytes written (not a child closing an inherited copy, nor
+ * a close while the closer holds another descriptor on the file), unless
+ * the closer is exiting killed by a signal (then nothing is ever written)
+ * or dies while the commit runs (PQ_E_CANCELLED).  A temporary name is
+ * parked instead, for its rename. */
+int pq_lake_uploads_flush(pq_lake_open_upload *f, int tid, pq_error *err);
+/* The last close (FUSE's RELEASE): a file its creator never closed itself,
+ * or that got bytes after its last flush, is written now (its outcome only
+ * logged); an empty one writes nothing, an empty temporary one is parked.
+ * Frees f. */
+void pq_lake_uploads_release(pq_lake_open_upload *f);
+/* Frees f without its close (the create's reply failed): nothing is written. */
+void pq_lake_uploads_discard(pq_lake_open_upload *f);
+
+#define PQ_RENAME_NOREPLACE 1u
+#define PQ_RENAME_EXCHANGE 2u
+/* rename(2) by thread tid for caller c (NULL: unchecked).  Within a
+ * directory only, to a name that takes data (pq_lake_check_data_name), and
+ * into a directory c may write (PQ_E_ACCESS): a file being written takes
+ * the name at its close; a parked file renamed to a name without the dot
+ * is committed under it, and the rename gets the outcome (a failed one
+ * leaves it parked, and a retry gets the same outcome: GNU mv retries a
+ * rename that RENAME_NOREPLACE made EINVAL); a name just written moves (its
+ * rows stay where they are).  PQ_E_EXISTS for RENAME_NOREPLACE onto a name
+ * being or just written; anything else is PQ_E_DENIED (data is not renamed
+ * through the mount). */
+int pq_lake_uploads_rename(pq_lake_uploads *u, const char *from, const char *to, unsigned flags, const pq_cred *c,
+                           int tid, pq_error *err);
+/* unlink(2): a parked file is discarded; anything else is PQ_E_DENIED
+ * (data is not deleted through the mount). */
+int pq_lake_uploads_unlink(pq_lake_uploads *u, const char *path, pq_error *err);
+/* Whether the file whose number is file_id (0: none) is open for writing,
+ * or path (may be NULL) names a file being written, parked or just
+ * written: *size is its bytes then (staged, or written).  Such a name is
+ * not in the lake's listings (or not yet). */
+bool pq_lake_uploads_stat(pq_lake_uploads *u, const char *path, uint64_t file_id, uint64_t *size);
+/* setattr(2) of a file being written, parked or just written: its size
+ * after, truncated first when truncate_to >= 0 (only an open file not yet
+ * closing, by file_id).  PQ_E_NOTFOUND when it is none of these. */
+int pq_lake_uploads_setattr(pq_lake_uploads *u, const char *path, uint64_t file_id, int64_t truncate_to,
+                            uint64_t *size, pq_error *err);
+/* A read-only open of path that the lake did not find (err: its
+ * PQ_E_NOTFOUND): a name written, being written or parked stats but is not
+ * readable under that name (its bytes are in the lake as Parquet, or
+ * staged): err becomes PQ_E_ACCESS.  Returns PQ_ERR. */
+int pq_lake_uploads_refuse_read(pq_lake_uploads *u, const char *path, pq_error *err);
 
 /* Records an error for .pqfs/errors and the log. */
 void pq_lake_report(pq_lake *l, const pq_error *err);

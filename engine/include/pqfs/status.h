@@ -29,6 +29,8 @@ typedef enum pq_errclass {
     PQ_E_DENIED,      /* an operation this path does not allow (EPERM) */
     PQ_E_STALE,       /* the file changed since it was looked up (ESTALE: look it up again) */
     PQ_E_ACCESS,      /* the caller lacks permission (EACCES) */
+    PQ_E_EXISTS,      /* the name is taken (EEXIST: a rename that may not replace) */
+    PQ_E_CLOSED,      /* the file is no longer open for this (EBADF: written after its close put it away) */
 } pq_errclass;
 
 typedef struct pq_error {
