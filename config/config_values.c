@@ -293,6 +293,7 @@ const char *cfg_part_type_name(pq_part_type type)
     case PQ_PART_INT64: return "int64";
     case PQ_PART_DATE: return "date";
     case PQ_PART_STRING: return "string";
+    case PQ_PART_DOUBLE: return "double";
     }
     return "?";
 }

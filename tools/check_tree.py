@@ -40,9 +40,11 @@ MAX_FILE_LINES = 1500
 # (and itself).  expr and plan sit beside the read path: plan proves with
 # expr over format's statistics; write (the column and file writers, CSV
 # input) comes before scan, whose data.parquet output encodes with it; scan
-# runs plans over read's readers; lake is the logic layer on top.
+# runs plans over read's readers; tablefmt (Hive, Delta: which files are
+# a table's rows) reads Delta checkpoints through scan; lake is the logic
+# layer on top.
 LAYERS = ["common", "io", "format", "decode", "read", "expr", "plan",
-          "write", "scan", "lake"]
+          "write", "scan", "tablefmt", "lake"]
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -30,13 +30,15 @@
 #include "render.h"
 #include "scan.h"
 #include "table.h"
+#include "tablefmt.h"
 
 static void die_usage(void)
 {
     fprintf(stderr,
             "usage: pqtool cat PATH... [--where EXPR] [--select C1,C2] [--limit N] [--threads N] [-o OUT]\n"
             "                  [--format csv|parquet]\n"
-            "       pqtool plan PATH... [--where EXPR] [--select C1,C2]\n"
+            "                  [--version N]\n"
+            "       pqtool plan PATH... [--where EXPR] [--select C1,C2] [--version N]\n"
             "       pqtool meta FILE\n"
             "       pqtool rewrite FILE -o OUT [--codec NAME[:LEVEL]] [--page-size BYTES] [--no-dictionary]\n"
             "                                  [--no-statistics] [--batch-rows N] [--threads N] [--copy]\n"
@@ -46,7 +48,9 @@ static void die_usage(void)
             "                                  [--no-statistics] [--threads N] [--bloom-filter C1,C2]\n"
             "PATH is a Parquet file or a table directory (Hive partitions); a partition directory\n"
             "(TABLE/dt=X) is the table filtered to its values, partition columns included.  Either\n"
-            "may be an http(s):// or s3:// URL (one per command), as may a FILE ending in .parquet.\n");
+            "may be an http(s):// or s3:// URL (one per command), as may a FILE ending in .parquet.\n"
+            "A Delta Lake table (a directory holding _delta_log/) is read from its log: the live files\n"
+            "of its latest version, or of version N with --version N.\n");
     exit(2);
 }
 
@@ -121,7 +125,12 @@ static int split_list(char *s, const char ***out)
 /* The inputs of cat/plan: Parquet files, or one table directory. */
 typedef struct inputs {
     pq_store *store;           /* table directory */
-    pq_table *table;
+    pq_table *table;           /* snap's, when there is one */
+    /* A table directory opened through its format (Delta: the log's live
+     * files; Hive: discovery). */
+    pq_tf_snapshot *snap;
+    uint64_t **deleted;        /* per file: its deleted rows (snap's deletion vectors), read when opened */
+    int ref;                   /* the file whose footer is the query's schema */
     pq_scan_file *files;
     char **names;              /* a table's files: store root + path, named before opened (or when never) */
     int n_files;
@@ -141,10 +150,13 @@ static void inputs_free(inputs *in)
         if (in->files[i].footer) pq_footer_free((pq_footer *)in->files[i].footer);
         pq_file_close(in->files[i].file);
         if (in->names) free(in->names[i]);
+        if (in->deleted) free(in->deleted[i]);
     }
+    free(in->deleted);
     free(in->names);
     free(in->files);
-    pq_table_free(in->table);
+    if (in->snap) pq_tf_snapshot_free(in->snap);
+    else pq_table_free(in->table);
     pq_store_destroy(in->store);
     free(in->root);
     for (int i = 0; i < in->n_eq; i++) {
@@ -214,8 +226,17 @@ static int open_table_file(void *ctx, int index, pq_scan_file *sf, pq_error *err
     const pq_table_file *tf = &in->table->files[index];
     pq_file *f;
     PQ_TRY(in->store->ops->open(in->store, tf->path, &f, err));
-    /* Replaced since the listing: refused, as the mount does (SPEC 8). */
-    if (pq_file_check_listed(f, &tf->st, err) != PQ_OK) {
+    /* Replaced since the listing: refused, as the mount does (SPEC 8).  A
+     * Delta file is the one its add names when it has the add's size (the
+     * log's modificationTime is the writer's clock, not the file's mtime). */
+    if (in->snap && in->snap->kind == PQ_TF_DELTA) {
+        if (f->has_identity && f->opened.size != tf->st.size) {
+            pq_fail(err, PQ_E_STALE, "%s: %llu bytes, where the Delta log's add says %llu: not the file it added",
+                    f->name, (unsigned long long)f->opened.size, (unsigned long long)tf->st.size);
+            pq_file_close(f);
+            return PQ_ERR;
+        }
+    } else if (pq_file_check_listed(f, &tf->st, err) != PQ_OK) {
         pq_file_close(f);
         return PQ_ERR;
     }
@@ -229,9 +250,19 @@ static int open_table_file(void *ctx, int index, pq_scan_file *sf, pq_error *err
     }
     while (ft->meta_len > seen && !atomic_compare_exchange_weak(&in->max_meta_len, &seen, ft->meta_len)) {
     }
+    /* The table format's types over the file's (a Delta timestamp is UTC). */
+    if (in->snap) pq_tf_apply_types(in->snap, &ft->schema);
     /* Keep them in the inputs too, so that inputs_free closes them. */
     in->files[index].file = sf->file = f;
     in->files[index].footer = sf->footer = ft;
+    /* A deletion vector: its rows are never output (the plan selects
+     * around them). */
+    if (in->deleted && !in->deleted[index]) {
+        uint64_t n = 0;
+        if (pq_tf_deleted_rows(in->snap, in->store, index, &in->deleted[index], &n, err) != PQ_OK) return PQ_ERR;
+        in->files[index].deleted_rows = sf->deleted_rows = in->deleted[index];
+        in->files[index].n_deleted = sf->n_deleted = n;
+    }
     return PQ_OK;
 }
 
@@ -243,6 +274,12 @@ static void release_table_file(void *ctx, int index)
     pq_file_close(in->files[index].file);
     in->files[index].footer = NULL;
     in->files[index].file = NULL;
+    if (in->deleted) {
+        free(in->deleted[index]);
+        in->deleted[index] = NULL;
+        in->files[index].deleted_rows = NULL;
+        in->files[index].n_deleted = 0;
+    }
 }
 
 static const char *env_or(const char *a, const char *b)
@@ -364,6 +401,36 @@ static bool on_partition_path(void *ctx, int depth, const char *const *names, co
     return true;
 }
 
+/* TABLE/x=A/... of a table format's table: the table filtered to those
+ * values (of its partition columns, as its log gives them: the path is a
+ * filter, whatever directories the files sit in).  *is_format false: the
+ * table at in->root is a Hive table (or none). */
+static int open_format_partition(inputs *in, int64_t version, bool *is_format, pq_error *err)
+{
+    *is_format = false;
+    pq_store *st = NULL;
+    pq_tf_kind kind = PQ_TF_HIVE;
+    pq_error why;
+    if (open_store(in->root, &st, &why) != PQ_OK || pq_tf_detect(st, "", &kind, &why) != PQ_OK ||
+        kind == PQ_TF_HIVE) {
+        pq_store_destroy(st);
+        return PQ_OK;
+    }
+    *is_format = true;
+    in->store = st;
+    pq_tf_opts fopts = {.version = version, .apply_deletes = true};
+    PQ_TRY(pq_tf_open(st, "", &fopts, &in->snap, err));
+    in->table = in->snap->table;
+    for (int i = 0; i < in->n_eq; i++) {
+        bool found = false;
+        for (int p = 0; p < in->table->n_parts && !found; p++) found = !strcmp(in->table->part_names[p], in->eq_cols[i]);
+        if (!found)
+            return pq_fail(err, PQ_E_USAGE, "%s: '%s' is not a partition column of the %s table", in->root,
+                           in->eq_cols[i], pq_tf_kind_name(kind));
+    }
+    return PQ_OK;
+}
+
 static int open_partition_root(inputs *in, pq_error *err)
 {
     pq_store *st_root = NULL;
@@ -400,7 +467,7 @@ static int open_partition_root(inputs *in, pq_error *err)
     return PQ_OK;
 }
 
-static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *err)
+static int open_inputs(const char **paths, int n_paths, int64_t version, inputs *in, pq_error *err)
 {
     memset(in, 0, sizeof *in);
     struct stat st;
@@ -420,11 +487,23 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
         int split = split_partition_dirs(paths[0], in);
         if (split == -2) return pq_fail(err, PQ_E_USAGE, "%s: a partition value holds %%00 (a NUL byte)", paths[0]);
         if (split != 0) return PQ_NOMEM(err);
-        if (in->root) PQ_TRY(open_partition_root(in, err));
+        bool is_format = false;
+        if (in->root) PQ_TRY(open_format_partition(in, version, &is_format, err));
+        if (in->root && !is_format) PQ_TRY(open_partition_root(in, err));
+        if (in->table && !in->snap && version >= 0)
+            return pq_fail(err, PQ_E_USAGE, "%s: --version is for a table format's table, not a partition directory",
+                           paths[0]);
         if (!in->store) PQ_TRY(open_store(paths[0], &in->store, err));
         pq_table_opts topts;
         memset(&topts, 0, sizeof topts);
-        if (!in->table && pq_table_discover(in->store, "", &topts, &in->table, err) != PQ_OK) return PQ_ERR;
+        pq_tf_opts fopts = {.version = version, .hive = &topts, .apply_deletes = true};
+        if (!in->table) {
+            PQ_TRY(pq_tf_open(in->store, "", &fopts, &in->snap, err));
+            in->table = in->snap->table;
+        }
+        bool delta = in->snap && in->snap->kind == PQ_TF_DELTA;
+        /* A Delta table without files is a table all the same: its header. */
+        if (in->table->n_files == 0 && delta) return PQ_OK;
         if (in->table->n_files == 0)
             return pq_fail(err, PQ_E_USAGE, in->n_eq ? "%s: no Parquet files (no such partition directory?)"
                                                      : "%s: no Parquet files", paths[0]);
@@ -435,6 +514,7 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
         in->n_files = in->table->n_files;
         in->names = calloc((size_t)in->n_files, sizeof *in->names);
         if (!in->names) return PQ_NOMEM(err);
+        if (delta && !(in->deleted = calloc((size_t)in->n_files, sizeof *in->deleted))) return PQ_NOMEM(err);
         for (int i = 0; i < in->n_files; i++) {
             in->files[i].part_values = (const char *const *)in->table->files[i].values;
             /* Named before it is opened, or when its partition values rule
@@ -443,8 +523,15 @@ static int open_inputs(const char **paths, int n_paths, inputs *in, pq_error *er
             if (!in->names[i]) return PQ_NOMEM(err);
             in->files[i].name = in->names[i];
         }
-        return open_table_file(in, 0, &in->files[0], err);
+        /* Delta: the newest file first, the likeliest to have every column
+         * of the table's schema (a column added later is not in older
+         * files), which it must. */
+        in->ref = delta ? in->n_files - 1 : 0;
+        PQ_TRY(open_table_file(in, in->ref, &in->files[in->ref], err));
+        if (delta) return pq_tf_check_file_schema(in->snap, &in->files[in->ref].footer->schema, in->names[in->ref], err);
+        return PQ_OK;
     }
+    if (version >= 0) return pq_fail(err, PQ_E_USAGE, "%s: --version is for a table format's table directory", paths[0]);
     in->files = calloc(n_paths > 0 ? (size_t)n_paths : 1, sizeof *in->files);
     if (!in->files) {
         if (remote_file) pq_file_close(remote_file);
@@ -485,14 +572,25 @@ static int compile_query(inputs *in, const char *path, const pq_query_spec *spec
 {
     const pq_table *t = in->table;
     pq_query_spec with_dirs = *spec;
+    /* A table format's columns come in its schema's order, partition
+     * columns where it puts them. */
+    const char **order = NULL;
+    if (!spec->select && in->snap && in->snap->cols) {
+        order = calloc((size_t)in->snap->n_cols + 1, sizeof *order);
+        if (!order) return PQ_NOMEM(err);
+        for (int i = 0; i < in->snap->n_cols; i++) order[i] = in->snap->cols[i].name;
+        with_dirs.select = order;
+        with_dirs.n_select = in->snap->n_cols;
+    }
     if (in->n_eq) {
         with_dirs.eq_cols = (const char *const *)in->eq_cols;
         with_dirs.eq_vals = (const char *const *)in->eq_vals;
         with_dirs.n_eq = in->n_eq;
     }
-    if (pq_query_compile(&in->files[0].footer->schema, t ? (const char *const *)t->part_names : NULL,
-                         t ? t->part_types : NULL, t ? t->n_parts : 0, &with_dirs, q, err) == PQ_OK)
-        return PQ_OK;
+    int rc = pq_query_compile(&in->files[in->ref].footer->schema, t ? (const char *const *)t->part_names : NULL,
+                              t ? t->part_types : NULL, t ? t->n_parts : 0, &with_dirs, q, err);
+    free(order);
+    if (rc == PQ_OK) return PQ_OK;
     pq_error_prefix(err, "%s: ", path);
     return PQ_ERR;
 }
@@ -506,6 +604,7 @@ typedef struct cat_args {
     const char **select;       /* in select_arena */
     pq_arena select_arena;
     const char **wheres;
+    int64_t version;           /* --version N; -1: the latest */
     bool stats;
     bool parquet;              /* --format parquet */
 } cat_args;
@@ -518,6 +617,7 @@ static void parse_cat_args(int argc, char **argv, cat_args *a)
     pq_scan_opts_init(&a->opts);
     pq_arena_init(&a->select_arena, 1024);
     a->spec.limit = -1;
+    a->version = -1;
     char *select_arg = NULL;
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
@@ -532,6 +632,13 @@ static void parse_cat_args(int argc, char **argv, cat_args *a)
             const char *v = argv[++i];
             if (pq_parse_row_count(v, strlen(v), &a->spec.limit) != 0) { /* as limit= */
                 fprintf(stderr, "pqtool: --limit: '%s' is not a row count (0 to %lld)\n", v, (long long)INT64_MAX);
+                exit(2);
+            }
+        } else if (!strcmp(s, "--version") && more) {
+            if (a->version >= 0) die_usage();
+            const char *v = argv[++i];
+            if (pq_parse_row_count(v, strlen(v), &a->version) != 0) {
+                fprintf(stderr, "pqtool: --version: '%s' is not a version (0 to %lld)\n", v, (long long)INT64_MAX);
                 exit(2);
             }
         } else if (!strcmp(s, "--threads") && more) a->opts.threads = atoi(argv[++i]);
@@ -595,6 +702,48 @@ static void scan_opts_for(pq_scan_opts *o, inputs *in)
     o->open_parallel = in->store ? in->store->parallel_requests : 0;
 }
 
+/* A table format's table without live files (every file removed, or none
+ * added yet): its header alone, the columns as selected (each one checked),
+ * no row.  Parquet output needs a file's schema, which it has not. */
+static int cat_no_files(inputs *in, const cat_args *a, pq_error *err)
+{
+    if (a->parquet) {
+        pq_fail(err, PQ_E_UNSUPPORTED, "%s: --format parquet of a table without files (no schema to write)",
+                a->paths[0]);
+        return report(err);
+    }
+    int n = a->spec.select ? a->spec.n_select : in->snap->n_cols;
+    const char **names = calloc((size_t)n + 1, sizeof *names);
+    if (!names) return PQ_NOMEM(err), report(err);
+    for (int j = 0; j < n; j++) {
+        names[j] = a->spec.select ? a->spec.select[j] : in->snap->cols[j].name;
+        bool known = false;
+        for (int i = 0; i < in->snap->n_cols && !known; i++) known = !strcmp(in->snap->cols[i].name, names[j]);
+        if (!known) {
+            pq_fail(err, PQ_E_USAGE, "%s: select: unknown column '%s'", a->paths[0], names[j]);
+            free(names);
+            return report(err);
+        }
+    }
+    pq_buf b;
+    pq_buf_init(&b);
+    int rc = a->opts.header && pq_csv_header(names, n, &b) ? -1 : 0;
+    free(names);
+    int fd = STDOUT_FILENO;
+    if (!rc && a->out_path) fd = open(a->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (!rc && fd >= 0) {
+        pq_error werr;
+        fd_sink sk = {.fd = fd, .name = a->out_path ? a->out_path : "stdout"};
+        rc = fd_write(&sk, b.data ? b.data : "", b.len, &werr) == PQ_OK ? 0 : (report(&werr), 1);
+        if (a->out_path && close(fd) != 0) rc = 1;
+    } else if (!rc) {
+        fprintf(stderr, "pqtool: %s: %s\n", a->out_path, strerror(errno));
+        rc = 1;
+    }
+    pq_buf_free(&b);
+    return rc;
+}
+
 static int cmd_cat(int argc, char **argv)
 {
     cat_args a;
@@ -604,7 +753,15 @@ static int cmd_cat(int argc, char **argv)
     int rc = 0;
     inputs in;
     pq_query *q = NULL;
-    if (open_inputs(a.paths, a.n_paths, &in, &err) != PQ_OK || compile_query(&in, a.paths[0], &a.spec, &q, &err) != PQ_OK) {
+    if (open_inputs(a.paths, a.n_paths, a.version, &in, &err) != PQ_OK) {
+        rc = report(&err);
+        goto out;
+    }
+    if (in.snap && in.n_files == 0) {
+        rc = cat_no_files(&in, &a, &err);
+        goto out;
+    }
+    if (compile_query(&in, a.paths[0], &a.spec, &q, &err) != PQ_OK) {
         rc = report(&err);
         goto out;
     }
@@ -625,7 +782,7 @@ static int cmd_cat(int argc, char **argv)
     if (a.parquet) {
         pq_write_opts wo;
         pq_write_opts_init(&wo);
-        scan_rc = pq_scan_parquet(q, in.files[0].footer, in.files, in.n_files, &a.opts, &wo, &sink, &st, &err);
+        scan_rc = pq_scan_parquet(q, in.files[in.ref].footer, in.files, in.n_files, &a.opts, &wo, &sink, &st, &err);
     } else {
         scan_rc = pq_scan_csv(q, in.files, in.n_files, &a.opts, &sink, &st, &err);
     }
@@ -663,8 +820,18 @@ static int cmd_plan(int argc, char **argv)
     pq_query *q = NULL;
     pq_buf out;
     pq_buf_init(&out);
-    int ok = open_inputs(a.paths, a.n_paths, &in, &err) == PQ_OK && compile_query(&in, a.paths[0], &a.spec, &q, &err) == PQ_OK;
-    if (ok) {
+    int ok = open_inputs(a.paths, a.n_paths, a.version, &in, &err) == PQ_OK;
+    /* Which snapshot of a table format the plan is of. */
+    if (ok && in.snap && in.snap->kind == PQ_TF_DELTA) {
+        pq_buf_printf(&out, "table: Delta Lake, version %lld", (long long)in.snap->version);
+        if (in.snap->checkpoint_version >= 0)
+            pq_buf_printf(&out, " (from the checkpoint of version %lld)", (long long)in.snap->checkpoint_version);
+        pq_buf_printf(&out, ", %d live file%s\n", in.table->n_files, in.table->n_files == 1 ? "" : "s");
+    }
+    bool no_files = ok && in.snap && in.n_files == 0;
+    if (no_files) pq_buf_printf(&out, "%s: no live files (a table without rows)\n", a.paths[0]);
+    ok = ok && (no_files || compile_query(&in, a.paths[0], &a.spec, &q, &err) == PQ_OK);
+    if (ok && !no_files) {
         scan_opts_for(&a.opts, &in);
         ok = pq_scan_plan(q, in.files, in.n_files, &a.opts, &out, NULL, &err) == PQ_OK;
     }

@@ -34,7 +34,7 @@ REQUIRED=(
     pkg-config cmake make gcc clang libclang-rt-14-dev
     libfuse3-dev fuse3
     libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libbrotli-dev libxxhash-dev
-    libcurl4-openssl-dev libssl-dev libinih-dev nginx
+    libcurl4-openssl-dev libssl-dev libinih-dev libjansson-dev libroaring-dev nginx
     python3 git ca-certificates rsync
 )
 # Benchmarks and profiling: nice to have; a failure here is only a warning.

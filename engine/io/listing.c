@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "http.h"
-#include "numfmt.h"
 
 /* Hands one entry on unless its name cannot be a path component. */
 static int emit(pq_listing_cb cb, void *ctx, const pq_listing_entry *e, pq_error *err)
@@ -18,21 +19,6 @@ static int emit(pq_listing_cb cb, void *ctx, const pq_listing_entry *e, pq_error
 static bool is_space(char c)
 {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-/* ------------------------------------------------------------------ JSON */
-
-static bool hex4(const char *s, const char *end, unsigned *out)
-{
-    if (end - s < 4) return false;
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        int d = pq_hex_digit(s[i]);
-        if (d < 0) return false;
-        v = v * 16 + (unsigned)d;
-    }
-    *out = v;
-    return true;
 }
 
 /* Appends code point u as UTF-8; false when it does not fit. */
@@ -57,130 +43,64 @@ static bool put_utf8(char *out, size_t cap, size_t *k, unsigned u)
     return true;
 }
 
-/* The JSON string at *p (just after its opening quote), decoded into out;
- * advances past the closing quote.  \uXXXX becomes UTF-8, surrogate pairs
- * joined; \u0000 ends the name there (no file name holds a NUL). */
-static bool json_string(const char **p, const char *end, char *out, size_t cap)
+/* ------------------------------------------------------------------ JSON */
+
+/* Longest entry name taken from a JSON listing (a path component; every
+ * file system here keeps names far shorter). */
+#define LISTING_NAME_MAX 4095
+
+/* One element of the array: {"name":"x","type":"directory"|"file",
+ * "mtime":"...","size":N}; other keys and types (nginx's "other" for sockets
+ * and such) are skipped, and so is a name holding a NUL (\u0000: no file
+ * name does).  Returns what emit returns, or PQ_ERR. */
+static int json_entry(const json_t *obj, size_t index, const char *what, pq_listing_cb cb, void *ctx, pq_error *err)
 {
-    const char *s = *p;
-    size_t k = 0;
-    while (s < end && *s != '"') {
-        unsigned c = (unsigned char)*s++;
-        if (c == '\\') {
-            if (s >= end) return false;
-            char e = *s++;
-            if (e == 'u') {
-                unsigned u, lo;
-                if (!hex4(s, end, &u)) return false;
-                s += 4;
-                if (u >= 0xD800 && u < 0xDC00 && end - s >= 6 && s[0] == '\\' && s[1] == 'u' &&
-                    hex4(s + 2, end, &lo) && lo >= 0xDC00 && lo < 0xE000) {
-                    u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-                    s += 6;
-                }
-                if (!put_utf8(out, cap, &k, u)) return false;
-                continue;
-            }
-            c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : (unsigned char)e;
-        }
-        if (k + 1 >= cap) return false;
-        out[k++] = (char)c;
+    if (!json_is_object(obj))
+        return pq_fail(err, PQ_E_IO, "%s: the JSON listing's entry %zu is not an object", what, index);
+    const json_t *name = json_object_get(obj, "name"), *type = json_object_get(obj, "type");
+    const json_t *mtime = json_object_get(obj, "mtime"), *size = json_object_get(obj, "size");
+    if (!json_is_string(type)) return 0;
+    bool is_dir = !strcmp(json_string_value(type), "directory"), is_file = !strcmp(json_string_value(type), "file");
+    if (!is_dir && !is_file) return 0;
+    if (!json_is_string(name))
+        return pq_fail(err, PQ_E_IO, "%s: the JSON listing's entry %zu has no \"name\" string", what, index);
+    size_t name_len = json_string_length(name);
+    if (name_len > LISTING_NAME_MAX)
+        return pq_fail(err, PQ_E_IO, "%s: the JSON listing's entry %zu has a name over %d bytes", what, index,
+                       LISTING_NAME_MAX);
+    if (strlen(json_string_value(name)) != name_len) return 0;
+    pq_listing_entry e = {.name = json_string_value(name), .etag = "", .is_dir = is_dir};
+    if (json_is_string(mtime)) e.mtime = pq_http_parse_date(json_string_value(mtime));
+    if (json_is_integer(size) && json_integer_value(size) >= 0) {
+        e.size = (uint64_t)json_integer_value(size);
+        e.has_size = true;
     }
-    if (s >= end) return false;
-    out[k] = '\0';
-    *p = s + 1;
-    return true;
+    return emit(cb, ctx, &e, err);
 }
 
-/* Skips a JSON value that is not a string (number, true, null, or a nested
- * object or array, strings inside them respected). */
-static const char *skip_value(const char *p, const char *end)
-{
-    int depth = 0;
-    while (p < end) {
-        char c = *p;
-        if (c == '"') {
-            for (p++; p < end && *p != '"'; p++)
-                if (*p == '\\' && p + 1 < end) p++;
-            if (p < end) p++;
-            continue;
-        }
-        if (c == '{' || c == '[') depth++;
-        else if (c == '}' || c == ']') {
-            if (depth == 0) return p;
-            depth--;
-        } else if (c == ',' && depth == 0) return p;
-        p++;
-    }
-    return p;
-}
-
-/* [{"name":"x","type":"directory"|"file","mtime":"...","size":N}, ...];
- * other keys and types (nginx's "other" for sockets and such) are skipped. */
+/* nginx's autoindex_format json: an array of entries, parsed by jansson
+ * (a parse error names its line, column and what jansson found wrong). */
 static int parse_json(const char *p, const char *end, const char *what, pq_listing_cb cb, void *ctx, pq_error *err)
 {
-    char name[4096], key[32], sval[256];
-    while (p < end && is_space(*p)) p++;
-    if (p >= end || *p != '[') return pq_fail(err, PQ_E_IO, "%s: not a JSON listing", what);
-    p++;
-    for (;;) {
-        while (p < end && (is_space(*p) || *p == ',')) p++;
-        if (p >= end) return pq_fail(err, PQ_E_IO, "%s: the JSON listing is cut short", what);
-        if (*p == ']') return PQ_OK;
-        if (*p != '{') return pq_fail(err, PQ_E_IO, "%s: unexpected '%c' in the JSON listing", what, *p);
-        p++;
-        pq_listing_entry e = {.name = name, .etag = ""};
-        bool is_file = false;
-        name[0] = '\0';
-        for (;;) {
-            while (p < end && (is_space(*p) || *p == ',')) p++;
-            if (p < end && *p == '}') {
-                p++;
+    json_error_t jerr;
+    json_t *root = json_loadb(p, (size_t)(end - p), JSON_ALLOW_NUL, &jerr);
+    if (!root)
+        return pq_fail(err, PQ_E_IO, "%s: bad JSON listing: %s (line %d, column %d)", what, jerr.text, jerr.line,
+                       jerr.column);
+    int rc = PQ_OK;
+    if (!json_is_array(root)) {
+        rc = pq_fail(err, PQ_E_IO, "%s: not a JSON listing (not an array)", what);
+    } else {
+        for (size_t i = 0; i < json_array_size(root); i++) {
+            int r = json_entry(json_array_get(root, i), i, what, cb, ctx, err);
+            if (r != 0) {
+                rc = r > 0 ? PQ_OK : PQ_ERR;
                 break;
             }
-            if (p >= end || *p != '"') return pq_fail(err, PQ_E_IO, "%s: bad JSON listing", what);
-            p++;
-            /* Keys longer than any we use are skipped whole. */
-            const char *kstart = p;
-            if (!json_string(&p, end, key, sizeof key)) {
-                p = kstart;
-                while (p < end && *p != '"') p += *p == '\\' && p + 1 < end ? 2 : 1;
-                if (p >= end) return pq_fail(err, PQ_E_IO, "%s: bad JSON listing (a key)", what);
-                p++;
-                key[0] = '\0';
-            }
-            while (p < end && (is_space(*p) || *p == ':')) p++;
-            if (p < end && *p == '"') {
-                p++;
-                bool is_name = !strcmp(key, "name");
-                if (!json_string(&p, end, is_name ? name : sval, is_name ? sizeof name : sizeof sval))
-                    return pq_fail(err, PQ_E_IO, "%s: bad JSON listing (a string value, or a name over %zu bytes)",
-                                   what, sizeof name - 1);
-                if (!strcmp(key, "type")) {
-                    e.is_dir = !strcmp(sval, "directory");
-                    is_file = !strcmp(sval, "file");
-                } else if (!strcmp(key, "mtime")) {
-                    e.mtime = pq_http_parse_date(sval);
-                }
-            } else {
-                const char *v = p;
-                p = skip_value(p, end);
-                if (!strcmp(key, "size")) {
-                    uint64_t n = 0;
-                    const char *q = v;
-                    while (q < p && *q >= '0' && *q <= '9' && n <= (UINT64_MAX - 9) / 10) n = n * 10 + (uint64_t)(*q++ - '0');
-                    if (q > v) {
-                        e.size = n;
-                        e.has_size = true;
-                    }
-                }
-            }
-        }
-        if (e.is_dir || is_file) {
-            int rc = emit(cb, ctx, &e, err);
-            if (rc != 0) return rc > 0 ? PQ_OK : PQ_ERR;
         }
     }
+    json_decref(root);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ HTML */

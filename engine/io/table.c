@@ -179,13 +179,20 @@ bool pq_part_value_fits(const char *value, pq_part_type type)
     switch (type) {
     case PQ_PART_INT64: return pq_part_value_is_int64(value);
     case PQ_PART_DATE: return pq_part_value_is_date(value);
+    case PQ_PART_DOUBLE: {
+        double d;
+        return pq_parse_double(value, strlen(value), &d) == 0;
+    }
     default: return true;
     }
 }
 
 const char *pq_part_type_kind(pq_part_type type)
 {
-    return type == PQ_PART_INT64 ? "an integer" : type == PQ_PART_DATE ? "a date (YYYY-MM-DD)" : "a string";
+    return type == PQ_PART_INT64    ? "an integer"
+           : type == PQ_PART_DATE   ? "a date (YYYY-MM-DD)"
+           : type == PQ_PART_DOUBLE ? "a floating-point number"
+                                    : "a string";
 }
 
 /* ---------------------------------------------------------- listing --- */
@@ -508,10 +515,12 @@ static int walk_dir(walker *w, int depth, listed *pre)
     }
     if (depth == 0 && lv.delta_log) {
         /* Read as a directory of files, it would show the rows of removed
-         * files too: refused until the log is read (docs/conformance.md). */
+         * files too.  Its log is read by tablefmt/ (pqtool opens a table
+         * through pq_tf_open); discovery, which the mount runs, refuses it
+         * until the mount does too (docs/conformance.md). */
         rc = pq_fail(w->err, PQ_E_UNSUPPORTED,
-                     "'%s' is a Delta Lake table (it holds " DELTA_LOG_DIR "/): this build does not read the "
-                     "Delta transaction log, and its Parquet files alone are not the table's rows",
+                     "'%s' is a Delta Lake table (it holds " DELTA_LOG_DIR "/): the mount does not read the "
+                     "Delta transaction log yet (pqtool cat does), and its Parquet files alone are not the table's rows",
                      w->path.len ? w->path.data : w->store->root ? w->store->root : ".");
         goto done;
     }

@@ -610,6 +610,52 @@ int pq_plan_offset_index(const pq_plan_input *in, int32_t rg, int32_t leaf, pq_a
 
 /* ------------------------------------------------------------------ the ladder */
 
+/* The first deleted row at or after `row`. */
+static uint64_t first_deleted_at(const pq_plan_input *in, uint64_t row)
+{
+    uint64_t lo = 0, hi = in->n_deleted;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (in->deleted_rows[mid] < row) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* A table format's deleted rows leave the selection: a SCAN row group that
+ * holds some becomes a SELECT of the rows around them, a SELECT loses them
+ * from its ranges (fully_matched stays: no row filter is needed for it). */
+static int apply_deleted_rows(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_rg_plan *p, pq_error *err)
+{
+    if (!in->n_deleted || p->decision == PQ_RG_SKIP) return PQ_OK;
+    uint64_t first = 0;
+    for (int32_t i = 0; i < rg; i++) first += (uint64_t)in->footer->meta.row_groups[i].num_rows;
+    uint64_t lo = first_deleted_at(in, first), hi = first_deleted_at(in, first + (uint64_t)p->rows);
+    if (lo == hi) return PQ_OK;
+    pq_row_range whole = {0, p->rows};
+    const pq_row_range *sel = p->decision == PQ_RG_SELECT ? p->ranges : &whole;
+    int32_t n_sel = p->decision == PQ_RG_SELECT ? p->n_ranges : 1;
+    if (hi - lo > (uint64_t)(INT32_MAX - n_sel)) return pq_fail(err, PQ_E_UNSUPPORTED, "too many deleted rows in row group %d", rg);
+    pq_row_range *out = pq_arena_alloc(arena, sizeof *out * (size_t)(n_sel + (int64_t)(hi - lo)));
+    if (!out) return PQ_NOMEM(err);
+    int32_t n = 0;
+    uint64_t d = lo;
+    for (int32_t r = 0; r < n_sel; r++) {
+        int64_t b = sel[r].begin;
+        for (; d < hi && (int64_t)(in->deleted_rows[d] - first) < sel[r].end; d++) {
+            int64_t x = (int64_t)(in->deleted_rows[d] - first);
+            if (x < b) continue;
+            if (x > b) out[n++] = (pq_row_range){b, x};
+            b = x + 1;
+        }
+        if (b < sel[r].end) out[n++] = (pq_row_range){b, sel[r].end};
+    }
+    p->decision = PQ_RG_SELECT;
+    p->ranges = out;
+    p->n_ranges = n;
+    return PQ_OK;
+}
+
 int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_rg_plan *p, pq_error *err)
 {
     const pq_footer *ft = in->footer;
@@ -685,6 +731,7 @@ int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_r
             PQ_TRY(rc);
         }
     }
+    PQ_TRY(apply_deleted_rows(in, rg, arena, p, err));
     if (p->decision == PQ_RG_SELECT) PQ_TRY(load_read_offset_indexes(in, g, arena, p, err));
     if (p->decision == PQ_RG_SCAN) p->rows_selected = p->rows;
     else if (p->decision == PQ_RG_SELECT)

@@ -71,6 +71,11 @@ typedef struct pq_plan_input {
     const int32_t *read_leaves;    /* leaves the scan reads (projection and filter), for bytes */
     int32_t n_read_leaves;
     bool no_stats, no_dictionary, no_page_index, no_bloom; /* disable rungs (tests, benchmarks) */
+    /* Rows of the file that are not rows of the table (a Delta deletion
+     * vector): indexes from the file's first row, ascending, unique.  The
+     * plan selects around them, so they are never decoded nor output. */
+    const uint64_t *deleted_rows;
+    uint64_t n_deleted;
 } pq_plan_input;
 
 /* Plans one row group.  Memory (ranges, indexes) comes from `arena`.  I/O

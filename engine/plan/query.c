@@ -54,6 +54,7 @@ static void part_node(pq_node *n, const char *name, pq_part_type type)
     switch (type) {
     case PQ_PART_INT64: n->phys = PQ_INT64; break;
     case PQ_PART_DATE: n->phys = PQ_INT32; n->logical.kind = PQ_LT_DATE; break;
+    case PQ_PART_DOUBLE: n->phys = PQ_DOUBLE; break;
     default: n->phys = PQ_BYTE_ARRAY; n->logical.kind = PQ_LT_STRING; break;
     }
 }
@@ -148,13 +149,17 @@ int pq_query_part_value(const pq_query *q, int part, const char *text, pq_value 
 {
     memset(out, 0, sizeof *out);
     pq_part_type t = q->part_types[part];
-    out->type = t == PQ_PART_INT64 ? PQ_V_INT : t == PQ_PART_DATE ? PQ_V_DATE : PQ_V_STRING;
+    out->type = t == PQ_PART_INT64    ? PQ_V_INT
+                : t == PQ_PART_DATE   ? PQ_V_DATE
+                : t == PQ_PART_DOUBLE ? PQ_V_DOUBLE
+                                      : PQ_V_STRING;
     if (!text) {
         out->is_null = true;
         return 0;
     }
     size_t n = strlen(text);
     if (t == PQ_PART_INT64) return pq_parse_i64(text, n, &out->u.i) == 0 ? 0 : -1;
+    if (t == PQ_PART_DOUBLE) return pq_parse_double(text, n, &out->u.d) == 0 ? 0 : -1;
     if (t == PQ_PART_DATE) {
         int64_t days;
         if (pq_parse_date(text, n, &days) != 0 || days < INT32_MIN || days > INT32_MAX) return -1;
@@ -194,6 +199,7 @@ int pq_query_part_cell(const pq_query *q, int part, const char *text, pq_buf *ou
     switch (v.type) {
     case PQ_V_INT: return pq_buf_append(out, tmp, pq_fmt_i64(v.u.i, tmp));
     case PQ_V_DATE: return pq_buf_append(out, tmp, pq_fmt_date(v.u.date, tmp));
+    case PQ_V_DOUBLE: return pq_buf_append(out, tmp, pq_fmt_double(v.u.d, tmp));
     default: return pq_csv_field(text, strlen(text), out);
     }
 }

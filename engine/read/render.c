@@ -15,7 +15,7 @@ pq_cell_format pq_cell_format_of(const pq_node *n)
     case PQ_BOOLEAN: f.kind = PQ_CELL_BOOL; break;
     case PQ_INT32: f.kind = PQ_CELL_I32; break;
     case PQ_INT64: f.kind = PQ_CELL_I64; break;
-    case PQ_INT96: f.kind = PQ_CELL_INT96; break;
+    case PQ_INT96: f.kind = PQ_CELL_INT96; f.utc = l->utc; break; /* utc: a table format's typing (tablefmt.h) */
     case PQ_FLOAT: f.kind = PQ_CELL_FLOAT; break;
     case PQ_DOUBLE: f.kind = PQ_CELL_DOUBLE; break;
     case PQ_BYTE_ARRAY: case PQ_FIXED_LEN_BYTE_ARRAY: f.kind = PQ_CELL_BINARY; break;
@@ -273,7 +273,14 @@ static size_t fixed_text(const pq_cell_format *f, const void *values, size_t i, 
         }
         return n;
     }
-    case PQ_CELL_INT96: return fmt_int96(&((const pq_int96 *)values)[i], w);
+    case PQ_CELL_INT96: {
+        size_t n = fmt_int96(&((const pq_int96 *)values)[i], w);
+        if (f->utc) {
+            memcpy(w + n, "+00", 3);
+            n += 3;
+        }
+        return n;
+    }
     case PQ_CELL_UUID: return fmt_uuid(((const pq_bytes *)values)[i].ptr, w);
     case PQ_CELL_INTERVAL: return fmt_interval(((const pq_bytes *)values)[i].ptr, w);
     default: return 0;

@@ -151,6 +151,8 @@ void scan_plan_input_of(const scan_state *s, int f, pq_plan_input *in)
     in->no_dictionary = s->opts->no_dictionary;
     in->no_page_index = s->opts->no_page_index;
     in->no_bloom = s->opts->no_bloom;
+    in->deleted_rows = s->files[f].deleted_rows;
+    in->n_deleted = s->files[f].n_deleted;
 }
 
 /* ------------------------------------------------------------------ chunks */
@@ -310,7 +312,9 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
     int rc = init_state(&s, q, files, n_files, opts, err);
     s.limit = limit;
     s.pq_out = po;
-    s.pq_capped = po && q->pred && limit >= 0;
+    bool deletes = false;
+    for (int f = 0; f < n_files; f++) deletes |= files[f].n_deleted > 0;
+    s.pq_capped = po && (q->pred || deletes) && limit >= 0;
     s.want_row_ends = limit >= 0;
     if (rc != PQ_OK) {
         free_state(&s);
@@ -340,11 +344,13 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
             continue;
         }
         const pq_file_meta *m = &files[f].footer->meta;
+        /* Every row of a row group comes out: no filter, no deleted rows. */
+        bool all_rows = !fs->pred && !files[f].n_deleted;
         for (int32_t g = 0; g < m->n_row_groups; g++) {
-            if (s.limit >= 0 && !fs->pred && planned >= s.limit) break;
+            if (s.limit >= 0 && all_rows && planned >= s.limit) break;
             unit *u = &s.units[s.n_units++];
             *u = (unit){.file = f, .rg = g, .row_cap = -1};
-            if (s.limit >= 0 && !fs->pred) {
+            if (s.limit >= 0 && all_rows) {
                 int64_t left = s.limit - planned;
                 if (m->row_groups[g].num_rows > left) u->row_cap = left;
                 planned += m->row_groups[g].num_rows;

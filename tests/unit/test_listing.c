@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct got {
     char text[4096];             /* "name|d|size|mtime|etag;" per entry */
@@ -58,6 +59,27 @@ static void test_json(void)
     CHECK_EQ_INT(http("[{\"name\":\"y\",\"type\":\"file\"", "application/json", &g), PQ_ERR);
     CHECK_EQ_INT(http("{\"name\":1}", "application/json", &g), PQ_ERR);
     CHECK_EQ_INT(http("[{\"name\":\"bad \\u12\"}]", "application/json", &g), PQ_ERR);
+    /* Each error names the listing and what was wrong (jansson's words for
+     * a parse error, with its place). */
+    const char *bad[][2] = {
+        {"[{\"name\":\"y\",\"type\":\"file\"", "t: bad JSON listing: "},
+        {"[{\"name\":\"bad \\u12\"}]", "invalid escape"},
+        {"{\"name\":1}", "t: not a JSON listing (not an array)"},
+        {"[1]", "t: the JSON listing's entry 0 is not an object"},
+        {"[{\"type\":\"file\"},{\"name\":2,\"type\":\"file\"}]", "entry 0 has no \"name\" string"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memset(&g, 0, sizeof g);
+        pq_error_clear(&err);
+        CHECK_EQ_INT(pq_listing_parse_http(bad[i][0], strlen(bad[i][0]), "application/json", "t", collect, &g, &err),
+                     PQ_ERR);
+        CHECK(strstr(err.msg, bad[i][1]) != NULL);
+        CHECK_EQ_INT(err.cls, PQ_E_IO);
+    }
+    /* A name holding a NUL is no file's name: left out, the rest kept. */
+    const char nul[] = "[{\"name\":\"a\\u0000b\",\"type\":\"file\"},{\"name\":\"c\",\"type\":\"file\",\"size\":1}]";
+    CHECK_EQ_INT(http(nul, "application/json", &g), PQ_OK);
+    CHECK_EQ_STR(g.text, "c|f|1|0|;");
 }
 
 static void test_html(void)

@@ -622,8 +622,10 @@ static void free_synth(synth *s)
     pq_buf_free(&s->file);
 }
 
-/* Plans row group 0 of the synthetic file for `where`. */
-static int plan_where(synth *s, const char *where, bool no_page_index, pq_arena *arena, pq_rg_plan *p)
+/* Plans row group 0 of the synthetic file for `where`, with `deleted`
+ * rows (a table format's deletion vector; NULL: none). */
+static int plan_where_deleted(synth *s, const char *where, bool no_page_index, const uint64_t *deleted,
+                              uint64_t n_deleted, pq_arena *arena, pq_rg_plan *p)
 {
     const char *wheres[1] = {where};
     pq_query_spec spec;
@@ -653,11 +655,18 @@ static int plan_where(synth *s, const char *where, bool no_page_index, pq_arena 
         in.read_leaves = read;
         in.n_read_leaves = 3;
         in.no_page_index = no_page_index;
+        in.deleted_rows = deleted;
+        in.n_deleted = n_deleted;
         rc = pq_plan_row_group(&in, 0, arena, p, &err) == PQ_OK ? 0 : -1;
         if (rc) fprintf(stderr, "plan %s: %s\n", where, err.msg);
     }
     pq_query_free(q);
     return rc;
+}
+
+static int plan_where(synth *s, const char *where, bool no_page_index, pq_arena *arena, pq_rg_plan *p)
+{
+    return plan_where_deleted(s, where, no_page_index, NULL, 0, arena, p);
 }
 
 static bool has_ranges(const pq_rg_plan *p, int n, const int64_t *bounds)
@@ -747,6 +756,40 @@ static void test_page_index(void)
     CHECK(p.decision == PQ_RG_SCAN);
     CHECK(plan_where(&s, "a > 90 AND b = 6", false, &arena, &p) == 0);
     CHECK(has_ranges(&p, 1, (const int64_t[]){40, 70}));
+    pq_arena_free(&arena);
+    free_synth(&s);
+}
+
+/* Deleted rows (a Delta deletion vector) leave the selection: a page
+ * index's ranges lose them, a scan becomes a selection around them, a
+ * skipped row group stays skipped, and the row filter is still run where
+ * it was needed. */
+static void test_deleted_rows(void)
+{
+    synth s;
+    if (!build_synth(&s, false)) {
+        CHECK(!"synthetic file");
+        return;
+    }
+    pq_arena arena;
+    pq_arena_init(&arena, 0);
+    pq_rg_plan p;
+    const uint64_t del[] = {0, 25, 26, 40, 74, 99};
+    CHECK(plan_where_deleted(&s, "a >= 30 AND a < 60", false, del, 6, &arena, &p) == 0);
+    CHECK(has_ranges(&p, 2, (const int64_t[]){27, 40, 41, 74}));
+    CHECK(p.rows_selected == 46 && !p.fully_matched);
+    CHECK(plan_where_deleted(&s, "a >= 30 AND a < 60", true, del, 6, &arena, &p) == 0);
+    CHECK(has_ranges(&p, 4, (const int64_t[]){1, 25, 27, 40, 41, 74, 75, 99})); /* a scan, around them */
+    CHECK(p.rows_selected == 94);
+    const uint64_t ends[] = {0, 99, 100, 1000}; /* rows past the row group are another's */
+    CHECK(plan_where_deleted(&s, "a < 1000", true, ends, 4, &arena, &p) == 0);
+    CHECK(has_ranges(&p, 1, (const int64_t[]){1, 99}));
+    CHECK(plan_where_deleted(&s, "a > 99", false, del, 6, &arena, &p) == 0);
+    CHECK(p.decision == PQ_RG_SKIP);
+    uint64_t all[100];
+    for (int i = 0; i < 100; i++) all[i] = (uint64_t)i;
+    CHECK(plan_where_deleted(&s, "a < 1000", true, all, 100, &arena, &p) == 0);
+    CHECK(p.decision == PQ_RG_SELECT && p.n_ranges == 0 && p.rows_selected == 0);
     pq_arena_free(&arena);
     free_synth(&s);
 }
@@ -1158,5 +1201,6 @@ int main(void)
     test_bloom_hash();
     test_bloom_corpus();
     test_page_index();
+    test_deleted_rows();
     return check_report();
 }

@@ -23,6 +23,11 @@ typedef struct pq_scan_file {
     pq_file *file;
     const pq_footer *footer;     /* NULL: opened when the scan reaches it (opts.open_file) */
     const char *const *part_values; /* per partition column; NULL entries: the NULL partition */
+    /* Rows of the file that are not the table's (a table format's deletion
+     * vector: tablefmt.h's pq_tf_deleted_rows), ascending from the file's
+     * first row; never output.  NULL: none. */
+    const uint64_t *deleted_rows;
+    uint64_t n_deleted;
 } pq_scan_file;
 
 typedef struct pq_scan_opts {

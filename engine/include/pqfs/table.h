@@ -63,6 +63,10 @@ typedef enum pq_part_type {
     PQ_PART_INT64,
     PQ_PART_DATE,
     PQ_PART_STRING,
+    /* Only from a table format's typed schema (a Delta `double` or `float`
+     * partition column): never inferred from directory names, never
+     * declared in the ini. */
+    PQ_PART_DOUBLE,
 } pq_part_type;
 
 typedef struct pq_part_decl {

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# pqtool's queries on Delta Lake tables (../shared/testdata/delta): --where
+# and --select over partition columns typed by the log's schema, a
+# partition path as a filter, time travel with a filter, plan's first line,
+# the errors a bad version or a bad log gives (the file and line named), a
+# multi-part checkpoint (made here from a classic one), and deletion
+# vectors over several row groups (written here).
+#   tests/delta/query.sh PQTOOL DELTA_DIR CSVCMP
+set -euo pipefail
+
+[ $# -eq 3 ] || { echo "usage: query.sh PQTOOL DELTA_DIR CSVCMP" >&2; exit 2; }
+PQTOOL=$1 DELTA=$2 CSVCMP=$3
+[ -d "$DELTA/simple_table/_delta_log" ] || { echo "SKIP: no $DELTA"; exit 77; }
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/pqfs-delta-query.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+PASSES=0 FAILS=0
+# expect WHAT EXPECTED_TEXT ARGS...: the sorted output of pqtool cat ARGS.
+expect() {
+    local what=$1 want=$2 got
+    shift 2
+    got=$("$PQTOOL" cat "$@" 2>"$WORK/err.txt" | { read -r h; echo "$h"; sort; } | tr '\n' ' ') || true
+    if [ "$got" = "$want" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: $what: got '$got', want '$want' ($(head -c 300 "$WORK/err.txt"))"; fi
+}
+# refuse WHAT WORDS ARGS...: pqtool cat ARGS exits 1 and says WORDS.
+refuse() {
+    local what=$1 words=$2 rc=0
+    shift 2
+    "$PQTOOL" cat "$@" >/dev/null 2>"$WORK/err.txt" || rc=$?
+    if [ "$rc" -eq 1 ] && grep -qF -- "$words" "$WORK/err.txt"; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: $what: exit $rc, '$(head -c 300 "$WORK/err.txt")' (want '$words')"; fi
+}
+
+N=$DELTA/delta-0.8.0-numeric-partition
+expect "double partition compared as a number" "x,y,z 10,10.0,b " "$N" --where 'y > 9.95'
+expect "long partition compared as a number" "z,x a,9 " "$N" --where 'x < 10' --select z,x
+P=$DELTA/delta-0.8.0-partitioned
+expect "string partition year (text, not 2020 the number)" "day,value 20,6 20,7 4,5 5,4 " "$P" --where "year = '2021'" --select day,value
+expect "a partition path filters by the log's values" "value,year,month,day 1,2020,1,1 2,2020,2,3 3,2020,2,5 " "$P/year=2020"
+expect "a partition path and --where" "value 3 " "$P/year=2020/month=2" --where "day = '5'" --select value
+expect "special characters: the path decodes to the log's value" "x,y A/A,1 " "$DELTA/delta-0.8.0-special-partition/x=A%2FA"
+expect "the NULL partition" "k,v ,2 " "$DELTA/delta-0.8.0-null-partition/k=__HIVE_DEFAULT_PARTITION__"
+expect "--select in its own order over partition columns" "c3,c1 4,6 5,4 6,5 " "$DELTA/delta-2.2.0-partitioned-types" --select c3,c1
+expect "time travel with a filter" "id 106 108 " "$DELTA/simple_table" --version 3 --where 'id > 100'
+expect "an empty table: its header" "column " "$DELTA/delta-0.8-empty"
+refuse "an unknown column of an empty table" "unknown column 'nope'" "$DELTA/delta-0.8-empty" --select nope
+refuse "a version past the log" "version 99 is not in the log (the latest is 4)" "$DELTA/simple_table" --version 99
+mkdir -p "$WORK/p" && cp -r "$P" "$WORK/p/t" && mkdir "$WORK/p/t/value=1"
+refuse "a partition path of a column that is none" "'value' is not a partition column" "$WORK/p/t/value=1"
+
+got=$("$PQTOOL" plan "$DELTA/delta-0.2.0" | head -n 1)
+if [ "$got" = "table: Delta Lake, version 3 (from the checkpoint of version 3), 3 live files" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: plan names the version: '$got'"; fi
+got=$("$PQTOOL" plan "$DELTA/delta-0.2.0" --version 2 | head -n 1)
+if [ "$got" = "table: Delta Lake, version 2, 2 live files" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: plan --version 2 names it: '$got'"; fi
+
+# A log copied and broken: each error names the file and what was wrong.
+cp -r "$DELTA/simple_table" "$WORK/t"
+log=$WORK/t/_delta_log
+rm "$log/00000000000000000002.json"
+refuse "a commit missing in the middle" "commit 2 is missing (00000000000000000002.json)" "$WORK/t"
+expect "versions before the hole still read" "id 0 1 10 11 12 13 14 15 16 17 18 19 2 3 4 5 6 7 8 9 " "$WORK/t" --version 1
+cp "$DELTA/simple_table/_delta_log/00000000000000000002.json" "$log/"
+printf '{"add":{"path":"x.parquet","size":-1}}\n' >>"$log/00000000000000000004.json"
+refuse "a negative size" "00000000000000000004.json: line " "$WORK/t"
+refuse "a negative size, named" "add.size is not a non-negative integer" "$WORK/t"
+cp "$DELTA/simple_table/_delta_log/00000000000000000004.json" "$log/"
+printf '{"add":{"path":"x.parq\n' >>"$log/00000000000000000004.json"
+refuse "a line that is not JSON" "not JSON" "$WORK/t"
+cp "$DELTA/simple_table/_delta_log/00000000000000000004.json" "$log/"
+printf '{"protocol":{"minReaderVersion":4,"minWriterVersion":7}}\n' >>"$log/00000000000000000004.json"
+refuse "a reader version past 3" "needs reader version 4" "$WORK/t"
+cp "$DELTA/simple_table/_delta_log/00000000000000000004.json" "$log/"
+printf '{"add":{"path":"../../etc/passwd","size":1,"partitionValues":{}}}\n' >>"$log/00000000000000000004.json"
+refuse "a path out of the table" "has an empty, '.' or '..' component" "$WORK/t"
+
+# A multi-part checkpoint (none in the corpus): simple_table_with_checkpoint's
+# classic one split in two by pqtool itself (--format parquet of its rows
+# without and with an add), the classic one, _last_checkpoint and commits
+# 0-9 removed, so only the two parts can serve; then part 2 of 2 gone.
+M=$WORK/mp/_delta_log
+mkdir -p "$WORK/mp"
+cp -r "$DELTA/simple_table_with_checkpoint/." "$WORK/mp/"
+cp10=$M/00000000000000000010.checkpoint.parquet
+"$PQTOOL" cat "$cp10" --where 'add IS NULL' --format parquet -o "$M/00000000000000000010.checkpoint.0000000001.0000000002.parquet"
+"$PQTOOL" cat "$cp10" --where 'add IS NOT NULL' --format parquet -o "$M/00000000000000000010.checkpoint.0000000002.0000000002.parquet"
+rm "$cp10" "$M/_last_checkpoint" "$M"/0000000000000000000[0-9].json
+if "$PQTOOL" cat "$WORK/mp" >"$WORK/mp.csv" 2>"$WORK/err.txt" &&
+    python3 "$CSVCMP" "$DELTA/expected/simple_table_with_checkpoint.csv" "$WORK/mp.csv" --unordered >/dev/null 2>&1; then
+    PASSES=$((PASSES + 1))
+else
+    FAILS=$((FAILS + 1)); echo "FAIL: a multi-part checkpoint: $(head -c 300 "$WORK/err.txt")"
+fi
+got=$("$PQTOOL" plan "$WORK/mp" | head -n 1)
+if [ "$got" = "table: Delta Lake, version 10 (from the checkpoint of version 10), 11 live files" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: multi-part plan: '$got'"; fi
+rm "$M/00000000000000000010.checkpoint.0000000002.0000000002.parquet"
+refuse "a multi-part checkpoint missing a part is not used" "no checkpoint at or before it and no commit 0" "$WORK/mp"
+
+# Deletion vectors over several row groups: 30 rows in row groups of 7, the
+# rows 0, 6, 7, 13, 14-20 (all of row group 2) and 29 deleted by a vector
+# in deletion_vector_<uuid>.bin (written here: a 32-bit portable roaring
+# bitmap of one array container, as PROTOCOL.md lays it out), then the same
+# file re-added with it (an add of the path with a vector replaces the add
+# without: a new key, and the old one removed).
+D=$WORK/dv
+mkdir -p "$D/_delta_log"
+{ echo v; seq 0 29; } >"$WORK/thirty.csv"
+"$PQTOOL" write "$WORK/thirty.csv" "$D/part-0.parquet" --row-group-rows 7 >/dev/null
+size=$(stat -c %s "$D/part-0.parquet")
+python3 - "$D" "$size" <<'PY'
+import json, struct, sys, zlib
+d, size = sys.argv[1], int(sys.argv[2])
+rows = [0, 6, 7, 13] + list(range(14, 21)) + [29]
+bm = struct.pack("<II", 12346, 1) + struct.pack("<HH", 0, len(rows) - 1) + struct.pack("<I", 16)
+bm += b"".join(struct.pack("<H", r) for r in rows)
+data = struct.pack("<IQI", 1681511377, 1, 0) + bm
+open(d + "/deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin", "wb").write(
+    b"\x01" + struct.pack(">I", len(data)) + data + struct.pack(">I", zlib.crc32(data)))
+schema = {"type": "struct", "fields": [{"name": "v", "type": "long", "nullable": True, "metadata": {}}]}
+proto = {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["deletionVectors"],
+                      "writerFeatures": ["deletionVectors"]}}
+meta = {"metaData": {"id": "t", "format": {"provider": "parquet", "options": {}}, "schemaString": json.dumps(schema),
+                     "partitionColumns": [], "configuration": {}}}
+add = {"path": "part-0.parquet", "size": size, "partitionValues": {}, "modificationTime": 1, "dataChange": True}
+dv = {"storageType": "u", "pathOrInlineDv": "vBn[lx{q8@P<9BNH/isA", "offset": 1, "sizeInBytes": len(data),
+      "cardinality": len(rows)}
+with open(d + "/_delta_log/00000000000000000000.json", "w") as f:
+    for a in (proto, meta, {"add": add}):
+        f.write(json.dumps(a) + "\n")
+with open(d + "/_delta_log/00000000000000000001.json", "w") as f:
+    f.write(json.dumps({"remove": {"path": "part-0.parquet", "deletionTimestamp": 2, "dataChange": True}}) + "\n")
+    f.write(json.dumps({"add": dict(add, deletionVector=dv)}) + "\n")
+PY
+expect "deletion vector over row groups" "v 1 10 11 12 2 21 22 23 24 25 26 27 28 3 4 5 8 9 " "$D"
+expect "deletion vector, before it (--version 0)" "$(printf 'v '; seq 0 29 | sort | tr '\n' ' ')" "$D" --version 0
+expect "deletion vector and --where" "v 12 21 8 " "$D" --where 'v >= 8 AND v <= 21 AND v <> 9 AND v <> 10 AND v <> 11'
+got=$("$PQTOOL" cat "$D" --limit 6 | tail -n +2 | tr '\n' ' ')
+if [ "$got" = "1 2 3 4 5 8 " ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: deletion vector and --limit 6: got '$got'"; fi
+"$PQTOOL" cat "$D" --format parquet --limit 7 -o "$WORK/dv.parquet"
+expect "deletion vector, --format parquet --limit 7" "v 1 2 3 4 5 8 9 " "$WORK/dv.parquet"
+printf 'x' >>"$D/deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin"
+expect "a vector file grown at its end still reads (its size and CRC are the vector's)" "v 1 10 11 12 2 21 22 23 24 25 26 27 28 3 4 5 8 9 " "$D"
+python3 - "$D/deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+b[20] ^= 1
+open(p, "wb").write(bytes(b))
+PY
+refuse "a damaged vector" "fails its CRC-32" "$D"
+
+echo "delta.query: $PASSES passed, $FAILS failed"
+[ "$FAILS" -eq 0 ]
