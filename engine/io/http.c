@@ -1,7 +1,6 @@
 #include "http.h"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dlib.h"
 #include "numfmt.h"
 
 /* Idle handles kept for reuse: each holds its connection open. */
@@ -46,34 +46,17 @@ static char global_error[256]; /* empty: libcurl is loaded and initialized */
 
 static void global_init(void)
 {
-    static const char *const names[] = {"libcurl.so.4", "libcurl.so"};
-    void *lib = NULL;
-    for (size_t i = 0; !lib && i < sizeof names / sizeof *names; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *why = dlerror();
-        snprintf(global_error, sizeof global_error, "cannot load libcurl: %s", why ? why : "not found");
-        return;
-    }
-    struct {
-        const char *name;
-        void *slot;
-    } syms[] = {
+    static const char *const sonames[] = {"libcurl.so.4", "libcurl.so"};
+    const pq_dl_sym syms[] = {
         {"curl_global_init", &cu.global_init},     {"curl_easy_init", &cu.easy_init},
         {"curl_easy_setopt", &cu.easy_setopt},     {"curl_easy_perform", &cu.easy_perform},
         {"curl_easy_getinfo", &cu.easy_getinfo},   {"curl_easy_reset", &cu.easy_reset},
         {"curl_easy_cleanup", &cu.easy_cleanup},   {"curl_easy_strerror", &cu.easy_strerror},
         {"curl_slist_append", &cu.slist_append},   {"curl_slist_free_all", &cu.slist_free_all},
     };
-    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
-        void *f = dlsym(lib, syms[i].name);
-        if (!f) {
-            snprintf(global_error, sizeof global_error, "libcurl has no %s", syms[i].name);
-            return;
-        }
-        /* A function pointer has the size of a data pointer on every
-         * platform dlsym works on (POSIX requires it). */
-        memcpy(syms[i].slot, &f, sizeof f);
-    }
+    if (!pq_dl_load("libcurl", sonames, sizeof sonames / sizeof *sonames, syms, sizeof syms / sizeof *syms,
+                    global_error, sizeof global_error))
+        return;
     CURLcode rc = cu.global_init(CURL_GLOBAL_DEFAULT);
     if (rc != CURLE_OK) snprintf(global_error, sizeof global_error, "%s", cu.easy_strerror(rc));
 }

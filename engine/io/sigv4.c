@@ -6,7 +6,8 @@
  * a write past a buffer.  Secrets and derived keys are wiped before return. */
 #include "sigv4.h"
 
-#include <dlfcn.h>
+#include "dlib.h"
+
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -55,30 +56,16 @@ static char libcrypto_error[256]; /* empty: libcrypto is loaded */
 
 static void libcrypto_load(void)
 {
-    void *lib = dlopen(LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *why = dlerror();
-        snprintf(libcrypto_error, sizeof libcrypto_error, "cannot load libcrypto: %s", why ? why : "not found");
-        return;
-    }
-    struct {
-        const char *name;
-        void *slot;
-    } syms[] = {
+    static const char *const sonames[] = {LIBCRYPTO_SONAME};
+    const pq_dl_sym syms[] = {
         {"EVP_MD_CTX_new", &lc.md_ctx_new},         {"EVP_MD_CTX_free", &lc.md_ctx_free},
         {"EVP_DigestInit_ex", &lc.digest_init_ex},  {"EVP_DigestUpdate", &lc.digest_update},
         {"EVP_DigestFinal_ex", &lc.digest_final_ex}, {"EVP_sha256", &lc.sha256},
         {"HMAC", &lc.hmac},                         {"ERR_peek_error", &lc.err_peek_error},
         {"ERR_error_string_n", &lc.err_error_string_n}, {"ERR_clear_error", &lc.err_clear_error},
     };
-    for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
-        void *f = dlsym(lib, syms[i].name);
-        if (!f) {
-            snprintf(libcrypto_error, sizeof libcrypto_error, "%s has no %s", LIBCRYPTO_SONAME, syms[i].name);
-            return;
-        }
-        memcpy(syms[i].slot, &f, sizeof f); /* function and data pointers: one size (POSIX) */
-    }
+    pq_dl_load("libcrypto", sonames, 1, syms, sizeof syms / sizeof *syms, libcrypto_error,
+               sizeof libcrypto_error);
 }
 
 /* A failed libcrypto call as a pq_error.  Its one realistic cause is an
