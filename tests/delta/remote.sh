@@ -11,58 +11,33 @@ set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: remote.sh PQTOOL DELTA_DIR CSVCMP" >&2; exit 2; }
 PQTOOL=$1 DELTA=$(cd "$2" && pwd) CSVCMP=$3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-skip() { echo "SKIP: $*"; exit 77; }
+# shellcheck source=../mount/lib.sh
+. "$here/../mount/lib.sh" # skip, fail, free_port, start_listener, start_nginx
 [ -d "$DELTA/simple_table/_delta_log" ] || skip "no $DELTA"
 command -v node >/dev/null || skip "no node (fake_s3.mjs)"
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || skip "nginx is not installed"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pqfs-delta-remote.XXXXXX")
-PIDS=()
+DAEMONS=()
 cleanup() {
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    for p in "${DAEMONS[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${DAEMONS[@]}"; do wait "$p" 2>/dev/null || true; done
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 PASSES=0 FAILS=0
-fail() { FAILS=$((FAILS + 1)); echo "FAIL: $*"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # S3: one bucket over the test data (read only).
-node "$here/../mount/fake_s3.mjs" --root "$DELTA" --bucket bkt --access-key AKTEST --secret-key SKTEST \
-    >"$WORK/s3.out" 2>"$WORK/s3.err" &
-PIDS+=("$!")
-for _ in $(seq 50); do grep -q '^listening' "$WORK/s3.out" 2>/dev/null && break; sleep 0.1; done
-S3_PORT=$(awk '/^listening/ { print $2 }' "$WORK/s3.out")
+start_listener s3 node "$here/../mount/fake_s3.mjs" --root "$DELTA" --bucket bkt --access-key AKTEST \
+    --secret-key SKTEST
+S3_PORT=$LISTEN_PORT
 [ -n "$S3_PORT" ] || { echo "FAIL: fake_s3 did not start: $(cat "$WORK/s3.err")"; exit 1; }
 
 # HTTP: nginx, JSON listings.
 HTTP_PORT=$(free_port)
-mkdir -p "$WORK/nginx"
-cat >"$WORK/nginx/nginx.conf" <<EOF
-$([ "$(id -u)" = 0 ] && echo "user root;")
-daemon off;
-worker_processes 1;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/nginx/body;
-  proxy_temp_path $WORK/nginx/proxy;
-  fastcgi_temp_path $WORK/nginx/fastcgi;
-  uwsgi_temp_path $WORK/nginx/uwsgi;
-  scgi_temp_path $WORK/nginx/scgi;
-  server {
-    listen 127.0.0.1:$HTTP_PORT;
-    location /delta/ { alias $DELTA/; autoindex on; autoindex_format json; }
-  }
-}
-EOF
-"$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" >"$WORK/nginx/out.log" 2>&1 &
-PIDS+=("$!")
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$HTTP_PORT/delta/" >/dev/null 2>&1 && break; sleep 0.1; done
+start_nginx "$HTTP_PORT" /delta/ "
+    location /delta/ { alias $DELTA/; autoindex on; autoindex_format json; }"
 
 s3cat() {
     AWS_ENDPOINT_URL=http://127.0.0.1:$S3_PORT AWS_ACCESS_KEY_ID=AKTEST AWS_SECRET_ACCESS_KEY=SKTEST \

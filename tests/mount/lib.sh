@@ -187,6 +187,39 @@ start_fake_s3() {
     FAKE_S3_PORT=$LISTEN_PORT
 }
 
+# start_nginx PORT READY_PATH LOCATIONS: nginx on 127.0.0.1:PORT serving
+# LOCATIONS (the server block's location lines), its files and logs
+# (access.log) in WORK/nginx; waits until READY_PATH answers; ended by the
+# EXIT trap.  As root, the workers read as root too (WORK is 0700).
+start_nginx() {
+    local port=$1 ready=$2 locations=$3
+    NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
+    mkdir -p "$WORK/nginx"
+    cat >"$WORK/nginx/nginx.conf" <<EOF
+$([ "$(id -u)" = 0 ] && echo "user root;")
+daemon off;
+worker_processes 2;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log;
+events { worker_connections 256; }
+http {
+  access_log $WORK/nginx/access.log;
+  client_body_temp_path $WORK/nginx/body;
+  proxy_temp_path $WORK/nginx/proxy;
+  fastcgi_temp_path $WORK/nginx/fastcgi;
+  uwsgi_temp_path $WORK/nginx/uwsgi;
+  scgi_temp_path $WORK/nginx/scgi;
+  server {
+    listen 127.0.0.1:$port;
+$locations
+  }
+}
+EOF
+    "$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" >"$WORK/nginx/out.log" 2>&1 &
+    DAEMONS+=("$!")
+    for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port$ready" >/dev/null 2>&1 && break; sleep 0.1; done
+}
+
 pass() { PASSES=$((PASSES + 1)); [ "${VERBOSE:-0}" = 1 ] && echo "ok: $*"; return 0; }
 fail() { FAILS=$((FAILS + 1)); echo "FAIL: $*"; return 0; }
 # A check of something SPEC promises that is known to be missing: reported,

@@ -116,35 +116,13 @@ stop_pqfs "$WORK/mnt-local" "$PQFS_PID"
 # ------------------------------------------------------------ HTTP (nginx)
 HTTP_PORT=$(free_port)
 mkdir -p "$WORK/nginx"
-# As root, the workers read the lake as root too (WORK is 0700).
-cat >"$WORK/nginx/nginx.conf" <<EOF
-$([ "$(id -u)" = 0 ] && echo "user root;")
-daemon off;
-worker_processes 2;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log;
-events { worker_connections 256; }
-http {
-  access_log $WORK/nginx/access.log;
-  client_body_temp_path $WORK/nginx/body;
-  proxy_temp_path $WORK/nginx/proxy;
-  fastcgi_temp_path $WORK/nginx/fastcgi;
-  uwsgi_temp_path $WORK/nginx/uwsgi;
-  scgi_temp_path $WORK/nginx/scgi;
-  server {
-    listen 127.0.0.1:$HTTP_PORT;
+echo 'alice:{PLAIN}s3cr@t' >"$WORK/nginx/users"
+start_nginx "$HTTP_PORT" /json/ "
     location /json/ { alias $LAKE/; autoindex on; autoindex_format json; }
     location /html/ { alias $LAKE/; autoindex on; }
     location /moved/ { rewrite ^/moved/(.*)\$ /json/\$1 redirect; }
     location /auth/ { alias $LAKE/; autoindex on; autoindex_format json;
-                      auth_basic "lake"; auth_basic_user_file $WORK/nginx/users; }
-  }
-}
-EOF
-echo 'alice:{PLAIN}s3cr@t' >"$WORK/nginx/users"
-"$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" >"$WORK/nginx/out.log" 2>&1 &
-DAEMONS+=("$!")
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$HTTP_PORT/json/" >/dev/null 2>&1 && break; sleep 0.1; done
+                      auth_basic \"lake\"; auth_basic_user_file $WORK/nginx/users; }"
 
 for style in json html; do
     cat >"$WORK/http-$style.ini" <<EOF

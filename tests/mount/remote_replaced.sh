@@ -269,31 +269,9 @@ replaced_pqtool "python http.server (Last-Modified)" "http://127.0.0.1:$PROXY_PY
 # drops them: an HTML index (a HEAD per file gives the ETag) and a JSON one
 # (times only).
 NG_PORT=$(free_port)
-mkdir -p "$WORK/nginx"
-cat >"$WORK/nginx/nginx.conf" <<EOF
-$([ "$(id -u)" = 0 ] && echo "user root;")
-daemon off;
-worker_processes 1;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/nginx/body;
-  proxy_temp_path $WORK/nginx/proxy;
-  fastcgi_temp_path $WORK/nginx/fastcgi;
-  uwsgi_temp_path $WORK/nginx/uwsgi;
-  scgi_temp_path $WORK/nginx/scgi;
-  server {
-    listen 127.0.0.1:$NG_PORT;
+start_nginx "$NG_PORT" /json/ "
     location /html/ { alias $HLAKE/; autoindex on; }
-    location /json/ { alias $HLAKE/; autoindex on; autoindex_format json; }
-  }
-}
-EOF
-"$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" >"$WORK/nginx/out.log" 2>&1 &
-DAEMONS+=("$!")
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$NG_PORT/json/" >/dev/null 2>&1 && break; sleep 0.1; done
+    location /json/ { alias $HLAKE/; autoindex on; autoindex_format json; }"
 start_listener proxy-ng node "$here/fault_proxy.mjs" --origin "http://127.0.0.1:$NG_PORT" --drop-preconditions \
     --log "$WORK/proxy-ng.log"
 PROXY_NG=$LISTEN_PORT
