@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "lake_fixture.h"
 #include "lake.h"
 #include "threads.h"
 
@@ -25,26 +26,7 @@ static char cache[] = "/tmp/pq_lake_cache_XXXXXX";
 
 static pq_lake *open_lake_in(uint64_t metadata_ttl_ms, const char *cache_dir)
 {
-    pq_error err;
-    pq_error_clear(&err);
-    pq_store *st = NULL;
-    if (pq_store_local_new(root, &st, &err) != PQ_OK) {
-        fprintf(stderr, "store: %s\n", err.msg);
-        return NULL;
-    }
-    pq_lake_opts o = {0};
-    o.store = st;
-    o.metadata_ttl_ms = metadata_ttl_ms;
-    o.threads = 2;
-    o.cache_dir = cache_dir;
-    o.cache_size = 64u << 20;
-    o.log_level = PQ_LOG_ERROR;
-    pq_lake *l = NULL;
-    if (pq_lake_open(&o, &l, &err) != PQ_OK) {
-        fprintf(stderr, "lake: %s\n", err.msg);
-        return NULL;
-    }
-    return l;
+    return open_test_lake(root, cache_dir, metadata_ttl_ms);
 }
 
 static pq_lake *open_lake(uint64_t metadata_ttl_ms)

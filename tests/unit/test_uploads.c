@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "lake_fixture.h"
 #include "lake.h"
 
 static char root[] = "/tmp/pq_uploads_XXXXXX";
@@ -74,25 +75,7 @@ static void on_moved(void *ctx, const char *from, const char *to)
 
 static pq_lake *open_lake(void)
 {
-    pq_error err;
-    pq_error_clear(&err);
-    pq_store *st = NULL;
-    if (pq_store_local_new(root, &st, &err) != PQ_OK) {
-        fprintf(stderr, "store: %s\n", err.msg);
-        return NULL;
-    }
-    pq_lake_opts o = {0};
-    o.store = st;
-    o.threads = 2;
-    o.cache_dir = cache;
-    o.cache_size = 64u << 20;
-    o.log_level = PQ_LOG_ERROR;
-    pq_lake *l = NULL;
-    if (pq_lake_open(&o, &l, &err) != PQ_OK) {
-        fprintf(stderr, "lake: %s\n", err.msg);
-        return NULL;
-    }
-    return l;
+    return open_test_lake(root, cache, 0);
 }
 
 static pq_lake_uploads *open_uploads(pq_lake *l, int staged_timeout_s)
