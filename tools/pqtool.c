@@ -229,14 +229,8 @@ static int open_table_file(void *ctx, int index, pq_scan_file *sf, pq_error *err
     /* Replaced since the listing: refused, as the mount does (SPEC 8).  A
      * Delta file is the one its add names when it has the add's size (the
      * log's modificationTime is the writer's clock, not the file's mtime). */
-    if (in->snap && in->snap->kind == PQ_TF_DELTA) {
-        if (f->has_identity && f->opened.size != tf->st.size) {
-            pq_fail(err, PQ_E_STALE, "%s: %llu bytes, where the Delta log's add says %llu: not the file it added",
-                    f->name, (unsigned long long)f->opened.size, (unsigned long long)tf->st.size);
-            pq_file_close(f);
-            return PQ_ERR;
-        }
-    } else if (pq_file_check_listed(f, &tf->st, err) != PQ_OK) {
+    bool delta = in->snap && in->snap->kind == PQ_TF_DELTA;
+    if ((delta ? pq_file_check_size(f, tf->st.size, err) : pq_file_check_listed(f, &tf->st, err)) != PQ_OK) {
         pq_file_close(f);
         return PQ_ERR;
     }

@@ -169,6 +169,13 @@ int pq_file_check_listed(const pq_file *f, const pq_stat *listed, pq_error *err)
                    (unsigned long long)f->opened.size, (unsigned long long)listed->size);
 }
 
+int pq_file_check_size(const pq_file *f, uint64_t size, pq_error *err)
+{
+    if (!f->has_identity || f->opened.size == size) return PQ_OK;
+    return pq_fail(err, PQ_E_STALE, "%s: %llu bytes, where the table's log says %llu: not the file it added", f->name,
+                   (unsigned long long)f->opened.size, (unsigned long long)size);
+}
+
 void pq_file_close(pq_file *f)
 {
     if (!f) return;
@@ -223,6 +230,7 @@ static void fill_stat(const struct stat *st, pq_stat *out)
     out->is_dir = S_ISDIR(st->st_mode);
     out->size = (uint64_t)st->st_size;
     out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+    out->modified_ms = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
     out->has_owner = true;
     out->mode = (uint32_t)st->st_mode & 07777;
     out->uid = (uint32_t)st->st_uid;

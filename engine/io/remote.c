@@ -121,6 +121,7 @@ int pq_remote_list_entry(void *ctx, const pq_listing_entry *le, pq_error *err)
     pq_dirent e = {.name = le->name, .st = {.is_dir = le->is_dir, .size = le->size}};
     if (!le->is_dir) {
         e.st.mtime_ns = pq_remote_identity(le->etag, le->mtime);
+        e.st.modified_ms = le->mtime > 0 && le->mtime < INT64_MAX / 1000 ? le->mtime * 1000 : 0;
         char *path = pq_path_join(lc->dir, le->name);
         if (!path) return PQ_NOMEM(err);
         int rc = remember(lc->r, path, le->size, le->etag, le->mtime, err);

@@ -58,6 +58,7 @@ static int http_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
     if (rc == PQ_OK && rp.status / 100 == 2 && rp.has_length && strncmp(rp.content_type, "text/html", 9)) {
         out->size = rp.content_length;
         out->mtime_ns = pq_remote_identity(rp.has_etag ? etag.data : NULL, rp.last_modified);
+        out->modified_ms = rp.last_modified > 0 && rp.last_modified < INT64_MAX / 1000 ? rp.last_modified * 1000 : 0;
     } else if (rc == PQ_OK) {
         /* A directory answers with a redirect to its slashed name, or with
          * its index. */

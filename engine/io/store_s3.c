@@ -188,6 +188,7 @@ static int s3_stat(pq_store *s, const char *path, pq_stat *out, pq_error *err)
     if (rc == PQ_OK) {
         out->size = rp.content_length;
         out->mtime_ns = pq_remote_identity(rp.has_etag ? etag.data : NULL, rp.last_modified);
+        out->modified_ms = rp.last_modified > 0 && rp.last_modified < INT64_MAX / 1000 ? rp.last_modified * 1000 : 0;
     }
     pq_buf_free(&etag);
     if (rc == PQ_OK) return PQ_OK;

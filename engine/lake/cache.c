@@ -397,6 +397,7 @@ struct pq_footer_ref {
     char *path;
     uint64_t size;
     int64_t mtime_ns;
+    uint64_t tag;                 /* pq_footer_view.tag */
     pq_footer *ft;
     size_t bytes;
     int refs;                     /* users, plus 1 while in the cache */
@@ -524,12 +525,19 @@ static void footer_seen_locked(pq_footer_cache *c, uint64_t th, uint32_t meta_le
 int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
                         pq_footer_ref **out, pq_error *err)
 {
+    return pq_footer_cache_get_as(c, store, path, id, NULL, out, err);
+}
+
+int pq_footer_cache_get_as(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
+                           const pq_footer_view *as, pq_footer_ref **out, pq_error *err)
+{
+    uint64_t tag = as ? as->tag : 0;
     uint64_t th = table_hash_of(path);
     uint64_t b = pq_hash_str(path) % FOOTER_BUCKETS;
     pthread_mutex_lock(&c->mu);
     for (pq_footer_ref *r = c->buckets[b]; r; r = r->chain) {
         if (strcmp(r->path, path)) continue;
-        if (r->size == id->size && r->mtime_ns == id->mtime_ns) {
+        if (r->size == id->size && r->mtime_ns == id->mtime_ns && r->tag == tag) {
             r->refs++;
             /* most recently used first */
             r->prev->next = r->next;
@@ -543,7 +551,8 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
             *out = r;
             return PQ_OK;
         }
-        /* The file changed: drop the stale entry. */
+        /* The file changed (or is seen as another table's schema): drop
+         * the stale entry. */
         unlink_locked(c, r);
         if (--r->refs == 0) ref_free(r);
         break;
@@ -555,7 +564,7 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
     pq_file *f;
     PQ_TRY(store->ops->open(store, path, &f, err));
     /* Not another file's footer under this identity. */
-    if (pq_file_check_listed(f, id, err) != PQ_OK) {
+    if ((as && as->size_only ? pq_file_check_size(f, id->size, err) : pq_file_check_listed(f, id, err)) != PQ_OK) {
         pq_file_close(f);
         return PQ_ERR;
     }
@@ -563,6 +572,7 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
     int rc = pq_footer_read_guess(f, guess, &ft, err);
     pq_file_close(f);
     if (rc != PQ_OK) return PQ_ERR;
+    if (as && as->prepare) as->prepare(as->ctx, ft);
     pq_footer_ref *r = calloc(1, sizeof *r);
     if (r) r->path = strdup(path);
     if (!r || !r->path) {
@@ -573,6 +583,7 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
     r->ft = ft;
     r->size = id->size;
     r->mtime_ns = id->mtime_ns;
+    r->tag = tag;
     /* What it holds: the Thrift bytes and the arenas' blocks (not only the
      * bytes handed out: a block's unused rest is memory too). */
     r->bytes = ft->meta_len + ft->arena.reserved + ft->schema.arena.reserved + sizeof *ft + sizeof *r + strlen(path) + 1 +

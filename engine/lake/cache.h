@@ -40,6 +40,24 @@ void pq_footer_cache_usage(pq_footer_cache *c, size_t *bytes, size_t *max_bytes)
  * or read through `store` on a miss.  The reference keeps it alive. */
 int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
                         pq_footer_ref **out, pq_error *err);
+
+/* How a table format sees a file's footer (pq_footer_cache_get_as). */
+typedef struct pq_footer_view {
+    /* Footers are shared only under the same tag (a Delta table's schema:
+     * the names and types prepare gives). */
+    uint64_t tag;
+    /* The file's identity is its size alone (a table format's file, which
+     * is never rewritten: its log has no mtime of the store's). */
+    bool size_only;
+    /* Called once on a footer read, before anyone else sees it: a shared
+     * footer is never changed after. */
+    void (*prepare)(void *ctx, pq_footer *ft);
+    void *ctx;
+} pq_footer_view;
+
+/* pq_footer_cache_get, the footer as `as` (may be NULL: as read) sees it. */
+int pq_footer_cache_get_as(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
+                           const pq_footer_view *as, pq_footer_ref **out, pq_error *err);
 const pq_footer *pq_footer_ref_get(const pq_footer_ref *r);
 void pq_footer_ref_put(pq_footer_cache *c, pq_footer_ref *r);
 

@@ -106,6 +106,7 @@ static void table_info_free(table_info *t)
     free(t->root);
     free(t->ref_path);
     free(t->left_out);
+    pq_tf_snapshot_free(t->snap);
     free(t);
 }
 
@@ -169,12 +170,15 @@ void lake_table_unmade(pq_lake *l, const char *name)
 void lake_table_forget(pq_lake *l, const char *root)
 {
     pthread_mutex_lock(&l->mu);
-    for (table_info **pp = &l->tables; *pp; pp = &(*pp)->next) {
+    table_info **pp = &l->tables;
+    while (*pp) {
         table_info *t = *pp;
-        if (strcmp(t->root, root)) continue;
-        *pp = t->next;
+        if (strcmp(t->root, root)) {
+            pp = &t->next;
+            continue;
+        }
+        *pp = t->next; /* every version of it */
         if (--t->refs == 0) table_info_free(t);
-        break;
     }
     pthread_mutex_unlock(&l->mu);
 }
@@ -184,48 +188,60 @@ const char *lake_table_label(const char *name)
     return name[0] ? name : "(the mount root)";
 }
 
-int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **out, pq_error *err)
-{
-    uint64_t now = pq_now_ms();
-    char *was_left_out = NULL; /* the expired discovery's report, said once */
-    pthread_mutex_lock(&l->mu);
-    table_info **pp = &l->tables;
-    while (*pp) {
-        table_info *t = *pp;
-        if (!strcmp(t->root, root)) {
-            if (t->fetched_ms >= now || now - t->fetched_ms <= l->ttl_ms) {
-                t->refs++;
-                pthread_mutex_unlock(&l->mu);
-                *out = t;
-                return PQ_OK;
-            }
-            *pp = t->next;
-            was_left_out = t->left_out;
-            t->left_out = NULL;
-            if (--t->refs == 0) table_info_free(t);
-            break;
-        }
-        pp = &t->next;
-    }
-    pthread_mutex_unlock(&l->mu);
+/* Older versions of a table format's tables (as_of=N) kept besides the
+ * ones views hold: a version never changes, so they are kept without a
+ * TTL; past this many, the one fetched first goes. */
+#define KEPT_VERSIONS 8
 
-    const pq_lake_table_decl *d = lake_decl_of(l, name);
-    pq_table_opts o = {0};
-    if (d) {
-        o.declared = d->parts;
-        o.n_declared = d->n_parts;
+/* The cached discovery of root at version, fresh (a version always is),
+ * one reference more; NULL when none.  An expired one is dropped, its
+ * left-out report handed to *was_left_out. */
+static table_info *cached_table_locked(pq_lake *l, const char *root, int64_t version, uint64_t now,
+                                       char **was_left_out)
+{
+    for (table_info **pp = &l->tables; *pp; pp = &(*pp)->next) {
+        table_info *t = *pp;
+        if (strcmp(t->root, root) || t->version != version) continue;
+        if (version >= 0 || t->fetched_ms >= now || now - t->fetched_ms <= l->ttl_ms) {
+            t->refs++;
+            return t;
+        }
+        *pp = t->next;
+        *was_left_out = t->left_out;
+        t->left_out = NULL;
+        if (--t->refs == 0) table_info_free(t);
+        return NULL;
     }
-    pq_table *pt;
-    if (pq_table_discover(l->store, root, &o, &pt, err) != PQ_OK) {
-        free(was_left_out);
-        return PQ_ERR;
+    return NULL;
+}
+
+/* Keeps t (a reference for the lake): the latest version of a table, or
+ * one of KEPT_VERSIONS older ones. */
+static void keep_table_locked(pq_lake *l, table_info *t)
+{
+    t->next = l->tables;
+    l->tables = t;
+    if (t->version < 0) return;
+    int kept = 0;
+    table_info **oldest = NULL;
+    for (table_info **pp = &l->tables; *pp; pp = &(*pp)->next) {
+        if ((*pp)->version < 0) continue;
+        kept++;
+        if (!oldest || (*pp)->fetched_ms <= (*oldest)->fetched_ms) oldest = pp;
     }
-    const char *shown = lake_table_label(name);
-    lake_logf(l, PQ_LOG_DEBUG, "table '%s': discovered %d file%s, %d partition column%s, in %llu ms", shown,
-              pt->n_files, pt->n_files == 1 ? "" : "s", pt->n_parts, pt->n_parts == 1 ? "" : "s",
-              (unsigned long long)(pq_now_ms() - now));
+    if (kept <= KEPT_VERSIONS || !oldest || *oldest == t) return;
+    table_info *drop = *oldest;
+    *oldest = drop->next;
+    if (--drop->refs == 0) table_info_free(drop);
+}
+
+/* A new table_info of pt's layout and files (the first in table order, or
+ * for a table format the newest, is the schema file). */
+static table_info *table_info_of(const char *name, const char *root, int64_t version, const pq_table *pt, bool newest)
+{
     table_info *t = calloc(1, sizeof *t);
-    if (!t) goto oom;
+    if (!t) return NULL;
+    t->version = version;
     t->name = strdup(name);
     t->root = strdup(root);
     t->n_parts = pt->n_parts;
@@ -239,45 +255,115 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **
     }
     t->n_files = pt->n_files;
     if (pt->n_files > 0) {
-        t->ref_path = strdup(pt->files[0].path);
+        const pq_table_file *ref = &pt->files[newest ? pt->n_files - 1 : 0];
+        t->ref_path = strdup(ref->path);
         if (!t->ref_path) goto oom;
-        t->ref_id = pt->files[0].st;
+        t->ref_id = ref->st;
     }
-    if (pt->n_ignored > 0) {
-        /* Paths that do not fit the layout are left out (SPEC section 2),
-         * but not silently: a declared type the directories do not have
-         * would empty the table without a word.  Said when it changes, not
-         * at every rediscovery (every metadata_ttl). */
-        pq_error why;
-        pq_fail(&why, PQ_E_USAGE, "table '%s': %d path%s left out, not fitting the table's layout, e.g. %s", shown,
-                pt->n_ignored, pt->n_ignored == 1 ? "" : "s", pt->ignored_first);
-        if (!(t->left_out = strdup(why.msg))) goto oom;
-        if (was_left_out && !strcmp(was_left_out, why.msg)) {
-            /* unchanged */
-        } else if (pt->n_files == 0) {
-            pq_lake_report(l, &why); /* every file left out: an error */
-        } else {
-            lake_logf(l, PQ_LOG_WARN, "%s", why.msg);
+    return t;
+oom:
+    table_info_free(t);
+    return NULL;
+}
+
+/* Said once per change of a discovery's report of paths left out (SPEC
+ * section 2: not silently, but not at every rediscovery either). */
+static int report_left_out(pq_lake *l, table_info *t, const pq_table *pt, const char *was_left_out, pq_error *err)
+{
+    if (pt->n_ignored <= 0) return PQ_OK;
+    pq_error why;
+    pq_fail(&why, PQ_E_USAGE, "table '%s': %d path%s left out, not fitting the table's layout, e.g. %s",
+            lake_table_label(t->name), pt->n_ignored, pt->n_ignored == 1 ? "" : "s", pt->ignored_first);
+    if (!(t->left_out = strdup(why.msg))) return PQ_NOMEM(err);
+    if (was_left_out && !strcmp(was_left_out, why.msg)) return PQ_OK; /* unchanged */
+    if (pt->n_files == 0) pq_lake_report(l, &why); /* every file left out: an error */
+    else lake_logf(l, PQ_LOG_WARN, "%s", why.msg);
+    return PQ_OK;
+}
+
+/* Discovers the table at root: Hive, or a Delta table's log (at version;
+ * a version of a Hive table is PQ_E_USAGE). */
+static int discover_table(pq_lake *l, const char *name, const char *root, int64_t version, pq_table **hive,
+                          pq_tf_snapshot **snap, pq_error *err)
+{
+    *hive = NULL;
+    *snap = NULL;
+    const pq_lake_table_decl *d = lake_decl_of(l, name);
+    pq_table_opts o = {0};
+    if (d) {
+        o.declared = d->parts;
+        o.n_declared = d->n_parts;
+    }
+    if (version < 0 && pq_table_discover(l->store, root, &o, hive, err) == PQ_OK) return PQ_OK;
+    pq_tf_kind kind = PQ_TF_HIVE;
+    if (version < 0) {
+        /* Discovery stops at a table format's root (PQ_E_UNSUPPORTED). */
+        pq_error why = *err;
+        if (why.cls != PQ_E_UNSUPPORTED || pq_tf_detect(l->store, root, &kind, err) != PQ_OK) return PQ_ERR;
+        if (kind == PQ_TF_HIVE) {
+            *err = why;
+            return PQ_ERR;
         }
     }
+    pq_tf_opts fo = {.version = version, .hive = &o, .apply_deletes = true};
+    if (pq_tf_open(l->store, root, &fo, snap, err) != PQ_OK) {
+        if (err->cls == PQ_E_USAGE && version >= 0)
+            pq_fail(err, PQ_E_USAGE, "as_of=%lld: table '%s' is a Hive table, which has no versions",
+                    (long long)version, lake_table_label(name));
+        return PQ_ERR;
+    }
+    return PQ_OK;
+}
+
+int lake_table_get(pq_lake *l, const char *name, const char *root, int64_t version, table_info **out, pq_error *err)
+{
+    uint64_t now = pq_now_ms();
+    char *was_left_out = NULL; /* the expired discovery's report, said once */
+    pthread_mutex_lock(&l->mu);
+    table_info *t = cached_table_locked(l, root, version, now, &was_left_out);
+    pthread_mutex_unlock(&l->mu);
+    if (t) {
+        *out = t;
+        return PQ_OK;
+    }
+    pq_table *hive;
+    pq_tf_snapshot *snap;
+    if (discover_table(l, name, root, version, &hive, &snap, err) != PQ_OK) {
+        free(was_left_out);
+        return PQ_ERR;
+    }
+    const pq_table *pt = snap ? snap->table : hive;
+    const char *shown = lake_table_label(name);
+    if (snap)
+        lake_logf(l, PQ_LOG_DEBUG, "table '%s': Delta version %lld, %d file%s, %d partition column%s, in %llu ms",
+                  shown, (long long)snap->version, pt->n_files, pt->n_files == 1 ? "" : "s", pt->n_parts,
+                  pt->n_parts == 1 ? "" : "s", (unsigned long long)(pq_now_ms() - now));
+    else
+        lake_logf(l, PQ_LOG_DEBUG, "table '%s': discovered %d file%s, %d partition column%s, in %llu ms", shown,
+                  pt->n_files, pt->n_files == 1 ? "" : "s", pt->n_parts, pt->n_parts == 1 ? "" : "s",
+                  (unsigned long long)(pq_now_ms() - now));
+    /* A table format's newest file is the likeliest to hold every column
+     * of its schema (a column added later is not in older files). */
+    t = table_info_of(name, root, version, pt, snap != NULL);
+    int rc = t ? report_left_out(l, t, pt, was_left_out, err) : PQ_NOMEM(err);
     free(was_left_out);
-    pq_table_free(pt);
+    pq_table_free(hive);
+    if (rc != PQ_OK) {
+        pq_tf_snapshot_free(snap);
+        table_info_free(t);
+        return PQ_ERR;
+    }
+    t->snap = snap;
     /* Trusted from when the discovery ended: a discovery that takes longer
      * than metadata_ttl (hundreds of directories over a slow link) was
      * stored already expired, and every lookup started another. */
     t->fetched_ms = pq_now_ms();
     t->refs = 2;
     pthread_mutex_lock(&l->mu);
-    t->next = l->tables;
-    l->tables = t;
+    keep_table_locked(l, t);
     pthread_mutex_unlock(&l->mu);
     *out = t;
     return PQ_OK;
-oom:
-    free(was_left_out);
-    pq_table_free(pt);
-    table_info_free(t);
-    return PQ_NOMEM(err);
 }
 
 static int stats_text(pq_lake *l, pq_buf *out)
@@ -534,7 +620,9 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
              * footer is cached).  A table without files: empty. */
             pq_buf text;
             pq_buf_init(&text);
-            if (!v.t->ref_path || lake_schema_text(l, &v, &text, err) == PQ_OK) {
+            int got = !v.t->ref_path ? (v.t->snap ? lake_format_no_files_text(&v, &text, err) : PQ_OK)
+                                     : lake_schema_text(l, &v, &text, err);
+            if (got == PQ_OK) {
                 out->size = text.len;
                 out->size_final = true;
             }
@@ -592,8 +680,9 @@ static int root_entry(void *ctx, const pq_dirent *e)
     if (!e->st.is_dir || lake_is_hidden(e->name)) return 0;
     table_info *t;
     pq_error why;
-    if (lake_table_get(r->l, e->name, e->name, &t, &why) == PQ_OK) {
-        bool has_files = t->n_files > 0 || lake_table_known(r->l, e->name);
+    if (lake_table_get(r->l, e->name, e->name, -1, &t, &why) == PQ_OK) {
+        /* A Delta table is a table without files too: its log says so. */
+        bool has_files = t->n_files > 0 || t->snap || lake_table_known(r->l, e->name);
         lake_table_info_put(r->l, t);
         if (!has_files) return 0;
     } else if (why.cls != PQ_E_UNSUPPORTED) {
@@ -639,6 +728,70 @@ static int partition_entry(void *ctx, const pq_dirent *e)
     pq_lake_attr a = {.is_dir = true, .mtime_ns = e->st.mtime_ns};
     lake_attr_owner(r->l, &e->st, true, false, &a);
     return r->cb(r->ctx, e->name, &a) ? 1 : 0;
+}
+
+static bool view_fixes(const view *v, const char *col)
+{
+    for (int i = 0; i < v->n_eq; i++)
+        if (!strcmp(v->eq_cols[i], col)) return true;
+    return false;
+}
+
+static int cmp_value(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Lists one COL=VALUE entry (VALUE NULL: the NULL partition), encoded as
+ * a Hive directory name, which resolves back to that filter. */
+static int list_value(pq_lake *l, const view *v, const char *col, const char *val, pq_lake_dir_cb cb, void *ctx,
+                      pq_error *err)
+{
+    if (!val) val = "__HIVE_DEFAULT_PARTITION__";
+    size_t cl = strlen(col), vl = strlen(val);
+    char *name = malloc(3 * (cl + vl) + 3);
+    if (!name) return PQ_NOMEM(err);
+    int k = pq_percent_encode(col, cl, name, 3 * cl + 1);
+    name[k++] = '=';
+    bool is_null = val[0] == '_' && !strcmp(val, "__HIVE_DEFAULT_PARTITION__");
+    if (is_null) memcpy(name + k, val, vl + 1);
+    else (void)pq_percent_encode(val, vl, name + k, 3 * vl + 1);
+    pq_lake_attr a = {.is_dir = true};
+    lake_attr_owner(l, &v->real_st, true, false, &a);
+    int stop = cb(ctx, name, &a);
+    free(name);
+    return stop ? 1 : 0;
+}
+
+/* A table format's partitions, as directories: the distinct values (from
+ * its log, not its directories) of the first partition column the view
+ * does not fix, among the files that can match. */
+static int list_format_partitions(pq_lake *l, const view *v, const pq_query *q, pq_lake_dir_cb cb, void *ctx,
+                                  pq_error *err)
+{
+    const table_info *t = v->t;
+    int level = 0;
+    while (level < t->n_parts && view_fixes(v, t->part_names[level])) level++;
+    if (level == t->n_parts) return PQ_OK;
+    const pq_table *pt = t->snap->table;
+    const char **vals = malloc(sizeof *vals * ((size_t)pt->n_files + 1));
+    if (!vals) return PQ_NOMEM(err);
+    int n = 0;
+    bool has_null = false;
+    prune_ctx pc = {v, q};
+    for (int f = 0; f < pt->n_files; f++) {
+        const char *const *fv = (const char *const *)pt->files[f].values;
+        if (q && q->pred && !lake_prune_dir(&pc, t->n_parts, NULL, fv)) continue;
+        if (fv[level]) vals[n++] = fv[level];
+        else has_null = true;
+    }
+    qsort(vals, (size_t)n, sizeof *vals, cmp_value);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (i == 0 || strcmp(vals[i], vals[i - 1])) rc = list_value(l, v, t->part_names[level], vals[i], cb, ctx, err);
+    if (rc == 0 && has_null) rc = list_value(l, v, t->part_names[level], NULL, cb, ctx, err);
+    free(vals);
+    return rc < 0 ? PQ_ERR : PQ_OK;
 }
 
 /* Tables made by mkdir that the root's listing does not show (a store
@@ -690,7 +843,8 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
             }
         }
         r.q = q;
-        rc = l->store->ops->list(l->store, v.real_dir, partition_entry, &r, err);
+        if (v.t->snap) rc = list_format_partitions(l, &v, q, cb, ctx, err);
+        else rc = l->store->ops->list(l->store, v.real_dir, partition_entry, &r, err);
         pq_query_free(q);
         pq_footer_ref_put(l->footers, ref);
         static const char *const files[] = {"data.csv", "data.parquet", "schema.txt", "plan.txt"};
@@ -732,6 +886,10 @@ int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_ha
         /* A table without files yet (made by mkdir, or declared): no
          * columns, no rows, nothing to plan; only data.parquet, which needs
          * a schema, fails. */
+        if (!v.t->ref_path && v.t->snap && v.file != F_DATA_PARQUET) {
+            rc = lake_format_no_files_text(&v, &h->text, err);
+            break;
+        }
         if (!v.t->ref_path && v.file != F_DATA_PARQUET) break;
         if (v.file == F_SCHEMA) rc = lake_schema_text(l, &v, &h->text, err);
         else if (v.file == F_PLAN) rc = lake_plan_text(l, &v, &h->text, err);

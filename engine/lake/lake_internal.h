@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "query.h"
 #include "result.h"
+#include "tablefmt.h"
 
 #define MAX_COMPONENTS 128
 #define ERROR_RING 128
@@ -29,6 +30,10 @@ typedef struct table_info {
     pq_stat ref_id;
     int n_files;
     char *left_out;              /* the report of paths left out (NULL: none) */
+    /* A table format's table (Delta): its snapshot, whose files are the
+     * table's (never its directories'); NULL for Hive. */
+    pq_tf_snapshot *snap;
+    int64_t version;             /* the version asked for (as_of=N); -1: the latest */
 } table_info;
 
 typedef struct result_entry {
@@ -106,13 +111,16 @@ typedef struct view {
     const char **select;
     int n_select;
     int64_t limit;
+    const char *as_of;           /* the as_of= component's value (NULL: none) */
 } view;
 
 
 void lake_logf(pq_lake *l, pq_log_level lv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const pq_lake_table_decl *lake_decl_of(const pq_lake *l, const char *name);
-/* The table's layout, types and schema file, from a (cached) discovery. */
-int lake_table_get(pq_lake *l, const char *name, const char *root, table_info **out, pq_error *err);
+/* The table's layout, types and schema file, from a (cached) discovery;
+ * of a Delta table, from its log at `version` (-1: the latest; an older
+ * version is kept while views use it and a few more besides). */
+int lake_table_get(pq_lake *l, const char *name, const char *root, int64_t version, table_info **out, pq_error *err);
 void lake_table_info_put(pq_lake *l, table_info *t);
 /* Drops the cached discovery of the table at `root` (after a write). */
 void lake_table_forget(pq_lake *l, const char *root);
@@ -150,13 +158,21 @@ bool lake_table_was_made(pq_lake *l, const char *name);
 
 /* ------------------------------------------------------------------ views (lake_view.c) */
 
+/* How t's files' footers are seen: a table format's names and types
+ * (pq_tf_apply_types), its files identified by size; Hive: as read. */
+void lake_footer_view(const table_info *t, pq_footer_view *as);
+/* The footer of t's file path (identity id) as t sees it. */
+int lake_footer_get(pq_lake *l, const table_info *t, const char *path, const pq_stat *id, pq_footer_ref **out,
+                    pq_error *err);
+
 /* The view's query, compiled against its table's schema file (whose
  * footer *ref holds until pq_footer_ref_put). */
 int lake_compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **ref, pq_error *err);
 
 /* The files a view reads as the lake is now, and its result's key. */
 typedef struct snapshot {
-    pq_table *files;             /* discovered under real_dir */
+    pq_table *files;             /* discovered under real_dir; a table format's: its table's, borrowed */
+    const pq_tf_snapshot *tf;    /* the table format's snapshot (NULL: Hive) */
     int n_parts;
     char ***values;              /* full partition values per file */
     char *key;                   /* normalized view + file identities */
@@ -207,6 +223,10 @@ bool lake_result_size(pq_lake *l, const view *v, uint64_t *size);
 /* schema.txt and plan.txt of a view. */
 int lake_schema_text(pq_lake *l, view *v, pq_buf *out, pq_error *err);
 int lake_plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err);
+/* data.csv (its header), schema.txt (the format's types) and plan.txt of
+ * a table format's table without live files, which has columns but no
+ * file to read them from. */
+int lake_format_no_files_text(const view *v, pq_buf *out, pq_error *err);
 /* Staging shares cache_size with the kept results: grows *reserved (an
  * upload's share) to `end` bytes, evicting unread results to make room;
  * PQ_E_NOSPACE when staging alone would pass cache_size. */

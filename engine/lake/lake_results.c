@@ -57,8 +57,10 @@ typedef struct open_ctx {
     pq_lake *l;
     const snapshot *s;
     const char *table_root;      /* the view's table (forgotten when a file changed) */
+    const table_info *t;         /* how its footers are seen */
     pq_scan_file *files;
     pq_footer_ref **refs;
+    uint64_t **deleted;          /* a table format's deleted rows per file (NULL: Hive) */
 } open_ctx;
 
 int lake_forget_listed(pq_lake *l, const char *table_root, const char *path, pq_error *err)
@@ -81,11 +83,13 @@ static int open_snapshot_file(void *ctx, int f, pq_scan_file *sf, pq_error *err)
     if (!oc->files[f].file) {
         if (oc->l->store->ops->open(oc->l->store, tf->path, &oc->files[f].file, err) != PQ_OK) return PQ_ERR;
         /* Replaced since the snapshot's listing: the view fails rather than
-         * mix versions (SPEC 8), and the next open lists anew. */
-        if (pq_file_check_listed(oc->files[f].file, &tf->st, err) != PQ_OK)
+         * mix versions (SPEC 8), and the next open lists anew.  A table
+         * format's file is the one its log added when it has its size. */
+        if ((oc->s->tf ? pq_file_check_size(oc->files[f].file, tf->st.size, err)
+                       : pq_file_check_listed(oc->files[f].file, &tf->st, err)) != PQ_OK)
             return lake_forget_listed(oc->l, oc->table_root, tf->path, err);
     }
-    if (!oc->refs[f] && pq_footer_cache_get(oc->l->footers, oc->l->store, tf->path, &tf->st, &oc->refs[f], err) != PQ_OK) {
+    if (!oc->refs[f] && lake_footer_get(oc->l, oc->t, tf->path, &tf->st, &oc->refs[f], err) != PQ_OK) {
         (void)lake_forget_listed(oc->l, oc->table_root, tf->path, err); /* when it changed since */
         pq_error_prefix(err, "%s: ", tf->path);
         return PQ_ERR;
@@ -93,6 +97,14 @@ static int open_snapshot_file(void *ctx, int f, pq_scan_file *sf, pq_error *err)
     oc->files[f].footer = pq_footer_ref_get(oc->refs[f]);
     sf->file = oc->files[f].file;
     sf->footer = oc->files[f].footer;
+    /* A deletion vector: its rows are never output (the plan selects
+     * around them, before any filter). */
+    if (oc->deleted && !oc->deleted[f] && oc->s->tf->files[f].deletes.storage) {
+        uint64_t n = 0;
+        if (pq_tf_deleted_rows(oc->s->tf, oc->l->store, f, &oc->deleted[f], &n, err) != PQ_OK) return PQ_ERR;
+        oc->files[f].deleted_rows = sf->deleted_rows = oc->deleted[f];
+        oc->files[f].n_deleted = sf->n_deleted = n;
+    }
     return PQ_OK;
 }
 
@@ -106,6 +118,12 @@ static void release_snapshot_file(void *ctx, int f)
     oc->files[f].footer = NULL;
     if (oc->refs[f]) pq_footer_ref_put(oc->l->footers, oc->refs[f]);
     oc->refs[f] = NULL;
+    if (oc->deleted) {
+        free(oc->deleted[f]);
+        oc->deleted[f] = NULL;
+        oc->files[f].deleted_rows = NULL;
+        oc->files[f].n_deleted = 0;
+    }
 }
 
 static int open_files(pq_lake *l, const snapshot *s, const view *v, open_ctx *oc, pq_error *err)
@@ -114,9 +132,11 @@ static int open_files(pq_lake *l, const snapshot *s, const view *v, open_ctx *oc
     oc->l = l;
     oc->s = s;
     oc->table_root = v->t ? v->t->root : NULL;
+    oc->t = v->t;
     oc->files = calloc((size_t)n + 1, sizeof *oc->files);
     oc->refs = calloc((size_t)n + 1, sizeof *oc->refs);
     if (!oc->files || !oc->refs) return PQ_NOMEM(err);
+    if (s->tf && !(oc->deleted = calloc((size_t)n + 1, sizeof *oc->deleted))) return PQ_NOMEM(err);
     for (int f = 0; f < n; f++) {
         oc->files[f].name = s->files->files[f].path;
         oc->files[f].part_values = (const char *const *)s->values[f];
@@ -129,9 +149,11 @@ static void close_files(open_ctx *oc)
     for (int f = 0; oc->s && oc->s->files && f < oc->s->files->n_files; f++) {
         if (oc->files) pq_file_close(oc->files[f].file);
         if (oc->refs && oc->refs[f]) pq_footer_ref_put(oc->l->footers, oc->refs[f]);
+        if (oc->deleted) free(oc->deleted[f]);
     }
     free(oc->files);
     free(oc->refs);
+    free(oc->deleted);
 }
 
 static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
@@ -217,6 +239,33 @@ int lake_schema_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
     return rc ? PQ_NOMEM(err) : PQ_OK;
 }
 
+int lake_format_no_files_text(const view *v, pq_buf *out, pq_error *err)
+{
+    const pq_tf_snapshot *snap = v->t->snap;
+    int n = v->n_select ? v->n_select : snap->n_cols;
+    int rc = 0;
+    if (v->file == F_SCHEMA) rc |= pq_buf_puts(out, "name,type,nullable,partition\n");
+    if (v->file == F_PLAN) rc |= pq_tf_describe(snap, out) | pq_buf_puts(out, "no live files (a table without rows)\n");
+    for (int j = 0; j < n && v->file != F_PLAN; j++) {
+        const char *name = v->n_select ? v->select[j] : snap->cols[j].name;
+        const pq_tf_column *c = NULL;
+        for (int i = 0; i < snap->n_cols && !c; i++)
+            if (!strcmp(snap->cols[i].name, name)) c = &snap->cols[i];
+        if (!c) return pq_fail(err, PQ_E_USAGE, "select: unknown column '%s'", name);
+        if (v->file == F_DATA_CSV) {
+            rc |= j ? pq_buf_append(out, ",", 1) : 0;
+            rc |= pq_csv_field(name, strlen(name), out);
+        } else {
+            rc |= pq_csv_field(name, strlen(name), out);
+            rc |= pq_buf_append(out, ",", 1);
+            rc |= pq_csv_field(c->type, strlen(c->type), out);
+            rc |= pq_buf_printf(out, ",%s,%s\n", c->nullable ? "true" : "false", c->part >= 0 ? "true" : "false");
+        }
+    }
+    if (v->file == F_DATA_CSV && n) rc |= pq_buf_append(out, "\n", 1);
+    return rc ? PQ_NOMEM(err) : PQ_OK;
+}
+
 int lake_plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
 {
     pq_query *q;
@@ -224,6 +273,12 @@ int lake_plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
     PQ_TRY(lake_compile_view(l, v, &q, &ref, err));
     snapshot s;
     open_ctx oc = {0};
+    /* Which snapshot of a table format the plan is of. */
+    if (v->t->snap && pq_tf_describe(v->t->snap, out)) {
+        pq_query_free(q);
+        pq_footer_ref_put(l->footers, ref);
+        return PQ_NOMEM(err);
+    }
     int rc = lake_snapshot_take(l, v, q, &s, err);
     if (rc == PQ_OK) rc = open_files(l, &s, v, &oc, err);
     if (rc == PQ_OK) {

@@ -12,6 +12,31 @@
 #include "query.h"
 #include "sigv4.h"
 
+/* ------------------------------------------------------------------ footers as a table sees them */
+
+static void prepare_footer(void *ctx, pq_footer *ft)
+{
+    pq_tf_apply_types(ctx, &ft->schema);
+}
+
+void lake_footer_view(const table_info *t, pq_footer_view *as)
+{
+    memset(as, 0, sizeof *as);
+    if (!t->snap) return;
+    as->tag = t->snap->schema_tag;
+    as->size_only = true;
+    as->prepare = prepare_footer;
+    as->ctx = t->snap;
+}
+
+int lake_footer_get(pq_lake *l, const table_info *t, const char *path, const pq_stat *id, pq_footer_ref **out,
+                    pq_error *err)
+{
+    pq_footer_view as;
+    lake_footer_view(t, &as);
+    return pq_footer_cache_get_as(l->footers, l->store, path, id, &as, out, err);
+}
+
 /* ------------------------------------------------------------------ path resolution */
 
 void lake_view_free(pq_lake *l, view *v)
@@ -178,7 +203,9 @@ static int enter_real_dir(pq_lake *l, view *v, const char *comp, const char *key
 {
     const table_info *t = v->t;
     *entered = false;
-    if (v->n_real >= t->n_parts || strcmp(key, t->part_names[v->n_real])) return PQ_OK;
+    /* A table format's partition values are its log's, whatever
+     * directories its files are in: COL=VALUE is a filter there. */
+    if (t->snap || v->n_real >= t->n_parts || strcmp(key, t->part_names[v->n_real])) return PQ_OK;
     pq_stat st;
     int has = lake_dir_find(l, v->real_dir, comp, &st, err);
     if (has < 0) return PQ_ERR;
@@ -189,6 +216,59 @@ static int enter_real_dir(pq_lake *l, view *v, const char *comp, const char *key
     const char *eq = strchr(comp, '=');
     v->real_vals[v->n_real++] = eq && !strcmp(eq + 1, "__HIVE_DEFAULT_PARTITION__") ? NULL : (char *)value;
     *entered = true;
+    return PQ_OK;
+}
+
+static bool is_as_of(const char *c)
+{
+    return !strncmp(c, "as_of=", 6);
+}
+
+/* as_of=N or as_of=TIMESTAMP among comps[from..n): the view's table at
+ * that version (SPEC section 3).  Only a table format's table has
+ * versions; on a Hive table as_of= is COL=VALUE, as any other name. */
+static int resolve_as_of(pq_lake *l, view *v, char **comps, int from, int n, pq_error *err)
+{
+    if (!v->t->snap) return PQ_OK;
+    for (int i = from; i < n; i++) {
+        if (!is_as_of(comps[i])) continue;
+        if (v->as_of) return pq_fail(err, PQ_E_USAGE, "%s: at most one as_of= per path", comps[i]);
+        const char *raw = comps[i] + 6;
+        char *val = decode_part(&v->arena, comps[i], raw, strlen(raw), err);
+        if (!val) return PQ_ERR;
+        v->as_of = val;
+    }
+    if (!v->as_of) return PQ_OK;
+    int64_t version, ns;
+    int had_offset;
+    size_t len = strlen(v->as_of);
+    if (pq_parse_row_count(v->as_of, len, &version) != 0) {
+        /* A time (UTC unless it says otherwise): the newest commit at or
+         * before it. */
+        char day[32];
+        if (len == 10 && len < sizeof day) {
+            snprintf(day, sizeof day, "%s 00:00:00", v->as_of); /* a date: its midnight */
+            if (pq_parse_timestamp_ns(day, strlen(day), &ns, &had_offset) != 0) len = 0;
+        } else if (pq_parse_timestamp_ns(v->as_of, len, &ns, &had_offset) != 0) {
+            len = 0;
+        }
+        if (!len)
+            return pq_fail(err, PQ_E_USAGE,
+                           "as_of=%s: neither a version (digits) nor a time (YYYY-MM-DD[ HH:MM:SS[.fff]][Z|+HH:MM])",
+                           v->as_of);
+        int64_t ms = ns / 1000000 - (ns % 1000000 < 0);
+        if (pq_tf_version_at(l->store, v->t->root, ms, &version, err) != PQ_OK) {
+            pq_error_prefix(err, "as_of=%s: ", v->as_of);
+            return PQ_ERR;
+        }
+    }
+    table_info *at;
+    if (lake_table_get(l, v->t->name, v->t->root, (int64_t)version, &at, err) != PQ_OK) {
+        pq_error_prefix(err, "as_of=%s: ", v->as_of);
+        return PQ_ERR;
+    }
+    lake_table_info_put(l, v->t);
+    v->t = at;
     return PQ_OK;
 }
 
@@ -222,7 +302,7 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
     }
     int i = 0;
     if (l->single_table) {
-        PQ_TRY(lake_table_get(l, "", "", &v->t, err));
+        PQ_TRY(lake_table_get(l, "", "", -1, &v->t, err));
         lake_root_stat(l, &v->real_st);
     } else {
         pq_stat st;
@@ -233,13 +313,15 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         if (is_dir) v->real_st = st;
         if (!is_dir && !lake_table_was_made(l, comps[0]))
             return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
-        PQ_TRY(lake_table_get(l, comps[0], comps[0], &v->t, err));
+        PQ_TRY(lake_table_get(l, comps[0], comps[0], -1, &v->t, err));
         /* As the root's listing: a directory without Parquet files is not
-         * a table (SPEC section 2), unless the ini declares it. */
-        if (v->t->n_files == 0 && !lake_table_known(l, comps[0]))
+         * a table (SPEC section 2), unless the ini declares it or it is a
+         * table format's. */
+        if (v->t->n_files == 0 && !v->t->snap && !lake_table_known(l, comps[0]))
             return pq_fail(err, PQ_E_NOTFOUND, "no such table '%s'", comps[0]);
         i = 1;
     }
+    PQ_TRY(resolve_as_of(l, v, comps, i, n, err));
     table_info *t = v->t;
     v->real_dir = pq_arena_strndup(&v->arena, t->root, strlen(t->root));
     v->real_vals = pq_arena_alloc(&v->arena, sizeof *v->real_vals * (size_t)(t->n_parts + 1));
@@ -254,6 +336,7 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         }
         const char *eq = strchr(c, '=');
         if (!eq) return pq_fail(err, PQ_E_NOTFOUND, "no such file or view component '%s'", c);
+        if (t->snap && is_as_of(c)) continue; /* resolve_as_of took it */
         size_t kl = (size_t)(eq - c);
         const char *val = eq + 1;
         bool keyword = (kl == 5 && (!strncmp(c, "where", 5) || !strncmp(c, "limit", 5))) ||
@@ -330,7 +413,7 @@ int lake_compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **r
     *ref = NULL;
     if (!t->ref_path)
         return pq_fail(err, PQ_E_CORRUPT, "table '%s' has no data files", lake_table_label(t->name));
-    if (pq_footer_cache_get(l->footers, l->store, t->ref_path, &t->ref_id, ref, err) != PQ_OK) {
+    if (lake_footer_get(l, t, t->ref_path, &t->ref_id, ref, err) != PQ_OK) {
         /* The schema file unreadable (replaced since the listing, say): the
          * next lookup lists and discovers again rather than fail until the
          * TTL runs out. */
@@ -338,14 +421,29 @@ int lake_compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **r
         pq_error_prefix(err, "%s: ", t->ref_path);
         return PQ_ERR;
     }
+    const pq_schema *schema = &pq_footer_ref_get(*ref)->schema;
     pq_query_spec spec = {
         .wheres = v->wheres, .n_wheres = v->n_wheres,
         .eq_cols = v->eq_cols, .eq_vals = v->eq_vals, .n_eq = v->n_eq,
         .select = v->n_select ? v->select : NULL, .n_select = v->n_select,
         .limit = v->limit,
     };
-    if (pq_query_compile(&pq_footer_ref_get(*ref)->schema, (const char *const *)t->part_names, t->part_types,
-                         t->n_parts, &spec, q, err) != PQ_OK) {
+    /* A table format's columns in its schema's order, partition columns
+     * where it puts them (Hive's come last). */
+    const char **order = NULL;
+    int rc = PQ_OK;
+    if (t->snap && t->snap->cols && !v->n_select) {
+        order = calloc((size_t)t->snap->n_cols + 1, sizeof *order);
+        if (!order) rc = PQ_NOMEM(err);
+        for (int i = 0; order && i < t->snap->n_cols; i++) order[i] = t->snap->cols[i].name;
+        spec.select = order;
+        spec.n_select = t->snap->n_cols;
+    }
+    if (rc == PQ_OK && t->snap) rc = pq_tf_check_file_schema(t->snap, schema, t->ref_path, err);
+    if (rc == PQ_OK)
+        rc = pq_query_compile(schema, (const char *const *)t->part_names, t->part_types, t->n_parts, &spec, q, err);
+    free(order);
+    if (rc != PQ_OK) {
         pq_footer_ref_put(l->footers, *ref);
         *ref = NULL;
         return PQ_ERR;
@@ -359,10 +457,10 @@ int lake_compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **r
 void lake_snapshot_free(snapshot *s)
 {
     if (s->values) {
-        for (int i = 0; s->files && i < s->files->n_files; i++) free(s->values[i]);
+        for (int i = 0; !s->tf && s->files && i < s->files->n_files; i++) free(s->values[i]);
         free(s->values);
     }
-    pq_table_free(s->files);
+    if (!s->tf) pq_table_free(s->files);
     free(s->key);
     memset(s, 0, sizeof *s);
 }
@@ -403,6 +501,11 @@ int lake_view_key(const view *v, const pq_query *q, pq_buf *k)
         bad |= pq_buf_printf(k, "part %zu:%s %d\n", strlen(t->part_names[i]), t->part_names[i], (int)t->part_types[i]);
     bad |= pq_buf_printf(k, "schema %s %llu %lld\n", t->ref_path ? t->ref_path : "", (unsigned long long)t->ref_id.size,
                   (long long)t->ref_id.mtime_ns);
+    /* A table format's version: its schema (names, types) may change with
+     * no file added. */
+    if (t->snap)
+        bad |= pq_buf_printf(k, "%s version %lld schema %llx\n", pq_tf_kind_name(t->snap->kind),
+                             (long long)t->snap->version, (unsigned long long)t->snap->schema_tag);
     const char *parts[MAX_COMPONENTS * 2];
     int np = 0;
     pq_buf tmp;
@@ -435,9 +538,24 @@ int lake_view_key(const view *v, const pq_query *q, pq_buf *k)
     return bad ? -1 : 0;
 }
 
-int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err)
+/* A table format's snapshot: its files, all of them (the scan prunes by
+ * their partition values as it does a Hive table's, and counts them),
+ * borrowed from the table's snapshot, which the view holds. */
+static int snapshot_of_format(const table_info *t, snapshot *s, pq_error *err)
 {
-    memset(s, 0, sizeof *s);
+    s->tf = t->snap;
+    s->files = t->snap->table;
+    s->n_parts = t->n_parts;
+    s->values = calloc((size_t)s->files->n_files + 1, sizeof *s->values);
+    if (!s->values) return PQ_NOMEM(err);
+    for (int f = 0; f < s->files->n_files; f++) s->values[f] = s->files->files[f].values;
+    return PQ_OK;
+}
+
+/* A Hive table's snapshot: its files under the view's real directory,
+ * as listed now (directories the predicate rules out are not listed). */
+static int snapshot_of_hive(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err)
+{
     const table_info *t = v->t;
     int sub = t->n_parts - v->n_real;
     pq_part_decl *decl = calloc((size_t)(t->n_parts + 1), sizeof *decl);
@@ -453,12 +571,22 @@ int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s
     if (rc != PQ_OK) return PQ_ERR;
     s->n_parts = t->n_parts;
     s->values = calloc((size_t)s->files->n_files + 1, sizeof *s->values);
-    if (!s->values) goto oom;
+    if (!s->values) return PQ_NOMEM(err);
     for (int f = 0; f < s->files->n_files; f++) {
         s->values[f] = calloc((size_t)t->n_parts + 1, sizeof **s->values);
-        if (!s->values[f]) goto oom;
+        if (!s->values[f]) return PQ_NOMEM(err);
         for (int p = 0; p < t->n_parts; p++)
             s->values[f][p] = p < v->n_real ? v->real_vals[p] : s->files->files[f].values[p - v->n_real];
+    }
+    return PQ_OK;
+}
+
+int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if ((v->t->snap ? snapshot_of_format(v->t, s, err) : snapshot_of_hive(l, v, q, s, err)) != PQ_OK) {
+        lake_snapshot_free(s);
+        return PQ_ERR;
     }
     /* The key: the view's normalized components, then the SHA-256 of every
      * file's identity (path, size, mtime). Kept whole, the file list made

@@ -77,9 +77,16 @@ static int resolve_target_dir(pq_lake *l, const char *dir, view *v, write_target
     if (v->kind == K_ROOT)
         return pq_fail(err, PQ_E_DENIED, "files cannot be written at the root (mkdir makes a table)");
     if (v->kind != K_VIEW_DIR) return pq_fail(err, PQ_E_DENIED, "this directory takes no writes");
-    if (v->n_wheres || v->n_select || v->limit >= 0)
-        return pq_fail(err, PQ_E_DENIED, "a view (where=, select=, limit=) takes no writes");
+    if (v->n_wheres || v->n_select || v->limit >= 0 || v->as_of)
+        return pq_fail(err, PQ_E_DENIED, "a view (where=, select=, limit=, as_of=) takes no writes");
     const table_info *t = v->t;
+    /* A file the log does not add is not the table's: until the mount
+     * commits appends to the log, none is written. */
+    if (t->snap)
+        return pq_fail(err, PQ_E_DENIED,
+                       "table '%s' is a %s table: this build does not write appends to its log yet, and a file the "
+                       "log does not name is not part of the table",
+                       lake_table_label(t->name), pq_tf_kind_name(t->snap->kind));
     bool new_layout = !t->ref_path && t->n_parts == 0;
     int n = new_layout ? v->n_eq : t->n_parts;
     wt->n_parts = n;
@@ -759,7 +766,7 @@ int pq_lake_rmdir(pq_lake *l, const char *path, pq_error *err)
     if (rc == PQ_OK) {
         lake_table_forget(l, name);
         pq_store_cached_invalidate(l->store, name);
-        rc = lake_table_get(l, name, name, &t, err);
+        rc = lake_table_get(l, name, name, -1, &t, err);
     }
     if (rc == PQ_OK && t->n_files > 0)
         rc = pq_fail(err, PQ_E_DENIED, "%s: the table has %d file%s (data is not deleted through the mount)", name,

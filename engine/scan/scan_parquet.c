@@ -19,6 +19,10 @@ struct pq_parquet_out {
     pq_node part_root;
     pq_node *part_nodes;
     pq_leaf *part_leaves;
+    /* Each output leaf's path_in_schema, from the output's own elements
+     * (a table format may name columns otherwise than the files do). */
+    const char ***leaf_paths;
+    int32_t *leaf_path_lens;
 };
 
 int32_t pq_parquet_out_leaves(const pq_parquet_out *po)
@@ -35,6 +39,69 @@ static int32_t subtree_end(const pq_file_meta *m, int32_t i, int depth)
     int32_t at = i + 1;
     for (int32_t k = 0; k < n && at >= 0; k++) at = subtree_end(m, at, depth + 1);
     return at;
+}
+
+/* The node of element i in nd's subtree (NULL: none). */
+static const pq_node *node_at(const pq_node *nd, int32_t i, int depth)
+{
+    if (nd->element_index == i) return nd;
+    for (int32_t c = 0; depth < 64 && c < nd->n_children; c++) {
+        const pq_node *hit = nd->children[c] ? node_at(nd->children[c], i, depth + 1) : NULL;
+        if (hit) return hit;
+    }
+    return NULL;
+}
+
+/* Element e as its node says: the name the view shows (a Delta column's
+ * logical name, not the file's physical one) and a timestamp's time zone
+ * (a Delta `timestamp` is UTC whatever the file says).  INT96 keeps its
+ * type: it has no annotation to say it. */
+static void element_as_node(pq_schema_element *e, const pq_node *n)
+{
+    if (!n) return;
+    e->name = n->name;
+    if (n->kind != PQ_NODE_PRIMITIVE || n->phys == PQ_INT96 || n->logical.kind != PQ_LT_TIMESTAMP || !e->has_logical ||
+        e->logical.kind != PQ_LT_TIMESTAMP || e->logical.utc == n->logical.utc)
+        return;
+    e->logical.utc = n->logical.utc;
+    /* The converted types TIMESTAMP_MILLIS/MICROS mean UTC. */
+    e->converted_type = !n->logical.utc                   ? PQ_CT_NONE
+                        : n->logical.unit == PQ_UNIT_MILLIS ? PQ_CT_TIMESTAMP_MILLIS
+                        : n->logical.unit == PQ_UNIT_MICROS ? PQ_CT_TIMESTAMP_MICROS
+                                                            : PQ_CT_NONE;
+}
+
+/* po->leaf_paths from po->schema: every name below the root, depth first. */
+static int output_leaf_paths(pq_parquet_out *po, pq_error *err)
+{
+    po->leaf_paths = pq_arena_alloc(&po->arena, sizeof *po->leaf_paths * (size_t)(po->n_leaves + 1));
+    po->leaf_path_lens = pq_arena_alloc(&po->arena, sizeof *po->leaf_path_lens * (size_t)(po->n_leaves + 1));
+    if (!po->leaf_paths || !po->leaf_path_lens) return PQ_NOMEM(err);
+    const char *names[65];
+    int32_t left[65]; /* children still to come at each depth */
+    int depth = 0, leaf = 0;
+    left[0] = po->schema[0].num_children;
+    for (int32_t i = 1; i < po->n_schema; i++) {
+        while (depth > 0 && left[depth] == 0) depth--;
+        if (depth >= 64 || left[depth] <= 0)
+            return pq_fail(err, PQ_E_CORRUPT, "the output schema's elements do not form a tree");
+        left[depth]--;
+        const pq_schema_element *e = &po->schema[i];
+        names[depth] = e->name;
+        int32_t kids = e->has_num_children ? e->num_children : 0;
+        if (kids > 0) {
+            left[++depth] = kids;
+            continue;
+        }
+        if (leaf >= po->n_leaves) return pq_fail(err, PQ_E_CORRUPT, "the output schema has more leaves than columns");
+        const char **path = pq_arena_alloc(&po->arena, sizeof *path * (size_t)(depth + 1));
+        if (!path) return PQ_NOMEM(err);
+        memcpy(path, names, sizeof *path * (size_t)(depth + 1));
+        po->leaf_paths[leaf] = path;
+        po->leaf_path_lens[leaf++] = depth + 1;
+    }
+    if (leaf != po->n_leaves) return pq_fail(err, PQ_E_CORRUPT, "the output schema has fewer leaves than columns");
+    return PQ_OK;
 }
 
 int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_opts *opts, const pq_sink *sink,
@@ -89,6 +156,7 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
                     /* A logical type this writer cannot describe: the column
                      * as its physical type, as data.csv shows it. */
                     if (e->has_logical && e->logical.kind == PQ_LT_UNRECOGNIZED) e->has_logical = false;
+                    element_as_node(e, node_at(nd, i, 0));
                     e->name = pq_arena_strndup(&po->arena, e->name ? e->name : "", strlen(e->name ? e->name : ""));
                     if (!e->name) rc = PQ_NOMEM(err);
                 }
@@ -114,6 +182,7 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
             }
         }
     }
+    if (rc == PQ_OK) rc = output_leaf_paths(po, err);
     if (rc == PQ_OK) rc = pq_filewriter_new(sink, po->schema, po->n_schema, po->n_leaves, &po->fw, err);
     if (rc != PQ_OK) {
         pq_parquet_out_free(po);
@@ -125,6 +194,10 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
 
 int pq_parquet_out_append(pq_parquet_out *po, pq_chunk_out *chunks, pq_error *err)
 {
+    for (int32_t i = 0; i < po->n_leaves; i++) {
+        chunks[i].meta.path = po->leaf_paths[i];
+        chunks[i].meta.n_path = po->leaf_path_lens[i];
+    }
     return pq_filewriter_add_row_group(po->fw, chunks, err);
 }
 

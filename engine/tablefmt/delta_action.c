@@ -361,6 +361,8 @@ static int apply_protocol(pq_delta_log *log, const json_t *obj, const pq_delta_w
     PQ_TRY(get_count(obj, "protocol", "minWriterVersion", true, 0, &log->min_writer, w, err));
     PQ_TRY(get_string_array(log, obj, "protocol", "readerFeatures", &log->reader_features, &log->n_reader_features, w,
                             err));
+    PQ_TRY(get_string_array(log, obj, "protocol", "writerFeatures", &log->writer_features, &log->n_writer_features, w,
+                            err));
     log->has_protocol = true;
     return PQ_OK;
 }

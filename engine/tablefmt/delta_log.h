@@ -66,6 +66,8 @@ typedef struct pq_delta_log {
     int64_t min_reader, min_writer;
     const char **reader_features;
     int n_reader_features;
+    const char **writer_features;
+    int n_writer_features;
     /* metaData */
     bool has_metadata;
     const char *schema_string;
@@ -122,6 +124,14 @@ int pq_delta_finish(pq_delta_log *log, const char *what, pq_error *err);
  * it with pq_delta_log_free whatever this returns); on success it has been
  * finished (pq_delta_finish). */
 int pq_delta_replay(pq_store *store, const char *root, int64_t version, pq_delta_log *log, pq_error *err);
+
+/* The version of the table at `root` at time `ms` (ms since the epoch):
+ * the newest commit written at or before it, by the store's modification
+ * times of the commit files, made increasing as Delta's readers make them
+ * (a commit timed at or before the one before it counts as 1 ms after
+ * it).  PQ_E_NOTFOUND when ms is before the oldest commit in the log;
+ * PQ_E_UNSUPPORTED when the store gives no modification times. */
+int pq_delta_version_at(pq_store *store, const char *root, int64_t ms, int64_t *version, pq_error *err);
 
 /* Reader features this build reads (protocol readerFeatures). */
 bool pq_delta_reader_feature_supported(const char *name);

@@ -370,3 +370,76 @@ int pq_delta_replay(pq_store *store, const char *root, int64_t version, pq_delta
     free(shown_log);
     return rc;
 }
+
+/* ------------------------------------------------------ time travel */
+
+typedef struct timed_commit {
+    int64_t version, ms;
+} timed_commit;
+
+typedef struct timed_ctx {
+    timed_commit *c;
+    int n, cap;
+    bool oom, untimed;
+} timed_ctx;
+
+static int on_timed_entry(void *ctx, const pq_dirent *e)
+{
+    timed_ctx *t = ctx;
+    if (e->st.is_dir) return 0;
+    pq_delta_name d = pq_delta_parse_name(e->name);
+    if (d.kind != PQ_DELTA_NAME_COMMIT) return 0;
+    if (e->st.modified_ms <= 0) t->untimed = true;
+    if (t->n == t->cap) {
+        int cap = t->cap ? t->cap * 2 : 64;
+        timed_commit *c = cap > t->cap ? realloc(t->c, sizeof *c * (size_t)cap) : NULL;
+        if (!c) {
+            t->oom = true;
+            return 1;
+        }
+        t->c = c;
+        t->cap = cap;
+    }
+    t->c[t->n++] = (timed_commit){d.version, e->st.modified_ms};
+    return 0;
+}
+
+static int cmp_timed(const void *a, const void *b)
+{
+    return cmp_i64(&((const timed_commit *)a)->version, &((const timed_commit *)b)->version);
+}
+
+int pq_delta_version_at(pq_store *store, const char *root, int64_t ms, int64_t *version, pq_error *err)
+{
+    char *logdir = pq_path_join(root, DELTA_LOG_DIR);
+    char *shown = pq_path_join(store->root, root);
+    timed_ctx t = {0};
+    int rc = logdir && shown ? store->ops->list(store, logdir, on_timed_entry, &t, err) : PQ_NOMEM(err);
+    if (rc == PQ_OK && t.oom) rc = PQ_NOMEM(err);
+    if (rc == PQ_OK && t.n == 0)
+        rc = pq_fail(err, PQ_E_NOTFOUND, "%s: the Delta log has no commit to time", shown);
+    if (rc == PQ_OK && t.untimed)
+        rc = pq_fail(err, PQ_E_UNSUPPORTED,
+                     "%s: the store gives no modification time of the Delta commits, so a version cannot be found "
+                     "by time (as_of=N names one)",
+                     shown);
+    if (rc == PQ_OK) {
+        qsort(t.c, (size_t)t.n, sizeof *t.c, cmp_timed);
+        /* Increasing, as Delta's readers make commit times: a clock that
+         * went back does not make an older version look newer. */
+        for (int i = 1; i < t.n; i++)
+            if (t.c[i].ms <= t.c[i - 1].ms) t.c[i].ms = t.c[i - 1].ms + 1;
+        int found = -1;
+        for (int i = 0; i < t.n && t.c[i].ms <= ms; i++) found = i;
+        if (found < 0)
+            rc = pq_fail(err, PQ_E_NOTFOUND, "%s: no commit at or before that time (the oldest, version %lld, is "
+                                             "%lld ms after it)",
+                         shown, (long long)t.c[0].version, (long long)(t.c[0].ms - ms));
+        else
+            *version = t.c[found].version;
+    }
+    free(t.c);
+    free(logdir);
+    free(shown);
+    return rc;
+}

@@ -21,6 +21,16 @@ const char *pq_tf_kind_name(pq_tf_kind kind)
     return kind == PQ_TF_DELTA ? "Delta Lake" : "Hive";
 }
 
+int pq_tf_describe(const pq_tf_snapshot *s, pq_buf *out)
+{
+    if (s->kind == PQ_TF_HIVE) return 0;
+    int rc = pq_buf_printf(out, "table: %s, version %lld", pq_tf_kind_name(s->kind), (long long)s->version);
+    if (s->checkpoint_version >= 0)
+        rc |= pq_buf_printf(out, " (from the checkpoint of version %lld)", (long long)s->checkpoint_version);
+    rc |= pq_buf_printf(out, ", %d live file%s\n", s->table->n_files, s->table->n_files == 1 ? "" : "s");
+    return rc;
+}
+
 typedef struct detect_ctx {
     bool delta;
 } detect_ctx;
@@ -152,7 +162,8 @@ static int delta_snapshot(pq_tf_snapshot *s, const char *root, bool apply_delete
     if (!s->cols || !t->files || !s->files) return PQ_NOMEM(err);
     for (int i = 0; i < log->n_fields; i++) {
         const pq_delta_field *f = &log->fields[i];
-        s->cols[i] = (pq_tf_column){.name = f->name, .physical = f->physical, .type = f->type, .part = -1};
+        s->cols[i] = (pq_tf_column){.name = f->name, .physical = f->physical, .type = f->type, .part = -1,
+                                   .nullable = f->nullable};
         for (int p = 0; p < t->n_parts; p++)
             if (!strcmp(t->part_names[p], f->name)) s->cols[i].part = p;
     }
@@ -177,6 +188,29 @@ static int delta_snapshot(pq_tf_snapshot *s, const char *root, bool apply_delete
                         .size_in_bytes = a->dv.size_in_bytes, .cardinality = a->dv.cardinality},
         };
     }
+    return PQ_OK;
+}
+
+int pq_tf_version_at(pq_store *store, const char *root, int64_t ms, int64_t *version, pq_error *err)
+{
+    pq_tf_kind kind;
+    PQ_TRY(pq_tf_detect(store, root, &kind, err));
+    if (kind == PQ_TF_HIVE)
+        return pq_fail(err, PQ_E_USAGE, "%s: a time asked of a Hive table, which has no versions",
+                       root[0] ? root : "the table");
+    return pq_delta_version_at(store, root, ms, version, err);
+}
+
+/* In-commit timestamps (writer feature inCommitTimestamp): the times of
+ * the commits are in them, not in the files. */
+static int check_timed(const pq_delta_log *log, const char *what, pq_error *err)
+{
+    for (int i = 0; i < log->n_writer_features; i++)
+        if (!strcmp(log->writer_features[i], "inCommitTimestamp"))
+            return pq_fail(err, PQ_E_UNSUPPORTED,
+                           "%s: the Delta table times its commits with in-commit timestamps (writer feature "
+                           "'inCommitTimestamp'), which this build does not read: as_of=N names a version",
+                           what);
     return PQ_OK;
 }
 
@@ -220,6 +254,8 @@ int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_
         if (!log) rc = PQ_NOMEM(err);
         if (rc == PQ_OK) rc = pq_delta_replay(store, root, version, log, err);
         if (rc == PQ_OK) rc = delta_snapshot(s, root, opts && opts->apply_deletes, what, err);
+        if (rc == PQ_OK && opts && opts->version_by_time) rc = check_timed(log, what, err);
+        if (rc == PQ_OK) s->schema_tag = (pq_hash_str(log->schema_string) ^ (log->mapping_by_name ? 0x9e3779b97f4a7c15u : 0)) | 1;
     }
     free(what);
     if (rc != PQ_OK) {

@@ -977,6 +977,70 @@ static void test_footer_cache_guess(void)
     rmdir(dir);
 }
 
+static int prepared_calls;
+
+static void rename_first_column(void *ctx, pq_footer *ft)
+{
+    prepared_calls++;
+    ft->schema.root->children[0]->name = ctx;
+}
+
+/* A table format's view of a footer (pq_footer_view): prepared once before
+ * it is shared (a second get is a hit, not prepared again), shared only
+ * under the same tag (another tag reads it anew, prepared its own way), and
+ * identified by size alone when asked (the log's modificationTime is not
+ * the file's mtime: a plain get with that identity is refused as changed). */
+static void test_footer_cache_view(void)
+{
+    char src[1024], dir[] = "/tmp/pqfs-view-XXXXXX", path[1200];
+    corpus_file("alltypes_plain.parquet", src, sizeof src);
+    if (!mkdtemp(dir)) {
+        CHECK(false);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/a.parquet", dir);
+    pq_error err = {0};
+    pq_store *store = NULL;
+    pq_cache_counters cc = {0};
+    pq_footer_cache *cache = pq_footer_cache_new(64 << 20, &cc);
+    pq_stat id;
+    if (!copy_file(src, path) || pq_store_local_new(dir, &store, &err) != PQ_OK || !cache ||
+        store->ops->stat(store, "a.parquet", &id, &err) != PQ_OK) {
+        CHECK(false);
+    } else {
+        pq_stat logged = id;
+        logged.mtime_ns = 12345; /* a Delta add's modificationTime, not the file's */
+        pq_footer_ref *r1 = NULL, *r2 = NULL, *r3 = NULL, *plain = NULL;
+        pq_footer_view a = {.tag = 7, .size_only = true, .prepare = rename_first_column, .ctx = "logical_a"};
+        pq_footer_view b = {.tag = 8, .size_only = true, .prepare = rename_first_column, .ctx = "logical_b"};
+        CHECK(pq_footer_cache_get_as(cache, store, "a.parquet", &logged, &a, &r1, &err) == PQ_OK);
+        CHECK(pq_footer_cache_get_as(cache, store, "a.parquet", &logged, &a, &r2, &err) == PQ_OK);
+        CHECK_EQ_INT(prepared_calls, 1);
+        CHECK(r1 && r1 == r2);
+        CHECK_EQ_INT(atomic_load(&cc.footer_hits), 1);
+        if (r1) CHECK_EQ_STR(pq_footer_ref_get(r1)->schema.root->children[0]->name, "logical_a");
+        CHECK(pq_footer_cache_get_as(cache, store, "a.parquet", &logged, &b, &r3, &err) == PQ_OK);
+        CHECK_EQ_INT(prepared_calls, 2);
+        if (r3) CHECK_EQ_STR(pq_footer_ref_get(r3)->schema.root->children[0]->name, "logical_b");
+        /* The first one's holders still see their names. */
+        if (r1) CHECK_EQ_STR(pq_footer_ref_get(r1)->schema.root->children[0]->name, "logical_a");
+        CHECK(pq_footer_cache_get(cache, store, "a.parquet", &logged, &plain, &err) == PQ_ERR);
+        CHECK_EQ_INT(err.cls, PQ_E_STALE);
+        pq_stat wrong_size = logged;
+        wrong_size.size++;
+        pq_footer_ref *r4 = NULL;
+        CHECK(pq_footer_cache_get_as(cache, store, "a.parquet", &wrong_size, &a, &r4, &err) == PQ_ERR);
+        CHECK_EQ_INT(err.cls, PQ_E_STALE);
+        pq_footer_ref_put(cache, r1);
+        pq_footer_ref_put(cache, r2);
+        pq_footer_ref_put(cache, r3);
+    }
+    pq_footer_cache_free(cache);
+    pq_store_destroy(store);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* The footer cache's budget is the memory its footers hold: 2,000 small
  * files through a cache of 2 MiB leave at most 2 MiB more heap and 1 MiB
  * of the store's own (measured: 0.8 MiB, whatever the budget). Before, a
@@ -1192,6 +1256,7 @@ int main(void)
     test_kept_bytes();
     test_footer_cache_guess();
     test_footer_cache_bound();
+    test_footer_cache_view();
     test_scan_holds_a_batch();
     test_signed_ints();
     test_unsigned();

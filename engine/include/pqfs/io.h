@@ -43,6 +43,10 @@ typedef struct pq_stat {
     bool is_dir;
     uint64_t size;
     int64_t mtime_ns;            /* or a hash of the ETag for object stores */
+    /* When it was last written, in ms since the epoch, as the store says
+     * (an object store's Last-Modified); 0: not known.  A Delta commit's
+     * time (as_of=TIMESTAMP). */
+    int64_t modified_ms;
     /* Stores that have owners (local): the permission bits (07777), owner
      * and group, for a mount that reports them (allow_other,
      * docs/permissions.md).  has_owner false: the store has none (remote). */
@@ -163,6 +167,9 @@ void pq_file_close(pq_file *f);
  * then fails instead of mixing versions of the lake (the lake drops that
  * listing and reports the failure as PQ_E_IO). */
 int pq_file_check_listed(const pq_file *f, const pq_stat *listed, pq_error *err);
+/* The same for a table format's file, whose identity is its size (its log
+ * names it and its size; such a file is never rewritten in place). */
+int pq_file_check_size(const pq_file *f, uint64_t size, pq_error *err);
 static inline void pq_store_destroy(pq_store *s)
 {
     if (s) s->ops->destroy(s);

@@ -37,6 +37,7 @@ typedef struct pq_tf_column {
     const char *physical;      /* its name in the data files */
     const char *type;          /* the format's type name (Delta: "long", "struct", ...) */
     int part;                  /* index among the table's partition columns; -1: a data column */
+    bool nullable;
 } pq_tf_column;
 
 /* A deletion vector of a file (Delta; Iceberg's position deletes would
@@ -64,6 +65,10 @@ typedef struct pq_tf_snapshot {
     pq_tf_column *cols;        /* NULL for Hive (the files' schema is the table's) */
     int n_cols;
     pq_tf_file *files;         /* parallel to table->files; NULL for Hive */
+    /* What pq_tf_apply_types makes of a file depends on this alone (a
+     * hash of the Delta schemaString and its column mapping): footers seen
+     * through one tag may be shared; 0 for Hive. */
+    uint64_t schema_tag;
     void *priv;                /* the format's own state */
 } pq_tf_snapshot;
 
@@ -74,9 +79,18 @@ typedef struct pq_tf_opts {
      * pq_scan_file.deleted_rows); otherwise a live file with deletes fails
      * the open (PQ_E_UNSUPPORTED naming the feature), never read whole. */
     bool apply_deletes;
+    /* The version was found by time (pq_tf_version_at): a table whose
+     * commits carry in-commit timestamps is then refused, since its
+     * commits' times are those, not the files'. */
+    bool version_by_time;
 } pq_tf_opts;
 
 const char *pq_tf_kind_name(pq_tf_kind kind);
+
+/* The snapshot in one line, as plans start with it ("table: Delta Lake,
+ * version 3 (from the checkpoint of version 3), 3 live files\n"); nothing
+ * for Hive.  Nonzero when out of memory. */
+int pq_tf_describe(const pq_tf_snapshot *s, pq_buf *out);
 
 /* Which format the directory at root is: Delta when it holds _delta_log/,
  * else Hive. */
@@ -86,6 +100,12 @@ int pq_tf_detect(pq_store *store, const char *root, pq_tf_kind *out, pq_error *e
  * On success *out is a new snapshot (pq_tf_snapshot_free). */
 int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_snapshot **out, pq_error *err);
 void pq_tf_snapshot_free(pq_tf_snapshot *s);
+
+/* The version of the table at root at time ms (ms since the epoch): the
+ * newest commit written at or before it (Delta: by the store's
+ * modification times of the commit files, made increasing).  PQ_E_USAGE
+ * for a Hive table, PQ_E_NOTFOUND when ms is before the oldest commit. */
+int pq_tf_version_at(pq_store *store, const char *root, int64_t ms, int64_t *version, pq_error *err);
 
 /* The row indexes (0-based, ascending) the deletion vector of
  * snap->table->files[file] deletes, *rows malloc'd (NULL and 0 when it has

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Delta Lake tables through a real mount (issue 21), in a lake made here
+# beside a Hive table; each table of the shared corpus as a mount's root is
+# tests/delta/mount_table.sh.
+#   - an overwrite before VACUUM (the log removes a file still on disk):
+#     the removed file's rows are not shown; as_of=0 shows them;
+#   - partition values from the log, not the directories: files outside any
+#     COL=VALUE directory, a decoy directory the log does not name; readdir
+#     lists the log's values, a COL=VALUE component filters by them;
+#   - a schema changed by a later version: schema.txt of as_of=0 is that
+#     version's;
+#   - as_of=TIMESTAMP by the commits' modification times (one set back in
+#     time counts as 1 ms after the one before), in UTC or with an offset;
+#   - bad as_of= components, and as_of= on a Hive table;
+#   - writes into a Delta table refused with EPERM, nothing written;
+#   - plan.txt names the version.
+#   tests/delta/mount.sh BUILD_DIR
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+[ $# -eq 1 ] || { echo "usage: mount.sh BUILD_DIR" >&2; exit 2; }
+BUILD=$(cd "$1" && pwd)
+# shellcheck source=../mount/lib.sh
+. "$here/../mount/lib.sh"
+mount_test_init
+
+LAKE=$WORK/lake MNT=$WORK/mnt
+mkdir -p "$LAKE"
+
+# parquet OUT CSV_TEXT: a Parquet file of those rows (pqtool write).
+parquet() {
+    printf '%s' "$2" >"$WORK/in.csv"
+    "$PQTOOL" write "$WORK/in.csv" "$1"
+}
+size_of() { stat -c %s "$1"; }
+# commit TABLE VERSION LINE...: the JSON commit of that version.
+commit() {
+    local t=$1 v=$2
+    shift 2
+    mkdir -p "$t/_delta_log"
+    printf '%s\n' "$@" >"$t/_delta_log/$(printf '%020d' "$v").json"
+}
+protocol='{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}'
+# metadata SCHEMA_FIELDS PARTITION_COLUMNS: a metaData action.
+metadata() {
+    local fields=$1 parts=$2 schema
+    schema=$(printf '{"type":"struct","fields":[%s]}' "$fields" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')
+    printf '{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%s,"partitionColumns":[%s],"configuration":{},"createdTime":1}}' "$schema" "$parts"
+}
+field() { printf '{"name":"%s","type":"%s","nullable":true,"metadata":{}}' "$1" "$2"; }
+# add TABLE PATH [PARTITION_VALUES_JSON]
+add() {
+    printf '{"add":{"path":"%s","partitionValues":%s,"size":%s,"modificationTime":1,"dataChange":true}}' "$2" "${3:-{\}}" "$(size_of "$1/$2")"
+}
+remove() { printf '{"remove":{"path":"%s","deletionTimestamp":2,"dataChange":true}}' "$1"; }
+
+# An overwrite before VACUUM.
+T=$LAKE/overwrite
+mkdir -p "$T"
+parquet "$T/part-a.parquet" $'id\n1\n2\n3\n4\n5\n'
+parquet "$T/part-b.parquet" $'id\n6\n7\n8\n9\n10\n'
+commit "$T" 0 "$protocol" "$(metadata "$(field id long)" "")" "$(add "$T" part-a.parquet)"
+commit "$T" 1 "$(remove part-a.parquet)" "$(add "$T" part-b.parquet)"
+
+# Partition values from the log: the files are at the table's root, and a
+# directory region=xx holds a file the log does not add.
+T=$LAKE/flatpart
+mkdir -p "$T/region=xx"
+parquet "$T/eu.parquet" $'id\n1\n2\n'
+parquet "$T/us.parquet" $'id\n3\n'
+parquet "$T/none.parquet" $'id\n4\n'
+parquet "$T/region=xx/decoy.parquet" $'id\n99\n'
+commit "$T" 0 "$protocol" "$(metadata "$(field id long),$(field region string)" '"region"')" \
+    "$(add "$T" eu.parquet '{"region":"eu"}')" "$(add "$T" us.parquet '{"region":"u/s"}')" \
+    "$(add "$T" none.parquet '{"region":null}')"
+
+# A schema that a later version changes (an overwrite with a new column).
+T=$LAKE/evolve
+mkdir -p "$T"
+parquet "$T/e0.parquet" $'id\n1\n'
+parquet "$T/e1.parquet" $'id,name\n2,b\n'
+commit "$T" 0 "$protocol" "$(metadata "$(field id long)" "")" "$(add "$T" e0.parquet)"
+commit "$T" 1 "$(metadata "$(field id long),$(field name string)" "")" "$(remove e0.parquet)" "$(add "$T" e1.parquet)"
+
+# Timed commits: a table of five versions whose commit files have these
+# modification times (version 3's is set back, before version 2's).
+T=$LAKE/timed
+mkdir -p "$T"
+for v in 0 1 2 3 4; do parquet "$T/v$v.parquet" "$(printf 'id\n%d\n' "$v")"; done
+commit "$T" 0 "$protocol" "$(metadata "$(field id long)" "")" "$(add "$T" v0.parquet)"
+for v in 1 2 3 4; do commit "$T" "$v" "$(add "$T" "v$v.parquet")"; done
+times=("2024-01-01 00:00:00Z" "2024-01-02 00:00:00Z" "2024-01-03 00:00:00Z" "2024-01-02 12:00:00Z" "2024-01-05 00:00:00Z")
+for v in 0 1 2 3 4; do touch -d "${times[$v]}" "$T/_delta_log/$(printf '%020d' "$v").json"; done
+
+# A Hive table beside them.
+mkdir -p "$LAKE/hive/p=1"
+parquet "$LAKE/hive/p=1/part-0.parquet" $'id,v\n1,a\n2,b\n'
+before=$(find "$LAKE" -type f | sort | xargs md5sum | md5sum)
+
+start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,log_level=info"
+DAEMON=$PQFS_PID
+# rows PATH: the rows of a data.csv after its header, sorted, on one line.
+rows() { tail -n +2 "$1" | sort | tr '\n' ' '; }
+
+check "every table is listed" '[ "$(ls "$MNT" | tr "\n" " ")" = "evolve flatpart hive overwrite timed " ]'
+check "an overwrite: the removed file's rows are not shown" '[ "$(rows "$MNT/overwrite/data.csv")" = "10 6 7 8 9 " ]'
+check "an overwrite: as_of=0 shows the version before" '[ "$(rows "$MNT/overwrite/as_of=0/data.csv")" = "1 2 3 4 5 " ]'
+check "as_of= anywhere in the path" '[ "$(rows "$MNT/overwrite/where=id>2/as_of=0/data.csv")" = "3 4 5 " ]'
+"$PQTOOL" cat "$MNT/overwrite/data.parquet" >"$WORK/ow.csv" 2>&1 || true
+check "an overwrite: data.parquet holds the live rows" '[ "$(rows "$WORK/ow.csv")" = "10 6 7 8 9 " ]'
+check "plan.txt names the version" '[ "$(head -n 1 "$MNT/overwrite/plan.txt")" = "table: Delta Lake, version 1, 1 live file" ]'
+check "plan.txt of as_of=0 names it" '[ "$(head -n 1 "$MNT/overwrite/as_of=0/plan.txt")" = "table: Delta Lake, version 0, 1 live file" ]'
+check "as_of= is listed nowhere" '! ls "$MNT/overwrite" | grep -q as_of'
+
+check "partition values from the log: readdir lists them, not the directories" \
+    '[ "$(ls "$MNT/flatpart" | tr "\n" " ")" = "data.csv data.parquet plan.txt region=__HIVE_DEFAULT_PARTITION__ region=eu region=u%2Fs schema.txt " ]'
+check "partition values from the log: every live file, no decoy" '[ "$(rows "$MNT/flatpart/data.csv")" = "1,eu 2,eu 3,u/s 4, " ]'
+check "a partition component filters by the log's value" '[ "$(rows "$MNT/flatpart/region=eu/data.csv")" = "1,eu 2,eu " ]'
+check "an escaped value" '[ "$(rows "$MNT/flatpart/region=u%2Fs/data.csv")" = "3,u/s " ]'
+check "the NULL partition" '[ "$(rows "$MNT/flatpart/region=__HIVE_DEFAULT_PARTITION__/data.csv")" = "4, " ]'
+check "a value no file has: no rows" '[ "$(rows "$MNT/flatpart/region=xx/data.csv")" = "" ]'
+check "below a partition: no more partitions" '[ "$(ls "$MNT/flatpart/region=eu" | tr "\n" " ")" = "data.csv data.parquet plan.txt schema.txt " ]'
+check "where= on the partition column" '[ "$(rows "$MNT/flatpart/where=region>'"'"'f'"'"'/data.csv")" = "3,u/s " ]'
+check "readdir under a filter lists what can match" '[ "$(ls "$MNT/flatpart/where=region>'"'"'f'"'"'" | grep region= | tr "\n" " ")" = "region=u%2Fs " ]'
+check "plan.txt counts files pruned by partition values" 'grep -q "files: 3 total, 2 pruned by partition" "$MNT/flatpart/region=eu/plan.txt"'
+
+check "schema.txt of the latest version" '[ "$(tail -n +2 "$MNT/evolve/schema.txt" | cut -d, -f1 | tr "\n" " ")" = "id name " ]'
+check "schema.txt of as_of=0 is that version's" '[ "$(tail -n +2 "$MNT/evolve/as_of=0/schema.txt" | cut -d, -f1 | tr "\n" " ")" = "id " ]'
+check "the latest version's rows" '[ "$(rows "$MNT/evolve/data.csv")" = "2,b " ]'
+check "as_of=0's rows" '[ "$(rows "$MNT/evolve/as_of=0/data.csv")" = "1 " ]'
+
+at() { rows "$MNT/timed/as_of=$1/data.csv" 2>/dev/null; }
+check "as_of=a date: the commit at its midnight" '[ "$(at 2024-01-01)" = "0 " ]'
+check "as_of=TIMESTAMP between commits: the one before" '[ "$(at "2024-01-02 11:00:00")" = "0 1 " ]'
+check "a commit set back counts as 1 ms after the one before" '[ "$(at "2024-01-03 00:00:00")" = "0 1 2 " ]'
+check "... and is found 1 ms later" '[ "$(at "2024-01-03 00:00:00.001")" = "0 1 2 3 " ]'
+check "as_of= with an offset" '[ "$(at "2024-01-04T00:00:00+02:00")" = "0 1 2 3 " ]'
+check "as_of= after the last commit: the latest" '[ "$(at "2030-01-01T00:00:00Z")" = "0 1 2 3 4 " ]'
+check "as_of= before the first commit: ENOENT" '[ "$(errno_of read "$MNT/timed/as_of=2023-12-31/data.csv")" = ENOENT ]'
+check "as_of= past the latest version: ENOENT" '[ "$(errno_of stat "$MNT/timed/as_of=99")" = ENOENT ]'
+check "as_of= neither a version nor a time: EINVAL" '[ "$(errno_of stat "$MNT/timed/as_of=soon")" = EINVAL ]'
+check "... and the reason is in /.pqfs/errors" 'grep -qF "as_of=soon: neither a version" "$MNT/.pqfs/errors"'
+check "two as_of= components: EINVAL" '[ "$(errno_of stat "$MNT/timed/as_of=1/as_of=2")" = EINVAL ]'
+check "as_of= on a Hive table is a column it has not: EINVAL" '[ "$(errno_of stat "$MNT/hive/as_of=1")" = EINVAL ]'
+
+if cp "$WORK/in.csv" "$MNT/overwrite/new.csv" 2>"$WORK/cp.err"; then
+    fail "a copy into a Delta table succeeded"
+else
+    check "a copy into a Delta table: EPERM" 'grep -q "Operation not permitted" "$WORK/cp.err"'
+fi
+check "... and the log says why" 'grep -q "Delta Lake table: this build does not write appends" "$WORK/pqfs.log"'
+check "mkdir in a Delta table: EPERM" '! mkdir "$MNT/overwrite/x=1" 2>/dev/null'
+check "the Hive table reads" '[ "$(rows "$MNT/hive/data.csv")" = "1,a,1 2,b,1 " ]'
+stop_pqfs "$MNT" "$DAEMON"
+after=$(find "$LAKE" -type f | sort | xargs md5sum | md5sum)
+check "nothing was written into the lake" '[ "$before" = "$after" ]'
+
+summary "delta.mount"
