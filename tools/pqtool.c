@@ -50,7 +50,8 @@ static void die_usage(void)
             "(TABLE/dt=X) is the table filtered to its values, partition columns included.  Either\n"
             "may be an http(s):// or s3:// URL (one per command), as may a FILE ending in .parquet.\n"
             "A Delta Lake table (a directory holding _delta_log/) is read from its log: the live files\n"
-            "of its latest version, or of version N with --version N.\n");
+            "of its latest version, or of version N with --version N; files its log's statistics rule\n"
+            "out are never opened (--no-log-stats: no such pruning).\n");
     exit(2);
 }
 
@@ -601,6 +602,7 @@ typedef struct cat_args {
     int64_t version;           /* --version N; -1: the latest */
     bool stats;
     bool parquet;              /* --format parquet */
+    bool no_log_stats;         /* --no-log-stats: no pruning by a table format's per-file statistics */
 } cat_args;
 
 static void parse_cat_args(int argc, char **argv, cat_args *a)
@@ -641,6 +643,7 @@ static void parse_cat_args(int argc, char **argv, cat_args *a)
         else if (!strcmp(s, "--no-dictionary")) a->opts.no_dictionary = true;
         else if (!strcmp(s, "--no-page-index")) a->opts.no_page_index = true;
         else if (!strcmp(s, "--no-bloom")) a->opts.no_bloom = true;
+        else if (!strcmp(s, "--no-log-stats")) a->no_log_stats = true;
         else if (!strcmp(s, "--stats")) a->stats = true;
         else if (!strcmp(s, "-o") && more) a->out_path = argv[++i];
         else if (!strcmp(s, "--format") && more) {
@@ -685,15 +688,30 @@ static void print_scan_stats(const pq_scan_stats *st, const pq_io_counters *io)
     pq_buf_free(&b);
 }
 
+/* pq_scan_opts.file_ranges: what the table format's log says of a file's
+ * columns (Delta add.stats), before its footer is read.  The inputs' files
+ * are the snapshot's, in its order. */
+static int table_file_ranges(void *ctx, int index, const pq_expr_column *cols, int n_cols, pq_arena *arena,
+                             pq_col_range *ranges)
+{
+    const inputs *in = ctx;
+    return pq_tf_file_ranges(in->snap, index, cols, n_cols, arena, ranges);
+}
+
 /* The scan opens the inputs' files as it reaches them, and keeps as many
  * requests going as their store is worth (remote stores: more than the
- * threads). */
-static void scan_opts_for(pq_scan_opts *o, inputs *in)
+ * threads).  A table format's table prunes files by its log's statistics
+ * too (unless --no-log-stats). */
+static void scan_opts_for(pq_scan_opts *o, inputs *in, bool log_stats)
 {
     o->open_file = open_table_file;
     o->release_file = release_table_file;
     o->open_ctx = in;
     o->open_parallel = in->store ? in->store->parallel_requests : 0;
+    if (in->snap && in->snap->kind != PQ_TF_HIVE && log_stats) {
+        o->file_ranges = table_file_ranges;
+        o->ranges_ctx = in;
+    }
 }
 
 /* A table format's table without live files (every file removed, or none
@@ -770,7 +788,7 @@ static int cmd_cat(int argc, char **argv)
         }
     }
     pq_sink sink = {fd_write, &sink_ctx};
-    scan_opts_for(&a.opts, &in);
+    scan_opts_for(&a.opts, &in, !a.no_log_stats);
     pq_scan_stats st;
     int scan_rc;
     if (a.parquet) {
@@ -826,7 +844,7 @@ static int cmd_plan(int argc, char **argv)
     if (no_files) pq_buf_printf(&out, "%s: no live files (a table without rows)\n", a.paths[0]);
     ok = ok && (no_files || compile_query(&in, a.paths[0], &a.spec, &q, &err) == PQ_OK);
     if (ok && !no_files) {
-        scan_opts_for(&a.opts, &in);
+        scan_opts_for(&a.opts, &in, !a.no_log_stats);
         ok = pq_scan_plan(q, in.files, in.n_files, &a.opts, &out, NULL, &err) == PQ_OK;
     }
     if (!ok) {

@@ -775,6 +775,8 @@ void pq_plan_totals_merge(pq_plan_totals *t, const pq_plan_totals *m)
 {
     t->files += m->files;
     t->files_pruned += m->files_pruned;
+    t->files_pruned_log += m->files_pruned_log;
+    t->log_rung |= m->log_rung;
     t->dirs_pruned += m->dirs_pruned;
     t->row_groups += m->row_groups;
     for (int r = 0; r < PQ_RUNG_COUNT; r++) t->row_groups_pruned[r] += m->row_groups_pruned[r];
@@ -813,6 +815,7 @@ int pq_plan_totals_text(const pq_plan_totals *t, pq_buf *out)
 {
     int rc = pq_buf_printf(out, "files: %llu total, %llu pruned by partition", (unsigned long long)t->files,
                            (unsigned long long)t->files_pruned);
+    if (t->log_rung) rc |= pq_buf_printf(out, ", %llu pruned by log statistics", (unsigned long long)t->files_pruned_log);
     if (t->dirs_pruned)
         rc |= pq_buf_printf(out, "; %llu partition director%s pruned at listing (files not listed)",
                             (unsigned long long)t->dirs_pruned, t->dirs_pruned == 1 ? "y" : "ies");

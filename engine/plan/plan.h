@@ -4,6 +4,8 @@
  * Rungs, each one-sided (it drops only what it proves cannot match), each run
  * only on what the rungs before it kept:
  *   1. partitions    (per file, by the caller: pq_expr_substitute + fold)
+ *   1b. log stats    (per file, before its footer: a table format's per-file
+ *                    bounds, Delta add.stats, evaluated with pq_expr_prune)
  *   2. statistics    footer min/max/null_count, used only where trusted
  *   3. bloom filter  equality / IN: "definitely absent" prunes
  *   4. dictionary    equality / IN against an all-dictionary chunk's values
@@ -102,7 +104,9 @@ int pq_offset_index_load(pq_file *f, const pq_footer *ft, const pq_column_chunk 
 
 /* Totals over many row groups (and files) for plan.txt and counters. */
 typedef struct pq_plan_totals {
-    uint64_t files, files_pruned;
+    uint64_t files, files_pruned;  /* files_pruned: by partition values */
+    uint64_t files_pruned_log;     /* by a table format's log statistics (pq_scan_opts.file_ranges): never opened */
+    bool log_rung;                 /* that rung ran (its count is printed, 0 included) */
     uint64_t dirs_pruned;        /* partition directories pruned at listing: their files never seen */
     uint64_t row_groups, row_groups_pruned[PQ_RUNG_COUNT], row_groups_fully_matched;
     uint64_t row_groups_past_limit; /* a limit without a filter: never read */

@@ -54,6 +54,43 @@ static bool ruled_out_by_partition(const pq_query *q, const pq_scan_file *sf)
     return out;
 }
 
+/* The rung after the partition values, before the footer: whether what
+ * the table format's log says of file `index` (opts->file_ranges) proves
+ * `pred` (partition values folded in) FALSE.  Nothing known, or out of
+ * memory: kept. */
+static bool ruled_out_by_log(const pq_query *q, const pq_scan_opts *opts, int index, const pq_expr *pred)
+{
+    if (!opts->file_ranges || !pred || pq_expr_constant(pred) != PQ_TRI_MAYBE) return false;
+    pq_arena a;
+    pq_arena_init(&a, 4096);
+    pq_col_range *ranges = pq_arena_alloc(&a, sizeof *ranges * (size_t)(q->n_cols + 1));
+    bool out = false;
+    if (ranges) {
+        memset(ranges, 0, sizeof *ranges * (size_t)(q->n_cols + 1));
+        out = opts->file_ranges(opts->ranges_ctx, index, q->cols, q->n_cols, &a, ranges) > 0 &&
+              pq_expr_prune(pred, ranges) == PQ_TRI_FALSE;
+    }
+    pq_arena_free(&a);
+    return out;
+}
+
+/* Both rungs before a footer, for a file not opened yet: 0 kept, 1 pruned
+ * by partition values, 2 by the log's statistics. */
+static int ruled_out_before_footer(const pq_query *q, const pq_scan_opts *opts, int index, const pq_scan_file *sf)
+{
+    if (!q->pred) return 0;
+    if (ruled_out_by_partition(q, sf)) return 1;
+    if (!opts->file_ranges) return 0;
+    pq_arena a;
+    pq_arena_init(&a, 4096);
+    pq_expr *pred = q->pred;
+    int bad = -1;
+    int rc = q->n_parts ? pq_query_fold_parts(q, sf->part_values, q->n_parts, &a, &pred, &bad) : 0;
+    bool out = rc == 0 && bad < 0 && ruled_out_by_log(q, opts, index, pred);
+    pq_arena_free(&a);
+    return out ? 2 : 0;
+}
+
 static int prepare_file(scan_state *s, int f, pq_error *err)
 {
     const pq_query *q = s->q;
@@ -61,8 +98,10 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     file_state *fs = &s->fs[f];
     pq_arena *a = &s->arena;
     if (!sf->footer) {
-        /* Left unopened: its partition values rule it out. */
+        /* Left unopened: its partition values rule it out, or else the
+         * log's statistics did (ruled_out_before_footer). */
         fs->pruned = true;
+        fs->pruned_log = !ruled_out_by_partition(q, sf);
         return PQ_OK;
     }
     int32_t n_leaves = sf->footer->schema.n_leaves;
@@ -98,6 +137,10 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     }
     pq_tri t = pred ? pq_expr_constant(pred) : PQ_TRI_TRUE;
     fs->pruned = t == PQ_TRI_FALSE;
+    /* A file given with its footer (the query's reference file) takes the
+     * log's rung here; one the scan opened passed it already. */
+    if (!fs->pruned && !(s->opened_here && s->opened_here[f]) && ruled_out_by_log(q, s->opts, s->first_index + f, pred))
+        fs->pruned = fs->pruned_log = true;
     fs->pred = t == PQ_TRI_TRUE ? NULL : pred;
     for (int i = 0; i < q->n_cols; i++) {
         const pq_node *nd = fs->col_node[i];
@@ -255,11 +298,13 @@ static void free_state(scan_state *s)
     pq_arena_free(&s->arena);
 }
 
-static int init_state(scan_state *s, const pq_query *q, const pq_scan_file *files, int n_files,
-                      const pq_scan_opts *opts, pq_error *err)
+static int init_state(scan_state *s, const pq_query *q, const pq_scan_file *files, int n_files, int first_index,
+                      const bool *opened_here, const pq_scan_opts *opts, pq_error *err)
 {
     memset(s, 0, sizeof *s);
     s->q = q;
+    s->first_index = first_index;
+    s->opened_here = opened_here;
     s->limit = q->limit;
     s->files = files;
     s->n_files = n_files;
@@ -304,12 +349,13 @@ static int io_workers_for(const scan_state *s, const pq_scan_file *files, int re
 
 /* One scan over files whose footers are all loaded; `limit` rows at most
  * (< 0: all), the header when `header`. */
-static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
-                      pq_parquet_out *po, const pq_sink *sink, int64_t limit, bool header, pq_scan_stats *stats,
-                      pq_error *err)
+static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files, int first_index,
+                      const bool *opened_here, const pq_scan_opts *opts, pq_parquet_out *po, const pq_sink *sink,
+                      int64_t limit, bool header, pq_scan_stats *stats, pq_error *err)
 {
     scan_state s;
-    int rc = init_state(&s, q, files, n_files, opts, err);
+    int rc = init_state(&s, q, files, n_files, first_index, opened_here, opts, err);
+    s.stats.plan.log_rung = opts->file_ranges != NULL;
     s.limit = limit;
     s.pq_out = po;
     bool deletes = false;
@@ -340,7 +386,8 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
         if (fs->pruned) {
             /* Its row groups are not counted: its footer is not read (the
              * listing's pruning counts no row groups either). */
-            s.stats.plan.files_pruned++;
+            if (fs->pruned_log) s.stats.plan.files_pruned_log++;
+            else s.stats.plan.files_pruned++;
             continue;
         }
         const pq_file_meta *m = &files[f].footer->meta;
@@ -463,7 +510,7 @@ static void open_batch_one(void *arg, size_t i)
     /* Indexes are handed out in order: one skipped comes after the failure
      * that is reported. */
     if (b->files[i].footer || atomic_load(&b->failed)) return;
-    if (b->q && ruled_out_by_partition(b->q, &b->files[i])) return;
+    if (b->q && ruled_out_before_footer(b->q, b->opts, b->at + (int)i, &b->files[i])) return;
     b->rc[i] = b->opts->open_file(b->opts->open_ctx, b->at + (int)i, &b->files[i], &b->errs[i]);
     if (b->rc[i] != PQ_OK) atomic_store(&b->failed, true);
 }
@@ -511,7 +558,7 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
     for (int f = 0; f < n_files; f++) lazy |= files[f].footer == NULL;
     bool header = opts->header && !po;
     if (!lazy) {
-        int rc = scan_files(q, files, n_files, opts, po, sink, q->limit, header, stats, err);
+        int rc = scan_files(q, files, n_files, 0, NULL, opts, po, sink, q->limit, header, stats, err);
         if (stats) stats->plan.dirs_pruned = opts->dirs_pruned;
         return rc;
     }
@@ -527,6 +574,7 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
     for (int f = 0; f < n_files; f++) lazy_file[f] = files[f].footer == NULL;
     pq_scan_stats total;
     memset(&total, 0, sizeof total);
+    total.plan.log_rung = opts->file_ranges != NULL;
     int64_t left = q->limit;
     int rc = PQ_OK;
     for (int at = 0, batch = 1; at < n_files && rc == PQ_OK; batch *= 2) {
@@ -535,7 +583,7 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
         rc = open_files_parallel(opts, q, own, at, m, err);
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
-        if (rc == PQ_OK) rc = scan_files(q, own + at, m, opts, po, sink, left, header, &st, err);
+        if (rc == PQ_OK) rc = scan_files(q, own + at, m, at, lazy_file + at, opts, po, sink, left, header, &st, err);
         header = false;
         pq_plan_totals_merge(&total.plan, &st.plan);
         total.row_groups_read += st.row_groups_read;
@@ -594,21 +642,29 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
     pq_scan_file *files = malloc(sizeof *files * (size_t)(n_files ? n_files : 1));
     if (!files) return PQ_NOMEM(err);
     memcpy(files, files_in, sizeof *files * (size_t)n_files);
+    bool *opened = malloc((size_t)(n_files ? n_files : 1));
+    if (!opened) {
+        free(files);
+        return PQ_NOMEM(err);
+    }
     bool lazy = false;
-    for (int f = 0; f < n_files; f++) lazy |= files[f].footer == NULL;
+    for (int f = 0; f < n_files; f++) lazy |= (opened[f] = files[f].footer == NULL);
     if (lazy && !opts->open_file) {
         free(files);
+        free(opened);
         return pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
     }
     if (lazy && open_files_parallel(opts, q, files, 0, n_files, err) != PQ_OK) {
         free(files);
+        free(opened);
         return PQ_ERR;
     }
     scan_state s;
-    int rc = init_state(&s, q, files, n_files, opts, err);
+    int rc = init_state(&s, q, files, n_files, 0, opened, opts, err);
     pq_plan_totals t;
     memset(&t, 0, sizeof t);
     t.dirs_pruned = opts->dirs_pruned;
+    t.log_rung = opts->file_ranges != NULL;
     int64_t planned = 0; /* rows before the row group, under a limit without a filter (as the scan caps units) */
     for (int f = 0; rc == PQ_OK && f < n_files; f++) {
         const file_state *fs = &s.fs[f];
@@ -619,8 +675,11 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
             break;
         }
         if (fs->pruned) {
-            t.files_pruned++; /* its row groups uncounted: its footer is not read */
-            if (pq_buf_printf(out, "file %s: pruned by partition values\n", scan_file_name(&files[f])))
+            /* its row groups uncounted: its footer is not read */
+            if (fs->pruned_log) t.files_pruned_log++;
+            else t.files_pruned++;
+            if (pq_buf_printf(out, "file %s: pruned by %s\n", scan_file_name(&files[f]),
+                              fs->pruned_log ? "log statistics" : "partition values"))
                 rc = PQ_NOMEM(err);
             continue;
         }
@@ -670,5 +729,6 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
     if (totals) *totals = t;
     free_state(&s);
     free(files);
+    free(opened);
     return rc;
 }

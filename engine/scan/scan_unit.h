@@ -40,6 +40,7 @@ typedef struct unit {
 /* What the query needs per file, computed once before the workers start. */
 typedef struct file_state {
     bool pruned;               /* rung 1: the partition values rule the file out */
+    bool pruned_log;           /* pruned by the log's statistics (opts.file_ranges) instead */
     bool bind_failed;
     pq_error bind_err;
     const pq_expr *pred;       /* partition values substituted; NULL: no filter */
@@ -85,6 +86,10 @@ typedef struct scan_state {
     const pq_query *q;
     const pq_scan_file *files;
     int n_files;
+    int first_index;           /* files[0]'s index in the caller's list (opts callbacks) */
+    /* Per file: the scan opened it, so it passed the rungs before the
+     * footer already (NULL: none did). */
+    const bool *opened_here;
     file_state *fs;
     pq_arena arena;            /* per-file state */
     const pq_scan_opts *opts;

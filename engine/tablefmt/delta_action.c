@@ -374,10 +374,19 @@ static int apply_metadata(pq_delta_log *log, const json_t *obj, const pq_delta_w
     PQ_TRY(get_string_array(log, obj, "metaData", "partitionColumns", &log->part_cols, &log->n_part_cols, w, err));
     const json_t *conf = json_object_get(obj, "configuration");
     log->mapping_mode = NULL;
+    log->string_prefix = NULL;
     if (conf && !json_is_null(conf)) {
         if (!json_is_object(conf)) return bad(err, w, "metaData.configuration is not an object");
         PQ_TRY(get_string(log, conf, "metaData.configuration", "delta.columnMapping.mode", false, &log->mapping_mode,
                           w, err));
+        /* Only read for pruning: a value of another type is not an error,
+         * it makes every string statistic a possibly cut one. */
+        const json_t *pl = json_object_get(conf, "delta.dataSkippingStringPrefixLength");
+        log->string_prefix = NULL;
+        if (json_is_string(pl)) PQ_TRY(get_string(log, conf, "metaData.configuration",
+                                                  "delta.dataSkippingStringPrefixLength", false, &log->string_prefix,
+                                                  w, err));
+        else if (pl && !json_is_null(pl)) log->string_prefix = "?";
     }
     const json_t *format = json_object_get(obj, "format");
     const json_t *provider = json_is_object(format) ? json_object_get(format, "provider") : NULL;

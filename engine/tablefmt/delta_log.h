@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "expr.h"
 #include "io.h"
 #include "mem.h"
 #include "status.h"
@@ -74,6 +75,9 @@ typedef struct pq_delta_log {
     const char **part_cols;    /* partitionColumns (logical names) */
     int n_part_cols;
     const char *mapping_mode;  /* delta.columnMapping.mode, NULL: none */
+    /* delta.dataSkippingStringPrefixLength as written (NULL: none; "?"
+     * when it was not a string): how far strings in add.stats may be cut. */
+    const char *string_prefix;
     /* Physical names are used (pq_delta_finish): mode name, honoured only
      * where the protocol has column mapping (reader version 2, or 3 with
      * the columnMapping feature); elsewhere the display names are. */
@@ -132,6 +136,24 @@ int pq_delta_replay(pq_store *store, const char *root, int64_t version, pq_delta
  * it).  PQ_E_NOTFOUND when ms is before the oldest commit in the log;
  * PQ_E_UNSUPPORTED when the store gives no modification times. */
 int pq_delta_version_at(pq_store *store, const char *root, int64_t ms, int64_t *version, pq_error *err);
+
+/* One column of the statistics asked for: its name in add.stats (the
+ * physical name) and its Delta type ("long", "decimal(10,2)"...); physical
+ * NULL: a column without statistics (a partition column, a nested one). */
+typedef struct pq_delta_stats_col {
+    const char *physical;
+    const char *type;
+} pq_delta_stats_col;
+
+/* An add's stats JSON (numRecords, minValues, maxValues, nullCount,
+ * tightBounds) as ranges of cols (out[i] for cols[i]), string values in
+ * `a`; strings of prefix_len bytes or more may have been cut by the
+ * writer (delta_stats.c says how each type is made safe).  Returns the
+ * number of columns something is known of (0: stats absent, not JSON, or
+ * without numRecords), -1 out of memory (then nothing is known).  Never
+ * fails on bad input: what it does not understand proves nothing. */
+int pq_delta_stats_ranges(const char *stats, size_t len, const pq_delta_stats_col *cols, int n_cols,
+                          int32_t prefix_len, pq_arena *a, pq_col_range *out);
 
 /* Reader features this build reads (protocol readerFeatures). */
 bool pq_delta_reader_feature_supported(const char *name);

@@ -14,7 +14,10 @@
  * without reading past it.  With bit 2, the bytes are also a deletion
  * vector (RoaringBitmapArray; the last byte its cardinality): decoded or
  * refused, rows ascending and as many as the cardinality; and the first
- * line as z85. */
+ * line as z85.  With bit 3, the bytes are also an add's stats JSON, read
+ * into bounds for a column of every type (and each live add's stats into
+ * bounds of the schema's fields): never a crash, bounds in order, null
+ * counts within the rows. */
 #include "fuzz_common.h"
 
 #include <stdbool.h>
@@ -51,6 +54,37 @@ static void check_state(const pq_delta_log *log)
     FUZZ_CHECK(live == log->n_live, "%d live adds held, %d counted", live, log->n_live);
 }
 
+/* Bounds from stats: what pq_delta_stats_ranges gives is consistent. */
+static void check_stats(const char *stats, size_t len, const pq_delta_stats_col *cols, int n, int32_t prefix_len)
+{
+    pq_col_range r[16];
+    pq_arena a;
+    pq_arena_init(&a, 1024);
+    if (n > 16) n = 16;
+    int known = pq_delta_stats_ranges(stats, len, cols, n, prefix_len, &a, r);
+    FUZZ_CHECK(known >= -1 && known <= n, "%d columns known of %d", known, n);
+    for (int i = 0; i < n; i++) {
+        if (!r[i].known) continue;
+        FUZZ_CHECK(r[i].row_count >= 0, "column %d: %lld rows", i, (long long)r[i].row_count);
+        if (r[i].has_null_count)
+            FUZZ_CHECK(r[i].null_count >= 0 && r[i].null_count <= r[i].row_count, "column %d: %lld nulls of %lld", i,
+                       (long long)r[i].null_count, (long long)r[i].row_count);
+        if (r[i].has_min && r[i].has_max)
+            FUZZ_CHECK(pq_value_cmp(&r[i].min, &r[i].max) <= 0, "column %d: min above max", i);
+    }
+    pq_arena_free(&a);
+}
+
+static void check_log_stats(const pq_delta_log *log)
+{
+    pq_delta_stats_col cols[16];
+    int n = log->n_fields < 16 ? log->n_fields : 16;
+    for (int i = 0; i < n; i++) cols[i] = (pq_delta_stats_col){log->fields[i].physical, log->fields[i].type};
+    for (int i = 0; i < log->n_adds && i < 64; i++)
+        if (log->adds[i].live && log->adds[i].stats)
+            check_stats(log->adds[i].stats, strlen(log->adds[i].stats), cols, n, 32);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > (1u << 20)) return 0;
@@ -75,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_CHECK(found, "partition column '%s' not in the schema", log.part_cols[p]);
             }
             FUZZ_CHECK(log.min_reader <= 3, "reader version %lld accepted", (long long)log.min_reader);
+            if (data[0] & 8) check_log_stats(&log);
         } else {
             rc = PQ_ERR;
         }
@@ -100,6 +135,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pq_delta_decode_path(&a, name, &out) == 0) FUZZ_CHECK(strlen(out) <= strlen(name), "decoded longer");
     pq_arena_free(&a);
 
+    if (data[0] & 8) {
+        static const pq_delta_stats_col every[] = {
+            {"a", "long"}, {"b", "timestamp"}, {"c", "timestamp_ntz"}, {"d", "string"}, {"e", "double"},
+            {"f", "float"}, {"g", "decimal(38,10)"}, {"h", "date"}, {"i", "boolean"}, {"j", "binary"},
+            {"k", "decimal(5,5)"}, {"l", "short"}, {NULL, NULL},
+        };
+        check_stats(text, len, every, (int)(sizeof every / sizeof *every), len % 40);
+    }
     if (data[0] & 4) {
         uint64_t card = len ? (uint8_t)text[len - 1] : 0, *rows, nr;
         if (len && pq_delta_dv_decode((const uint8_t *)text, len - 1, card, &rows, &nr, &err) == PQ_OK) {

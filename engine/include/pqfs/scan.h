@@ -51,6 +51,18 @@ typedef struct pq_scan_opts {
      * to its file's parallel_reads), and only as many as keep the row
      * groups in flight under PQ_SCAN_IO_BYTES. */
     int open_parallel;
+    /* Optional, the rung before a footer (after the partition values):
+     * what a table format's log says of file `index`'s columns (Delta
+     * add.stats: tablefmt.h's pq_tf_file_ranges), as ranges of the query's
+     * columns (ranges[i] for cols[i], zeroed by the scan; values in
+     * `arena`).  Returns > 0 when it knows something, 0 when not, < 0 out
+     * of memory (the file is kept).  A file the ranges rule out (the
+     * predicate, its partition values folded in, proved FALSE) is never
+     * opened: no footer read.  Thread-safe for distinct indexes, as
+     * open_file.  NULL: no such rung (Hive). */
+    int (*file_ranges)(void *ctx, int index, const pq_expr_column *cols, int n_cols, pq_arena *arena,
+                       pq_col_range *ranges);
+    void *ranges_ctx;
     /* Partition directories the caller's listing pruned (pq_table's
      * n_dirs_pruned): reported with the plan's totals. */
     uint64_t dirs_pruned;

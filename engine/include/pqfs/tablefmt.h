@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "expr.h"
 #include "io.h"
 #include "schema.h"
 #include "status.h"
@@ -115,6 +116,18 @@ int pq_tf_version_at(pq_store *store, const char *root, int64_t ms, int64_t *ver
  * The scan applies them given as pq_scan_file.deleted_rows. */
 int pq_tf_deleted_rows(const pq_tf_snapshot *s, pq_store *store, int file, uint64_t **rows, uint64_t *n_rows,
                        pq_error *err);
+
+/* What the format's log says of the columns of snap->table->files[file]
+ * before its footer is read (Delta: add.stats), as ranges of the query's
+ * columns cols (out[i] for cols[i]; top-level primitive data columns,
+ * matched by logical name; string values in `a`), for the scan's rung
+ * before the footer (pq_scan_opts.file_ranges).  Returns the number of
+ * columns something is known of, 0 when nothing is (Hive; no stats; stats
+ * that do not parse), -1 out of memory.  Only bounds that provably hold
+ * are given (docs/table-formats.md, "Pruning from log statistics").
+ * Thread-safe for concurrent calls on one snapshot. */
+int pq_tf_file_ranges(const pq_tf_snapshot *s, int file, const pq_expr_column *cols, int n_cols, pq_arena *a,
+                      pq_col_range *out);
 
 /* Gives a data file's schema the table's names and types where the format
  * decides them and the file does not (Delta: column mapping's physical
