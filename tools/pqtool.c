@@ -834,12 +834,7 @@ static int cmd_plan(int argc, char **argv)
     pq_buf_init(&out);
     int ok = open_inputs(a.paths, a.n_paths, a.version, &in, &err) == PQ_OK;
     /* Which snapshot of a table format the plan is of. */
-    if (ok && in.snap && in.snap->kind == PQ_TF_DELTA) {
-        pq_buf_printf(&out, "table: Delta Lake, version %lld", (long long)in.snap->version);
-        if (in.snap->checkpoint_version >= 0)
-            pq_buf_printf(&out, " (from the checkpoint of version %lld)", (long long)in.snap->checkpoint_version);
-        pq_buf_printf(&out, ", %d live file%s\n", in.table->n_files, in.table->n_files == 1 ? "" : "s");
-    }
+    if (ok && in.snap) (void)pq_tf_describe(in.snap, &out);
     bool no_files = ok && in.snap && in.n_files == 0;
     if (no_files) pq_buf_printf(&out, "%s: no live files (a table without rows)\n", a.paths[0]);
     ok = ok && (no_files || compile_query(&in, a.paths[0], &a.spec, &q, &err) == PQ_OK);

@@ -347,8 +347,15 @@ static int cs_chown_dir(pq_store *s, const char *path, uint32_t uid, uint32_t gi
     return cs->inner->ops->chown_dir(cs->inner, path, uid, gid, err);
 }
 
-static const pq_store_ops cached_store_ops = {cs_open, cs_stat,    cs_list,  cs_create,
-                                              cs_mkdir, cs_destroy, cs_rmdir, cs_chown_dir};
+static int cs_remove(pq_store *s, const char *path, pq_error *err)
+{
+    cached_store *cs = (cached_store *)s;
+    if (!cs->inner->ops->remove) return pq_fail(err, PQ_E_UNSUPPORTED, "%s: this store removes no file", path);
+    return cs->inner->ops->remove(cs->inner, path, err);
+}
+
+static const pq_store_ops cached_store_ops = {cs_open,    cs_stat,  cs_list,      cs_create, cs_mkdir,
+                                              cs_destroy, cs_rmdir, cs_chown_dir, cs_remove};
 
 int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *counters, pq_store **out,
                         pq_error *err)

@@ -384,6 +384,7 @@ static int stats_text(pq_lake *l, pq_buf *out)
     LINE("results_cancelled", atomic_load(&c->results_cancelled));
     LINE("files_total", atomic_load(&c->files_total));
     LINE("files_pruned_partition", atomic_load(&c->files_pruned));
+    LINE("files_pruned_log_statistics", atomic_load(&c->files_pruned_log));
     LINE("partition_dirs_pruned", atomic_load(&c->dirs_pruned));
     LINE("row_groups_total", atomic_load(&c->row_groups_total));
     LINE("row_groups_pruned_statistics", atomic_load(&c->row_groups_pruned[PQ_RUNG_STATS]));

@@ -47,7 +47,7 @@ typedef struct result_entry {
 
 typedef struct lake_counters {
     _Atomic uint64_t views_opened, results_reused, results_started, results_cancelled;
-    _Atomic uint64_t files_total, files_pruned, dirs_pruned, row_groups_total, row_groups_pruned[PQ_RUNG_COUNT];
+    _Atomic uint64_t files_total, files_pruned, files_pruned_log, dirs_pruned, row_groups_total, row_groups_pruned[PQ_RUNG_COUNT];
     _Atomic uint64_t row_groups_fully_matched, pages_total, pages_pruned, rows_decoded, rows_out, errors;
     /* Temporary files never renamed, dropped (pq_lake_upload_expire); what
      * crashed writes left, removed (pq_lake_sweep_leftovers). */

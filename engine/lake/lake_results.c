@@ -39,6 +39,7 @@ static void account_scan(pq_lake *l, const pq_scan_stats *st)
     const pq_plan_totals *t = &st->plan;
     atomic_fetch_add(&l->c.files_total, t->files);
     atomic_fetch_add(&l->c.files_pruned, t->files_pruned);
+    atomic_fetch_add(&l->c.files_pruned_log, t->files_pruned_log);
     atomic_fetch_add(&l->c.dirs_pruned, t->dirs_pruned);
     atomic_fetch_add(&l->c.row_groups_total, t->row_groups);
     for (int r = 0; r < PQ_RUNG_COUNT; r++) atomic_fetch_add(&l->c.row_groups_pruned[r], t->row_groups_pruned[r]);
@@ -126,6 +127,32 @@ static void release_snapshot_file(void *ctx, int f)
     }
 }
 
+/* pq_scan_opts.file_ranges: what a table format's log says of a file
+ * (Delta add.stats), before its footer is read.  The snapshot's files are
+ * the table's, in its order: the scan's index is the snapshot's. */
+static int log_file_ranges(void *ctx, int index, const pq_expr_column *cols, int n_cols, pq_arena *arena,
+                           pq_col_range *ranges)
+{
+    const open_ctx *oc = ctx;
+    return pq_tf_file_ranges(oc->s->tf, index, cols, n_cols, arena, ranges);
+}
+
+/* The scan's options for the snapshot's files (oc, opened by open_files). */
+static void scan_opts_for(pq_lake *l, const snapshot *s, open_ctx *oc, pq_scan_opts *o)
+{
+    pq_scan_opts_init(o);
+    o->threads = l->threads;
+    o->open_file = open_snapshot_file;
+    o->release_file = release_snapshot_file;
+    o->open_parallel = l->store->parallel_requests;
+    o->dirs_pruned = (uint64_t)s->files->n_dirs_pruned;
+    o->open_ctx = oc;
+    if (s->tf) {
+        o->file_ranges = log_file_ranges;
+        o->ranges_ctx = oc;
+    }
+}
+
 static int open_files(pq_lake *l, const snapshot *s, const view *v, open_ctx *oc, pq_error *err)
 {
     int n = s->files->n_files;
@@ -168,13 +195,7 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
     if (rc == PQ_OK) rc = open_files(l, &j->snap, &j->v, &oc, err);
     if (rc == PQ_OK) {
         pq_scan_opts o;
-        pq_scan_opts_init(&o);
-        o.threads = l->threads;
-        o.open_file = open_snapshot_file;
-        o.release_file = release_snapshot_file;
-        o.open_parallel = l->store->parallel_requests;
-        o.dirs_pruned = (uint64_t)j->snap.files->n_dirs_pruned;
-        o.open_ctx = &oc;
+        scan_opts_for(l, &j->snap, &oc, &o);
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
         if (j->parquet) {
@@ -283,11 +304,8 @@ int lake_plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
     if (rc == PQ_OK) rc = open_files(l, &s, v, &oc, err);
     if (rc == PQ_OK) {
         pq_scan_opts o;
-        pq_scan_opts_init(&o);
-        o.open_file = open_snapshot_file;
-        o.open_parallel = l->store->parallel_requests;
-        o.dirs_pruned = (uint64_t)s.files->n_dirs_pruned;
-        o.open_ctx = &oc;
+        scan_opts_for(l, &s, &oc, &o);
+        o.release_file = NULL; /* the plan holds what it opened until it is done, as before */
         if (s.files->n_files == 0) {
             int e = pq_buf_puts(out, "no files can match\n");
             if (o.dirs_pruned)

@@ -93,6 +93,18 @@ for v in 1 2 3 4; do commit "$T" "$v" "$(add "$T" "v$v.parquet")"; done
 times=("2024-01-01 00:00:00Z" "2024-01-02 00:00:00Z" "2024-01-03 00:00:00Z" "2024-01-02 12:00:00Z" "2024-01-05 00:00:00Z")
 for v in 0 1 2 3 4; do touch -d "${times[$v]}" "$T/_delta_log/$(printf '%020d' "$v").json"; done
 
+# Files with statistics in their adds (numRecords, minValues, maxValues,
+# nullCount): a file they rule out is never opened.
+T=$LAKE/stats
+mkdir -p "$T"
+parquet "$T/low.parquet" $'id\n1\n2\n3\n'
+parquet "$T/high.parquet" $'id\n7\n8\n9\n'
+stats_add() {
+    printf '{"add":{"path":"%s","partitionValues":{},"size":%s,"modificationTime":1,"dataChange":true,"stats":"{\\"numRecords\\":3,\\"minValues\\":{\\"id\\":%s},\\"maxValues\\":{\\"id\\":%s},\\"nullCount\\":{\\"id\\":0}}"}}' \
+        "$1" "$(size_of "$T/$1")" "$2" "$3"
+}
+commit "$T" 0 "$protocol" "$(metadata "$(field id long)" "")" "$(stats_add low.parquet 1 3)" "$(stats_add high.parquet 7 9)"
+
 # A Hive table beside them.
 mkdir -p "$LAKE/hive/p=1"
 parquet "$LAKE/hive/p=1/part-0.parquet" $'id,v\n1,a\n2,b\n'
@@ -103,7 +115,7 @@ DAEMON=$PQFS_PID
 # rows PATH: the rows of a data.csv after its header, sorted, on one line.
 rows() { tail -n +2 "$1" | sort | tr '\n' ' '; }
 
-check "every table is listed" '[ "$(ls "$MNT" | tr "\n" " ")" = "evolve flatpart hive overwrite timed " ]'
+check "every table is listed" '[ "$(ls "$MNT" | tr "\n" " ")" = "evolve flatpart hive overwrite stats timed " ]'
 check "an overwrite: the removed file's rows are not shown" '[ "$(rows "$MNT/overwrite/data.csv")" = "10 6 7 8 9 " ]'
 check "an overwrite: as_of=0 shows the version before" '[ "$(rows "$MNT/overwrite/as_of=0/data.csv")" = "1 2 3 4 5 " ]'
 check "as_of= anywhere in the path" '[ "$(rows "$MNT/overwrite/where=id>2/as_of=0/data.csv")" = "3 4 5 " ]'
@@ -125,6 +137,10 @@ check "where= on the partition column" '[ "$(rows "$MNT/flatpart/where=region>'"
 check "readdir under a filter lists what can match" '[ "$(ls "$MNT/flatpart/where=region>'"'"'f'"'"'" | grep region= | tr "\n" " ")" = "region=u%2Fs " ]'
 check "plan.txt counts files pruned by partition values" 'grep -q "files: 3 total, 2 pruned by partition" "$MNT/flatpart/region=eu/plan.txt"'
 
+check "log statistics: the rows" '[ "$(rows "$MNT/stats/where=id>7/data.csv")" = "8 9 " ]'
+check "log statistics: plan.txt counts the file they prune" \
+    'grep -q "files: 2 total, 0 pruned by partition, 1 pruned by log statistics" "$MNT/stats/where=id>7/plan.txt"'
+check "log statistics: /.pqfs/stats counts it" '[ "$(stat_val "$MNT" files_pruned_log_statistics)" -ge 1 ]'
 check "schema.txt of the latest version" '[ "$(tail -n +2 "$MNT/evolve/schema.txt" | cut -d, -f1 | tr "\n" " ")" = "id name " ]'
 check "schema.txt of as_of=0 is that version's" '[ "$(tail -n +2 "$MNT/evolve/as_of=0/schema.txt" | cut -d, -f1 | tr "\n" " ")" = "id " ]'
 check "the latest version's rows" '[ "$(rows "$MNT/evolve/data.csv")" = "2,b " ]'
