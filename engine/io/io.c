@@ -1011,6 +1011,26 @@ static int local_upload_commit(pq_upload *u, pq_error *err)
     return rc;
 }
 
+/* As local_upload_commit, the final name taken with a hard link, which
+ * fails on a name that exists (put-if-absent), then the temporary gone. */
+static int local_upload_commit_new(pq_upload *u, pq_error *err)
+{
+    local_upload *lu = (local_upload *)u;
+    int rc = PQ_OK;
+    if (lu->chown_to && fchown(lu->fd, lu->uid, group_in(lu->dir_fd, lu->gid)) != 0)
+        rc = pq_fail(err, PQ_E_IO, "%s: cannot give the file to uid %u: %s", lu->final_path, (unsigned)lu->uid,
+                     strerror(errno));
+    else if (fchmod(lu->fd, 0644) != 0 || fsync(lu->fd) != 0)
+        rc = pq_fail(err, errno == ENOSPC ? PQ_E_NOSPACE : PQ_E_IO, "%s: cannot flush: %s", lu->final_path,
+                     strerror(errno));
+    else if (linkat(lu->dir_fd, lu->tmp_name, lu->dir_fd, lu->final_name, 0) != 0)
+        rc = pq_fail(err, errno == EEXIST ? PQ_E_EXISTS : PQ_E_IO, "%s: %s", lu->final_path,
+                     errno == EEXIST ? "exists (another writer took the name)" : strerror(errno));
+    unlinkat(lu->dir_fd, lu->tmp_name, 0);
+    local_upload_free(lu);
+    return rc;
+}
+
 static void local_upload_abort(pq_upload *u)
 {
     local_upload *lu = (local_upload *)u;
@@ -1018,8 +1038,8 @@ static void local_upload_abort(pq_upload *u)
     local_upload_free(lu);
 }
 
-static const pq_upload_ops local_upload_ops = {local_upload_write, local_upload_commit,
-                                               local_upload_abort, local_upload_set_owner};
+static const pq_upload_ops local_upload_ops = {local_upload_write, local_upload_commit, local_upload_abort,
+                                               local_upload_set_owner, local_upload_commit_new};
 
 /* Creates .NAME.tmp-XXXXXX in dir_fd (a new name: O_EXCL, never through a
  * link), its name in tmp, and locks it for the time of the write.  A
@@ -1111,6 +1131,17 @@ static int local_store_rmdir(pq_store *s, const char *path, pq_error *err)
     return e ? write_fail(ls, path, "cannot remove directory", e, err) : PQ_OK;
 }
 
+static int local_store_remove(pq_store *s, const char *path, pq_error *err)
+{
+    local_store *ls = (local_store *)s;
+    const char *name;
+    int pfd = open_parent(ls, path, &name);
+    int e = errno;
+    if (pfd >= 0) e = unlinkat(pfd, name, 0) == 0 ? 0 : errno; /* a link itself, never its target */
+    if (pfd >= 0) close(pfd);
+    return e ? write_fail(ls, path, "cannot remove", e, err) : PQ_OK;
+}
+
 /* Relative to the parent's descriptor, following no link: a directory
  * swapped for a link meanwhile is not followed out of the lake. */
 static int local_store_chown_dir(pq_store *s, const char *path, uint32_t uid, uint32_t gid, pq_error *err)
@@ -1144,6 +1175,7 @@ static void local_store_destroy(pq_store *s)
 static const pq_store_ops local_store_ops = {
     local_store_open,   local_store_stat,  local_store_list,   local_store_create,
     local_store_mkdir,  local_store_destroy, local_store_rmdir, local_store_chown_dir,
+    local_store_remove,
 };
 
 int pq_store_local_new(const char *root, pq_store **out, pq_error *err)

@@ -488,6 +488,37 @@ static int s3_upload_commit(pq_upload *u, pq_error *err)
     return rc;
 }
 
+/* One PUT with If-None-Match: * (S3's conditional write): 412 when the
+ * key exists.  A log commit is small: one that outgrew a part is refused. */
+static int s3_upload_commit_new(pq_upload *u, pq_error *err)
+{
+    s3_upload *su = (s3_upload *)u;
+    int rc = PQ_OK;
+    if (su->upload_id) {
+        abandon_multipart(su);
+        rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s: a conditional write of more than one part", su->url);
+    } else {
+        static const char *const if_absent[] = {"If-None-Match: *"};
+        pq_buf body;
+        pq_buf_init(&body);
+        pq_http_reply rp;
+        pq_http_req rq = {.method = "PUT", .url = su->url, .headers = if_absent, .n_headers = 1, .body = &body,
+                          .upload_data = su->fill.data, .upload_len = su->fill.len, .sign = su->ss->r.sign,
+                          .sign_ctx = su->ss->r.sign_ctx};
+        rc = pq_http_do(su->ss->r.http, &rq, &rp, err);
+        if (rc == PQ_OK && (rp.status == 412 || rp.status == 409))
+            rc = pq_fail(err, PQ_E_EXISTS, "PUT %s: exists (another writer took the name)", su->url);
+        else if (rc == PQ_OK && rp.status / 100 != 2) {
+            pq_http_status_fail(&rq, &rp, &body, err);
+            rc = PQ_ERR;
+        } else if (rc == PQ_OK && su->base.counters)
+            atomic_fetch_add_explicit(&su->base.counters->write_bytes, su->fill.len, memory_order_relaxed);
+        pq_buf_free(&body);
+    }
+    s3_upload_free(su);
+    return rc;
+}
+
 static void s3_upload_abort(pq_upload *u)
 {
     s3_upload *su = (s3_upload *)u;
@@ -495,7 +526,8 @@ static void s3_upload_abort(pq_upload *u)
     s3_upload_free(su);
 }
 
-static const pq_upload_ops s3_upload_ops = {s3_upload_write, s3_upload_commit, s3_upload_abort};
+static const pq_upload_ops s3_upload_ops = {s3_upload_write, s3_upload_commit, s3_upload_abort, NULL,
+                                            s3_upload_commit_new};
 
 static int s3_create(pq_store *s, const char *path, pq_upload **out, pq_error *err)
 {
@@ -544,8 +576,27 @@ static void s3_destroy(pq_store *s)
     free(ss);
 }
 
+static int s3_remove(pq_store *s, const char *path, pq_error *err)
+{
+    s3_store *ss = (s3_store *)s;
+    char *url = object_url(ss, path);
+    if (!url) return PQ_NOMEM(err);
+    pq_buf body;
+    pq_buf_init(&body);
+    pq_http_reply rp;
+    pq_http_req rq = {.method = "DELETE", .url = url, .body = &body, .sign = ss->r.sign, .sign_ctx = ss->r.sign_ctx};
+    int rc = pq_http_do(ss->r.http, &rq, &rp, err);
+    if (rc == PQ_OK && rp.status / 100 != 2) {
+        pq_http_status_fail(&rq, &rp, &body, err);
+        rc = PQ_ERR;
+    }
+    pq_buf_free(&body);
+    free(url);
+    return rc;
+}
+
 static const pq_store_ops s3_store_ops = {
-    s3_open, s3_stat, s3_list, s3_create, s3_mkdir, s3_destroy, NULL,
+    s3_open, s3_stat, s3_list, s3_create, s3_mkdir, s3_destroy, NULL, NULL, s3_remove,
 };
 
 static char *dup_or_null(const char *s, bool *oom)

@@ -255,6 +255,55 @@ static int write_path(pq_store *st, const char *path, const char *text)
     return u->ops->commit(u, &err) == PQ_OK ? PQ_OK : err.cls;
 }
 
+/* write_path, committed only if path is free (commit_new). */
+static int write_new(pq_store *st, const char *path, const char *text)
+{
+    pq_error err;
+    pq_error_clear(&err);
+    pq_upload *u;
+    if (st->ops->create(st, path, &u, &err) != PQ_OK) return err.cls;
+    if (u->ops->write(u, text, strlen(text), &err) != PQ_OK) {
+        u->ops->abort(u);
+        return err.cls;
+    }
+    return u->ops->commit_new(u, &err) == PQ_OK ? PQ_OK : err.cls;
+}
+
+/* Put-if-absent (a Delta log commit): the first writer of a name wins, the
+ * second gets PQ_E_EXISTS and changes nothing, and neither leaves its
+ * temporary; remove takes a file away, never through a link. */
+static void test_commit_new(const char *mode)
+{
+    fprintf(stderr, "commit_new (%s)\n", mode);
+    make_layout();
+    pq_error err;
+    pq_store *st = NULL;
+    CHECK_EQ_INT(pq_store_local_new(lake, &st, &err), PQ_OK);
+    if (!st) return;
+    char dir[2048], p[2400], got[16] = {0};
+    snprintf(dir, sizeof dir, "%s/ev/dt=1", lake);
+    int before = entries(dir);
+    CHECK_EQ_INT(write_new(st, "ev/dt=1/00001.json", "first"), PQ_OK);
+    CHECK_EQ_INT(write_new(st, "ev/dt=1/00001.json", "second"), PQ_E_EXISTS);
+    snprintf(p, sizeof p, "%s/00001.json", dir);
+    FILE *f = fopen(p, "r");
+    if (f) {
+        CHECK(fread(got, 1, sizeof got - 1, f) > 0);
+        fclose(f);
+    }
+    CHECK_EQ_STR(got, "first");
+    CHECK_EQ_INT(entries(dir), before + 1); /* no temporary left */
+    CHECK_EQ_INT(st->ops->remove(st, "ev/dt=1/00001.json", &err), PQ_OK);
+    CHECK(!exists(lake, "ev/dt=1/00001.json"));
+    CHECK_EQ_INT(st->ops->remove(st, "ev/dt=1/00001.json", &err), PQ_ERR);
+    /* Through a link out of the lake: refused, the target untouched. */
+    int out_entries = entries(out);
+    CHECK_EQ_INT(write_new(st, "t_out/x.json", "x"), PQ_E_DENIED);
+    CHECK_EQ_INT(st->ops->remove(st, "t_out/a.parquet", &err), PQ_ERR);
+    CHECK_EQ_INT(entries(out), out_entries);
+    pq_store_destroy(st);
+}
+
 static void test_writes(const char *mode)
 {
     fprintf(stderr, "writes (%s)\n", mode);
@@ -447,6 +496,7 @@ int main(void)
         pq_store_local_test_without_openat2(by_hand);
         test_reads(mode);
         test_writes(mode);
+        test_commit_new(mode);
         test_sweep(mode);
     }
     pq_store_local_test_without_openat2(false);

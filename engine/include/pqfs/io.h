@@ -95,6 +95,10 @@ typedef struct pq_upload_ops {
     /* The owner the object gets when committed (a root daemon writing for
      * another user); NULL: the store has no owners. */
     void (*set_owner)(pq_upload *u, uint32_t uid, uint32_t gid);
+    /* commit, but only while no object has the final name (put-if-absent:
+     * a table format's log commit): PQ_E_EXISTS when one has, and nothing
+     * is written; always frees the upload.  NULL: the store cannot. */
+    int (*commit_new)(pq_upload *u, pq_error *err);
 } pq_upload_ops;
 
 struct pq_upload {
@@ -117,6 +121,9 @@ typedef struct pq_store_ops {
      * kept where the parent is set-group-ID); NULL: the store has no
      * owners. */
     int (*chown_dir)(pq_store *s, const char *path, uint32_t uid, uint32_t gid, pq_error *err);
+    /* Removes a file this process wrote whose commit into a table format's
+     * log then failed (never one of the lake's own); NULL: cannot. */
+    int (*remove)(pq_store *s, const char *path, pq_error *err);
 } pq_store_ops;
 
 struct pq_store {
