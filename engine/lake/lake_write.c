@@ -80,13 +80,19 @@ static int resolve_target_dir(pq_lake *l, const char *dir, view *v, write_target
     if (v->n_wheres || v->n_select || v->limit >= 0 || v->as_of)
         return pq_fail(err, PQ_E_DENIED, "a view (where=, select=, limit=, as_of=) takes no writes");
     const table_info *t = v->t;
-    /* A file the log does not add is not the table's: until the mount
-     * commits appends to the log, none is written. */
-    if (t->snap)
-        return pq_fail(err, PQ_E_DENIED,
-                       "table '%s' is a %s table: this build does not write appends to its log yet, and a file the "
-                       "log does not name is not part of the table",
-                       lake_table_label(t->name), pq_tf_kind_name(t->snap->kind));
+    /* A table format's table takes appends its log can record: refused up
+     * front when it asks of a writer what this one cannot do. */
+    if (t->snap) {
+        pq_error why;
+        if (pq_tf_check_append(t->snap, &why) != PQ_OK)
+            return pq_fail(err, PQ_E_DENIED, "table '%s' takes no appends from this build: %s",
+                           lake_table_label(t->name), why.msg);
+        if (!t->ref_path)
+            return pq_fail(err, PQ_E_DENIED,
+                           "table '%s' is a %s table without live files: this build takes the Parquet schema of an "
+                           "append from one of them",
+                           lake_table_label(t->name), pq_tf_kind_name(t->snap->kind));
+    }
     bool new_layout = !t->ref_path && t->n_parts == 0;
     int n = new_layout ? v->n_eq : t->n_parts;
     wt->n_parts = n;
@@ -497,6 +503,45 @@ static int check_parquet_schema(const pq_schema *table, const pq_schema *in, con
     return PQ_OK;
 }
 
+/* A table format's append: the part file written (at path), its add
+ * committed to the log (pq_tf_append); the file removed again when that
+ * fails, so that it is not left in the table's directory unnamed. */
+static int commit_to_log(pq_lake *l, const table_info *t, const write_target *wt, const char *path, int64_t rows,
+                         pq_error *err)
+{
+    pq_store *inner = pq_store_cached_inner(l->store);
+    pq_file *f = NULL;
+    pq_footer *ft = NULL;
+    uint64_t size = 0;
+    int rc = inner->ops->open(inner, path, &f, err);
+    if (rc == PQ_OK) rc = pq_file_size(f, &size, err);
+    if (rc == PQ_OK) rc = pq_footer_read(f, &ft, err);
+    if (rc == PQ_OK) pq_tf_apply_types(t->snap, &ft->schema);
+    size_t rl = strlen(t->root);
+    const char *rel = rl && !strncmp(path, t->root, rl) && path[rl] == '/' ? path + rl + 1 : path;
+    pq_tf_new_file nf = {.path = rel, .size = size, .modified_ms = (int64_t)time(NULL) * 1000,
+                         .part_values = (const char *const *)wt->vals, .footer = ft, .rows = rows};
+    int64_t version = -1;
+    if (rc == PQ_OK) rc = pq_tf_append(l->store, t->snap, &nf, &version, err);
+    pq_footer_free(ft);
+    if (f) pq_file_close(f);
+    if (rc == PQ_OK) {
+        /* The next replay lists the log anew, so sees this commit. */
+        char *logdir = pq_path_join(t->root, "_delta_log");
+        pq_store_cached_invalidate(l->store, logdir);
+        free(logdir);
+        if (!logdir) pq_store_cached_invalidate(l->store, NULL);
+        lake_logf(l, PQ_LOG_INFO, "table '%s': committed version %lld adding %s", lake_table_label(t->name),
+                  (long long)version, rel);
+        return PQ_OK;
+    }
+    pq_error ignore;
+    if (l->store->ops->remove(l->store, path, &ignore) != PQ_OK)
+        lake_logf(l, PQ_LOG_WARN, "%s: not removed after its commit failed: %s", path, ignore.msg);
+    pq_error_prefix(err, "table '%s': the append's commit: ", lake_table_label(t->name));
+    return PQ_ERR;
+}
+
 /* Makes the partition directory and starts the upload of name into it. */
 static int open_output(pq_lake *l, view *v, const write_target *wt, const char *name, char **dir_out, char **made,
                        int *n_made, upload_sink *us, pq_error *err)
@@ -531,7 +576,7 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
     pq_import_fixed *fixed = NULL;
     int rc = pq_file_open_local(u->stage_path, NULL, &in, err);
     if (rc == PQ_OK && t->ref_path) {
-        rc = pq_footer_cache_get(l->footers, l->store, t->ref_path, &t->ref_id, &ref, err);
+        rc = lake_footer_get(l, t, t->ref_path, &t->ref_id, &ref, err);
         if (rc != PQ_OK) (void)lake_forget_listed(l, t->root, t->ref_path, err); /* as lake_compile_view */
         if (rc != PQ_OK) pq_error_prefix(err, "%s: ", t->ref_path);
     }
@@ -619,8 +664,12 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
     bool nothing = rc == PQ_OK && rows == 0 && (!parquet || table_ft);
     if (us.up && rc == PQ_OK && !nothing) rc = check_abandoned(u, err); /* the last moment before it is in the lake */
     if (us.up && rc == PQ_OK && !nothing && u->give && us.up->ops->set_owner) us.up->ops->set_owner(us.up, u->uid, u->gid);
-    if (us.up && rc == PQ_OK && !nothing) rc = us.up->ops->commit(us.up, err);
-    else if (us.up) us.up->ops->abort(us.up);
+    if (us.up && rc == PQ_OK && !nothing) {
+        rc = us.up->ops->commit(us.up, err);
+        if (rc == PQ_OK && t->snap) rc = commit_to_log(l, t, &wt, us.path, rows, err);
+    } else if (us.up) {
+        us.up->ops->abort(us.up);
+    }
     if ((rc != PQ_OK || nothing) && n_made && l->store->ops->rmdir) {
         /* A failed write leaves no directory behind either (one another
          * writer has put a file in stays: rmdir fails on it). */

@@ -23,6 +23,7 @@ void pq_delta_log_free(pq_delta_log *log)
 {
     if (!log) return;
     json_decref(log->schema_json);
+    json_decref(log->config_json);
     free(log->adds);
     free(log->slots);
     pq_arena_free(&log->arena);
@@ -375,8 +376,11 @@ static int apply_metadata(pq_delta_log *log, const json_t *obj, const pq_delta_w
     const json_t *conf = json_object_get(obj, "configuration");
     log->mapping_mode = NULL;
     log->string_prefix = NULL;
+    json_decref(log->config_json);
+    log->config_json = NULL;
     if (conf && !json_is_null(conf)) {
         if (!json_is_object(conf)) return bad(err, w, "metaData.configuration is not an object");
+        if (!(log->config_json = json_deep_copy(conf))) return PQ_NOMEM(err);
         PQ_TRY(get_string(log, conf, "metaData.configuration", "delta.columnMapping.mode", false, &log->mapping_mode,
                           w, err));
         /* Only read for pruning: a value of another type is not an error,

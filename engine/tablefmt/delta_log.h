@@ -75,6 +75,7 @@ typedef struct pq_delta_log {
     const char **part_cols;    /* partitionColumns (logical names) */
     int n_part_cols;
     const char *mapping_mode;  /* delta.columnMapping.mode, NULL: none */
+    void *config_json;         /* json_t of metaData.configuration (NULL: none): what writers must honour */
     /* delta.dataSkippingStringPrefixLength as written (NULL: none; "?"
      * when it was not a string): how far strings in add.stats may be cut. */
     const char *string_prefix;

@@ -289,7 +289,18 @@ static const char *field_physical(const json_t *f, bool by_name)
 }
 
 /* A Delta type (schemaString's JSON) applied to a file's node. */
-static void delta_type_node(const json_t *type, pq_node *n, bool by_name, int depth)
+/* A node's name as the table names it, copied into the schema's own
+ * arena: a footer outlives the snapshot that prepared it (the mount's
+ * footer cache keeps it past the table's next version).  Out of memory:
+ * the file's name stays. */
+static void rename_node(pq_node *n, const char *name, pq_arena *names)
+{
+    if (!strcmp(n->name, name)) return;
+    char *copy = pq_arena_strndup(names, name, strlen(name));
+    if (copy) n->name = copy;
+}
+
+static void delta_type_node(const json_t *type, pq_node *n, bool by_name, pq_arena *names, int depth)
 {
     if (depth > 64) return;
     if (json_is_string(type)) {
@@ -308,17 +319,17 @@ static void delta_type_node(const json_t *type, pq_node *n, bool by_name, int de
             const char *name = field_physical(f, by_name), *logical = json_string_value(json_object_get(f, "name"));
             for (int32_t c = 0; name && logical && c < n->n_children; c++) {
                 if (strcmp(n->children[c]->name, name)) continue;
-                n->children[c]->name = logical;
-                delta_type_node(json_object_get(f, "type"), n->children[c], by_name, depth + 1);
+                rename_node(n->children[c], logical, names);
+                delta_type_node(json_object_get(f, "type"), n->children[c], by_name, names, depth + 1);
                 break;
             }
         }
     } else if (!strcmp(k, "array") && n->kind == PQ_NODE_LIST && n->n_children == 1) {
-        delta_type_node(json_object_get(type, "elementType"), n->children[0], by_name, depth + 1);
+        delta_type_node(json_object_get(type, "elementType"), n->children[0], by_name, names, depth + 1);
     } else if (!strcmp(k, "map") && n->kind == PQ_NODE_MAP && n->n_children >= 1) {
-        delta_type_node(json_object_get(type, "keyType"), n->children[0], by_name, depth + 1);
+        delta_type_node(json_object_get(type, "keyType"), n->children[0], by_name, names, depth + 1);
         if (n->n_children > 1 && n->children[1])
-            delta_type_node(json_object_get(type, "valueType"), n->children[1], by_name, depth + 1);
+            delta_type_node(json_object_get(type, "valueType"), n->children[1], by_name, names, depth + 1);
     }
 }
 
@@ -332,8 +343,9 @@ void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema)
         if (!n) continue;
         /* Column mapping: the logical name in every view (the leaves' paths
          * keep the physical names the column chunks are matched by). */
-        n->name = log->fields[i].name;
-        delta_type_node(json_object_get(json_array_get(fields, (size_t)i), "type"), n, log->mapping_by_name, 0);
+        rename_node(n, log->fields[i].name, &schema->arena);
+        delta_type_node(json_object_get(json_array_get(fields, (size_t)i), "type"), n, log->mapping_by_name,
+                        &schema->arena, 0);
     }
 }
 

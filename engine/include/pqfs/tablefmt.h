@@ -142,4 +142,30 @@ void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema);
  * always. */
 int pq_tf_check_file_schema(const pq_tf_snapshot *s, const pq_schema *schema, const char *file, pq_error *err);
 
+/* ------------------------------------------------------------------ appends */
+
+/* Whether the table takes appends from this build: a Delta table whose
+ * protocol and schema ask nothing of a writer that it cannot honour
+ * (writer features beyond those listed in delta_write.c; invariants, CHECK
+ * constraints, generated, identity or default columns in use; column
+ * mapping).  PQ_E_UNSUPPORTED names what; Hive: always. */
+int pq_tf_check_append(const pq_tf_snapshot *s, pq_error *err);
+
+/* A file written into the table for an append. */
+typedef struct pq_tf_new_file {
+    const char *path;          /* relative to the table's root */
+    uint64_t size;
+    int64_t modified_ms;
+    const char *const *part_values; /* per partition column of s->table, as text; NULL: null */
+    const struct pq_footer *footer; /* its footer: the add's statistics (NULL: numRecords only) */
+    int64_t rows;
+} pq_tf_new_file;
+
+/* Commits f to the table's log as the version after s's (Delta: commitInfo
+ * and an add with partitionValues and stats, put-if-absent).  A version
+ * another writer took first is followed by the next, unless that commit
+ * changed the schema or protocol (PQ_E_IO: the caller removes its
+ * file).  *version: the version committed. */
+int pq_tf_append(pq_store *store, const pq_tf_snapshot *s, const pq_tf_new_file *f, int64_t *version, pq_error *err);
+
 #endif

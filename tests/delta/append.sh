@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Appends to Delta Lake tables through real mounts (issue 21): `cp x.csv
+# MNT/table/` writes the part file, then commits the next version
+# (commitInfo and an add with partitionValues and stats) put-if-absent.
+#   - the rows after an append are the old rows plus the new, through the
+#     mount and through pqtool (which replays the log from disk);
+#   - the commit is valid JSON with the protocol's required fields; its
+#     stats prune (plan.txt);
+#   - into a partition: the add's partitionValues;
+#   - another writer's commit taken first: the append follows it (N+2);
+#     one that changed the schema: the append fails with EIO and its file
+#     is removed, not left in the table unnamed;
+#   - two mounts appending to one table at once lose nothing;
+#   - what a writer must honour and this one cannot (writer features,
+#     invariants, CHECK constraints, column mapping) and a table without
+#     files: EPERM, nothing written.
+#   tests/delta/append.sh BUILD_DIR
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+[ $# -eq 1 ] || { echo "usage: append.sh BUILD_DIR" >&2; exit 2; }
+BUILD=$(cd "$1" && pwd)
+# shellcheck source=../mount/lib.sh
+. "$here/../mount/lib.sh"
+mount_test_init
+DELTA=$SHARED/testdata/delta
+[ -d "$DELTA/simple_table/_delta_log" ] || skip "no $DELTA"
+
+LAKE=$WORK/lake MNT=$WORK/mnt MNT2=$WORK/mnt2
+mkdir -p "$LAKE"
+cp -r "$DELTA/simple_table" "$DELTA/delta-0.8.0-partitioned" "$DELTA/table_with_column_mapping" "$LAKE/"
+
+parquet() {
+    printf '%s' "$2" >"$WORK/in.csv"
+    "$PQTOOL" write "$WORK/in.csv" "$1"
+}
+commit() {
+    local t=$1 v=$2
+    shift 2
+    mkdir -p "$t/_delta_log"
+    printf '%s\n' "$@" >"$t/_delta_log/$(printf '%020d' "$v").json"
+}
+schema_of() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+metadata() { printf '{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%s,"partitionColumns":[],"configuration":%s,"createdTime":1}}' "$(schema_of "$1")" "${2:-{\}}"; }
+add() { printf '{"add":{"path":"%s","partitionValues":{},"size":%s,"modificationTime":1,"dataChange":true}}' "$2" "$(stat -c %s "$1/$2")"; }
+ID_SCHEMA='{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
+
+# Tables an append must refuse: each with one file (id 1).
+refusing() {
+    local t=$LAKE/$1 protocol=$2 schema=$3 conf=${4:-"{}"}
+    mkdir -p "$t"
+    parquet "$t/f.parquet" $'id\n1\n'
+    commit "$t" 0 "$protocol" "$(metadata "$schema" "$conf")" "$(add "$t" f.parquet)"
+}
+P1='{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}'
+refusing rowtracking '{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["rowTracking","domainMetadata"]}}' "$ID_SCHEMA"
+refusing invariant "$P1" '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{"delta.invariants":"{\"expression\":{\"expression\":\"id > 0\"}}"}}]}'
+refusing constrained '{"protocol":{"minReaderVersion":1,"minWriterVersion":3}}' "$ID_SCHEMA" '{"delta.constraints.positive":"id > 0"}'
+mkdir -p "$LAKE/empty"
+commit "$LAKE/empty" 0 "$P1" "$(metadata "$ID_SCHEMA")"
+# Tables other writers commit to while a mount holds an older version.
+for t in racer changer; do
+    mkdir -p "$LAKE/$t"
+    parquet "$LAKE/$t/f0.parquet" $'id\n1\n'
+    commit "$LAKE/$t" 0 "$P1" "$(metadata "$ID_SCHEMA")" "$(add "$LAKE/$t" f0.parquet)"
+done
+
+# A long metadata_ttl: the mount keeps the version it read (the races
+# below need it to); its own appends forget it.
+start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,log_level=info,metadata_ttl=1h"
+DAEMON=$PQFS_PID
+rows() { tail -n +2 "$1" | sort -n | tr '\n' ' '; }
+
+# ------------------------------------------------------------ an append
+before=$(rows "$MNT/simple_table/data.csv")
+printf 'id\n100\n101\n' >"$WORK/a.csv"
+check "cp into a Delta table" 'cp "$WORK/a.csv" "$MNT/simple_table/"'
+check "the rows: the old ones and the new, through the mount" '[ "$(rows "$MNT/simple_table/data.csv")" = "${before}100 101 " ]'
+"$PQTOOL" cat "$LAKE/simple_table" >"$WORK/after.csv"
+check "... and through pqtool, from the log on disk" '[ "$(rows "$WORK/after.csv")" = "${before}100 101 " ]'
+check "the next version (5) is committed" '[ -f "$LAKE/simple_table/_delta_log/00000000000000000005.json" ]'
+check "as_of=4 is the table before" '[ "$(rows "$MNT/simple_table/as_of=4/data.csv")" = "$before" ]'
+python3 - "$LAKE/simple_table/_delta_log/00000000000000000005.json" "$LAKE/simple_table" >"$WORK/commit.txt" 2>&1 <<'PY' || true
+import json, os, sys, urllib.parse
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+kinds = [next(iter(a)) for a in lines]
+assert kinds == ["commitInfo", "add"], kinds
+info, add = lines[0]["commitInfo"], lines[1]["add"]
+assert isinstance(info["timestamp"], int) and info["operation"] == "WRITE", info
+for k in ("path", "partitionValues", "size", "modificationTime", "dataChange"):
+    assert k in add, k
+path = os.path.join(sys.argv[2], urllib.parse.unquote(add["path"]))
+assert os.path.getsize(path) == add["size"], (path, add["size"])
+assert add["dataChange"] is True and add["partitionValues"] == {}
+stats = json.loads(add["stats"])
+assert stats == {"numRecords": 2, "minValues": {"id": 100}, "maxValues": {"id": 101}, "nullCount": {"id": 0}}, stats
+print("ok")
+PY
+check "the commit: valid JSON, the protocol's fields, the file's size, its stats" '[ "$(cat "$WORK/commit.txt")" = ok ] || { cat "$WORK/commit.txt" >&2; false; }'
+check "its stats prune the new file" 'grep -q "1 pruned by log statistics" "$MNT/simple_table/where=id<50/plan.txt"'
+
+# ------------------------------------------------------------ into a partition
+P=delta-0.8.0-partitioned
+printf 'value\n42\n' >"$WORK/b.csv"
+check "cp into a partition of a Delta table" 'cp "$WORK/b.csv" "$MNT/$P/year=2022/month=1/day=9/"'
+check "its rows in the partition" '[ "$(rows "$MNT/$P/year=2022/data.csv")" = "42,2022,1,9 " ]'
+check "the add's partitionValues" 'grep -qF "\"partitionValues\":{\"year\":\"2022\",\"month\":\"1\",\"day\":\"9\"}" "$LAKE/$P/_delta_log/00000000000000000001.json"'
+check "the partition is listed" 'ls "$MNT/$P" | grep -qx "year=2022"'
+
+# ------------------------------------------------------------ races
+check "the racing tables read (version 0 kept)" '[ "$(rows "$MNT/racer/data.csv")" = "1 " ] && [ "$(rows "$MNT/changer/data.csv")" = "1 " ]'
+parquet "$LAKE/racer/f1.parquet" $'id\n2\n'
+commit "$LAKE/racer" 1 "$(add "$LAKE/racer" f1.parquet)"
+printf 'id\n3\n' >"$WORK/c.csv"
+check "another writer took version 1: the append follows it" 'cp "$WORK/c.csv" "$MNT/racer/"'
+check "... as version 2" '[ -f "$LAKE/racer/_delta_log/00000000000000000002.json" ]'
+check "... and no row is lost" '[ "$(rows "$MNT/racer/data.csv")" = "1 2 3 " ]'
+commit "$LAKE/changer" 1 "$(metadata '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"x","type":"string","nullable":true,"metadata":{}}]}')"
+n_files=$(find "$LAKE/changer" -name '*.parquet' | wc -l)
+if cp "$WORK/c.csv" "$MNT/changer/" 2>"$WORK/cp.err"; then
+    fail "an append after a schema change it did not see succeeded"
+else
+    check "an append after a schema change it did not see: EIO" 'grep -q "Input/output error" "$WORK/cp.err"'
+fi
+check "... its file is removed" '[ "$(find "$LAKE/changer" -name "*.parquet" | wc -l)" = "$n_files" ]'
+check "... no version is committed" '[ ! -f "$LAKE/changer/_delta_log/00000000000000000002.json" ]'
+check "... and the log says why" 'grep -q "a concurrent commit changed the table.s schema or protocol" "$WORK/pqfs.log"'
+
+# ------------------------------------------------------------ refusals
+refused() {
+    local t=$1 words=$2
+    if cp "$WORK/a.csv" "$MNT/$t/" 2>"$WORK/cp.err"; then
+        fail "$t: an append succeeded"
+    else
+        check "$t: EPERM" 'grep -q "Operation not permitted" "$WORK/cp.err"'
+        check "$t: the log names why" 'grep -qF -- "$words" "$WORK/pqfs.log"'
+    fi
+}
+refused table_with_column_mapping "column mapping mode 'name'"
+refused rowtracking "writer feature 'rowTracking'"
+refused invariant "'delta.invariants'"
+refused constrained "CHECK constraint 'positive'"
+refused empty "without live files"
+stop_pqfs "$MNT" "$DAEMON"
+check "nothing was written into the refusing tables" '[ "$(find "$LAKE/rowtracking" "$LAKE/invariant" "$LAKE/constrained" "$LAKE/empty" "$LAKE/table_with_column_mapping" -newer "$WORK/a.csv" -type f | wc -l)" = 0 ]'
+
+# ------------------------------------------------------------ two mounts at once
+start_pqfs "$WORK/pqfs-a.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache-a,log_level=info"
+A=$PQFS_PID
+start_pqfs "$WORK/pqfs-b.log" "$LAKE" "$MNT2" -o "cache_dir=$WORK/cache-b,log_level=info"
+B=$PQFS_PID
+want=$(rows "$MNT/simple_table/data.csv")
+for i in $(seq 1 8); do
+    printf 'id\n%d\n' $((1000 + i)) >"$WORK/a$i.csv"
+    printf 'id\n%d\n' $((2000 + i)) >"$WORK/b$i.csv"
+done
+pids=()
+for i in $(seq 1 8); do
+    cp "$WORK/a$i.csv" "$MNT/simple_table/" & pids+=($!)
+    cp "$WORK/b$i.csv" "$MNT2/simple_table/" & pids+=($!)
+done
+ok=0
+for p in "${pids[@]}"; do wait "$p" && ok=$((ok + 1)); done
+check "16 concurrent appends from two mounts all succeed" '[ "$ok" = 16 ]'
+"$PQTOOL" cat "$LAKE/simple_table" >"$WORK/both.csv"
+expect=$(printf '%s\n' $want $(seq 1001 1008) $(seq 2001 2008) | sort -n | tr '\n' ' ')
+check "... and lose nothing" '[ "$(rows "$WORK/both.csv")" = "$expect" ]'
+check "... in 16 versions, 6 to 21" '[ "$(ls "$LAKE/simple_table/_delta_log/" | grep -c "json$")" = 22 ]'
+stop_pqfs "$MNT" "$A"
+stop_pqfs "$MNT2" "$B"
+summary "delta.append"
