@@ -10,7 +10,8 @@
 #   - another writer's commit taken first: the append follows it (N+2);
 #     one that changed the schema: the append fails with EIO and its file
 #     is removed, not left in the table unnamed;
-#   - two mounts appending to one table at once lose nothing;
+#   - two mounts appending to one table at once lose nothing, locally and
+#     over S3 (fake_s3.mjs: If-None-Match: *, 412 for a key taken);
 #   - what a writer must honour and this one cannot (writer features,
 #     invariants, CHECK constraints, column mapping) and a table without
 #     files: EPERM, nothing written.
@@ -167,6 +168,51 @@ check "16 concurrent appends from two mounts all succeed" '[ "$ok" = 16 ]'
 expect=$(printf '%s\n' $want $(seq 1001 1008) $(seq 2001 2008) | sort -n | tr '\n' ' ')
 check "... and lose nothing" '[ "$(rows "$WORK/both.csv")" = "$expect" ]'
 check "... in 16 versions, 6 to 21" '[ "$(ls "$LAKE/simple_table/_delta_log/" | grep -c "json$")" = 22 ]'
+stop_pqfs "$MNT" "$A"
+stop_pqfs "$MNT2" "$B"
+
+# ------------------------------------------------------------ over S3
+# Two mounts of one bucket (fake_s3.mjs, which honours If-None-Match: * as
+# S3 does) appending at once.
+S3ROOT=$WORK/s3root
+mkdir -p "$S3ROOT/lake"
+cp -r "$DELTA/simple_table" "$S3ROOT/lake/"
+start_listener s3 node "$here/../mount/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST \
+    --secret-key SKTEST --log "$WORK/s3.log"
+[ -n "$LISTEN_PORT" ] || { fail "fake_s3 did not start: $(cat "$WORK/s3.err")"; summary "delta.append"; exit 1; }
+for m in a b; do
+    cat >"$WORK/s3-$m.ini" <<INI
+[pqfs]
+source = s3://bkt/lake
+cache_dir = $WORK/cache-s3-$m
+log_level = info
+
+[s3]
+endpoint = http://127.0.0.1:$LISTEN_PORT
+path_style = true
+access_key_id = AKTEST
+secret_access_key = SKTEST
+INI
+done
+start_pqfs "$WORK/pqfs-s3a.log" "$WORK/s3-a.ini" "$MNT"
+A=$PQFS_PID
+start_pqfs "$WORK/pqfs-s3b.log" "$WORK/s3-b.ini" "$MNT2"
+B=$PQFS_PID
+want=$(rows "$MNT/simple_table/data.csv")
+pids=()
+for i in 1 2 3 4; do
+    cp "$WORK/a$i.csv" "$MNT/simple_table/" & pids+=($!)
+    cp "$WORK/b$i.csv" "$MNT2/simple_table/" & pids+=($!)
+done
+ok=0
+for p in "${pids[@]}"; do wait "$p" && ok=$((ok + 1)); done
+check "S3: 8 concurrent appends from two mounts all succeed" '[ "$ok" = 8 ]'
+"$PQTOOL" cat "$S3ROOT/lake/simple_table" >"$WORK/s3both.csv"
+expect=$(printf '%s\n' $want 1001 1002 1003 1004 2001 2002 2003 2004 | sort -n | tr '\n' ' ')
+check "S3: ... and lose nothing" '[ "$(rows "$WORK/s3both.csv")" = "$expect" ]'
+check "S3: ... in 8 versions, 5 to 12" '[ "$(ls "$S3ROOT/lake/simple_table/_delta_log/" | grep -c "json$")" = 13 ]'
+check "S3: a version was taken first at least once (412)" 'grep -q " 412 " "$WORK/s3.log"'
+check "S3: the mount reads the appended rows" '[ "$(rows "$MNT/simple_table/data.csv")" = "$expect" ]'
 stop_pqfs "$MNT" "$A"
 stop_pqfs "$MNT2" "$B"
 summary "delta.append"

@@ -433,7 +433,9 @@ async function getObject(ctx, key, segs) {
 // half-written object. writeTmp may return a function that sends a refusal
 // instead (the temp file is dropped). Returns the object's path, or null when
 // a reply was sent.
-async function storeObject(ctx, key, segs, writeTmp) {
+// With noReplace (a PUT with If-None-Match: *, S3's conditional write) the
+// object is linked into place only where no object is: 412 otherwise.
+async function storeObject(ctx, key, segs, writeTmp, noReplace = false) {
   const file = path.join(opts.root, ...segs);
   const tmp = path.join(path.dirname(file), TMP_PREFIX + crypto.randomBytes(8).toString('hex'));
   try {
@@ -444,7 +446,20 @@ async function storeObject(ctx, key, segs, writeTmp) {
       refuse();
       return null;
     }
-    await fsp.rename(tmp, file);
+    if (noReplace) {
+      try {
+        await fsp.link(tmp, file);
+      } catch (e) {
+        if (e.code !== 'EEXIST') throw e;
+        await fsp.rm(tmp, { force: true });
+        sendError(ctx, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold',
+          { Condition: 'If-None-Match' });
+        return null;
+      }
+      await fsp.rm(tmp, { force: true });
+    } else {
+      await fsp.rename(tmp, file);
+    }
   } catch (e) {
     await fsp.rm(tmp, { force: true }).catch(() => {});
     // A file where a directory is needed (or the reverse): S3 allows "a" and "a/b", a directory cannot.
@@ -468,7 +483,7 @@ async function putObject(ctx, key, segs) {
       fs.createWriteStream(tmp, { flags: 'wx' }));
     if (/^[0-9a-fA-F]{64}$/.test(sha) && hash.digest('hex') !== sha.toLowerCase())
       return () => sendError(ctx, 400, 'XAmzContentSHA256Mismatch', 'The provided x-amz-content-sha256 header does not match what was computed.');
-  });
+  }, req.headers['if-none-match'] === '*');
   if (file) reply(ctx, 200, { ETag: etagOf(key, await fsp.stat(file)) });
 }
 
