@@ -168,6 +168,8 @@ static pq_node *new_node(build_ctx *c, const raw_elem *r, pq_node_kind kind, int
     n->nullable = is_optional(r);
     n->leaf_index = -1;
     n->element_index = r->index;
+    n->has_field_id = r->se->has_field_id;
+    n->field_id = r->se->field_id;
     n->converted = (pq_converted)r->se->converted_type;
     n->n_children = n_children;
     if (n_children) {

@@ -50,6 +50,8 @@ struct pq_node {
 
     int32_t first_leaf, n_leaves; /* the leaves under this node: [first, first+n) */
     int32_t element_index;     /* index into pq_file_meta.schema */
+    bool has_field_id;         /* the element's field_id (a table format may match columns by it) */
+    int32_t field_id;
 };
 
 typedef struct pq_leaf {

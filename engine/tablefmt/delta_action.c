@@ -495,18 +495,20 @@ static int check_protocol(pq_delta_log *log, const char *what, pq_error *err)
                                what, log->reader_features[i]);
     }
     /* Reader version 2 is column mapping.  Mode name: columns are found by
-     * their physical names (pq_tf_apply_types renames them); mode id needs
-     * the files' field ids, which this build does not resolve by. */
+     * their physical names, mode id by their field ids (pq_tf_apply_types
+     * gives them the logical names); add.stats and partitionValues use the
+     * physical names in both. */
     const char *mode = log->mapping_mode ? log->mapping_mode : "none";
     bool supported = log->min_reader == 2;
     for (int i = 0; log->min_reader == 3 && i < log->n_reader_features; i++)
         supported |= !strcmp(log->reader_features[i], "columnMapping");
     if (!supported) return PQ_OK; /* the property is not honoured: display names */
-    log->mapping_by_name = !strcmp(mode, "name");
-    if (strcmp(mode, "none") && strcmp(mode, "name"))
+    log->mapping_by_id = !strcmp(mode, "id");
+    log->mapping_by_name = !strcmp(mode, "name") || log->mapping_by_id;
+    if (strcmp(mode, "none") && !log->mapping_by_name)
         return pq_fail(err, PQ_E_UNSUPPORTED,
                        "%s: the Delta table uses column mapping mode '%.40s' (reader feature 'columnMapping'); this "
-                       "build reads modes none and name",
+                       "build reads modes none, name and id",
                        what, mode);
     return PQ_OK;
 }

@@ -83,6 +83,9 @@ typedef struct pq_delta_log {
      * where the protocol has column mapping (reader version 2, or 3 with
      * the columnMapping feature); elsewhere the display names are. */
     bool mapping_by_name;
+    /* Mode id, where honoured: columns are the files' with the field id
+     * (delta.columnMapping.id) of the schema's, whatever their names. */
+    bool mapping_by_id;
     void *schema_json;         /* json_t of schemaString, parsed by pq_delta_finish */
     pq_delta_field *fields;    /* pq_delta_finish */
     int n_fields;

@@ -255,7 +255,9 @@ int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_
         if (rc == PQ_OK) rc = pq_delta_replay(store, root, version, log, err);
         if (rc == PQ_OK) rc = delta_snapshot(s, root, opts && opts->apply_deletes, what, err);
         if (rc == PQ_OK && opts && opts->version_by_time) rc = check_timed(log, what, err);
-        if (rc == PQ_OK) s->schema_tag = (pq_hash_str(log->schema_string) ^ (log->mapping_by_name ? 0x9e3779b97f4a7c15u : 0)) | 1;
+        if (rc == PQ_OK)
+            s->schema_tag = (pq_hash_str(log->schema_string) ^ (log->mapping_by_name ? 0x9e3779b97f4a7c15u : 0) ^
+                             (log->mapping_by_id ? 0x5851f42d4c957f2du : 0)) | 1;
     }
     free(what);
     if (rc != PQ_OK) {
@@ -278,17 +280,37 @@ int pq_tf_check_file_schema(const pq_tf_snapshot *s, const pq_schema *schema, co
     return PQ_OK;
 }
 
-/* The physical name of a schemaString field (column mapping by name),
- * else its name. */
-static const char *field_physical(const json_t *f, bool by_name)
+/* How a table's columns are found in its files: by name (the logical
+ * ones without column mapping, the physical ones in mode name) or by
+ * field id (mode id). */
+typedef struct mapping {
+    bool by_name, by_id;
+    pq_arena *names;           /* the file schema's arena: new names live there */
+} mapping;
+
+/* The file's child of n that is schemaString field f (NULL: none): by
+ * field id (delta.columnMapping.id) in mode id, else by its physical name
+ * (delta.columnMapping.physicalName) in mode name, else by its name. */
+static pq_node *child_of_field(const pq_node *n, const json_t *f, const mapping *m)
 {
-    if (!by_name) return json_string_value(json_object_get(f, "name"));
     const json_t *meta = json_object_get(f, "metadata");
-    const json_t *phys = json_is_object(meta) ? json_object_get(meta, "delta.columnMapping.physicalName") : NULL;
-    return json_string_value(json_is_string(phys) ? phys : json_object_get(f, "name"));
+    const char *name = json_string_value(json_object_get(f, "name"));
+    if (m->by_id) {
+        const json_t *id = json_is_object(meta) ? json_object_get(meta, "delta.columnMapping.id") : NULL;
+        if (!json_is_integer(id)) return NULL;
+        for (int32_t c = 0; c < n->n_children; c++)
+            if (n->children[c]->has_field_id && n->children[c]->field_id == json_integer_value(id)) return n->children[c];
+        return NULL;
+    }
+    if (m->by_name) {
+        const json_t *phys = json_is_object(meta) ? json_object_get(meta, "delta.columnMapping.physicalName") : NULL;
+        if (json_is_string(phys)) name = json_string_value(phys);
+    }
+    for (int32_t c = 0; name && c < n->n_children; c++)
+        if (!strcmp(n->children[c]->name, name)) return n->children[c];
+    return NULL;
 }
 
-/* A Delta type (schemaString's JSON) applied to a file's node. */
 /* A node's name as the table names it, copied into the schema's own
  * arena: a footer outlives the snapshot that prepared it (the mount's
  * footer cache keeps it past the table's next version).  Out of memory:
@@ -300,7 +322,47 @@ static void rename_node(pq_node *n, const char *name, pq_arena *names)
     if (copy) n->name = copy;
 }
 
-static void delta_type_node(const json_t *type, pq_node *n, bool by_name, pq_arena *names, int depth)
+static void delta_type_node(const json_t *type, pq_node *n, const mapping *m, int depth);
+
+/* A struct's fields (schemaString) over the file's children of n: each
+ * found first, then renamed (a logical name may be another column's
+ * physical one).  Under column mapping, a child that is no field of the
+ * table (a column dropped since) gets a name no column has, so that it
+ * never stands in for one. */
+static void delta_struct_node(const json_t *fields, pq_node *n, const mapping *m, int depth)
+{
+    size_t nf = json_array_size(fields);
+    pq_node **hit = calloc(nf + 1, sizeof *hit);
+    if (!hit) return;
+    for (size_t i = 0; i < nf; i++) {
+        pq_node *c = child_of_field(n, json_array_get(fields, i), m);
+        for (size_t j = 0; c && j < i; j++)
+            if (hit[j] == c) c = NULL; /* one file column is one table column */
+        hit[i] = c;
+    }
+    for (int32_t c = 0; (m->by_name || m->by_id) && c < n->n_children; c++) {
+        bool matched = false;
+        for (size_t i = 0; i < nf && !matched; i++) matched = hit[i] == n->children[c];
+        if (matched) continue;
+        size_t len = strlen(n->children[c]->name);
+        char *gone = pq_arena_alloc(m->names, len + 2);
+        if (!gone) continue;
+        gone[0] = '\x01'; /* no name of a view or an expression starts so */
+        memcpy(gone + 1, n->children[c]->name, len + 1);
+        n->children[c]->name = gone;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        const json_t *f = json_array_get(fields, i);
+        const char *logical = json_string_value(json_object_get(f, "name"));
+        if (!hit[i] || !logical) continue;
+        rename_node(hit[i], logical, m->names);
+        delta_type_node(json_object_get(f, "type"), hit[i], m, depth + 1);
+    }
+    free(hit);
+}
+
+/* A Delta type (schemaString's JSON) applied to a file's node. */
+static void delta_type_node(const json_t *type, pq_node *n, const mapping *m, int depth)
 {
     if (depth > 64) return;
     if (json_is_string(type)) {
@@ -313,23 +375,13 @@ static void delta_type_node(const json_t *type, pq_node *n, bool by_name, pq_are
     const char *k = json_is_object(type) ? json_string_value(json_object_get(type, "type")) : NULL;
     if (!k) return;
     if (!strcmp(k, "struct") && n->kind == PQ_NODE_STRUCT) {
-        const json_t *fields = json_object_get(type, "fields");
-        for (size_t i = 0; i < json_array_size(fields); i++) {
-            const json_t *f = json_array_get(fields, i);
-            const char *name = field_physical(f, by_name), *logical = json_string_value(json_object_get(f, "name"));
-            for (int32_t c = 0; name && logical && c < n->n_children; c++) {
-                if (strcmp(n->children[c]->name, name)) continue;
-                rename_node(n->children[c], logical, names);
-                delta_type_node(json_object_get(f, "type"), n->children[c], by_name, names, depth + 1);
-                break;
-            }
-        }
+        delta_struct_node(json_object_get(type, "fields"), n, m, depth);
     } else if (!strcmp(k, "array") && n->kind == PQ_NODE_LIST && n->n_children == 1) {
-        delta_type_node(json_object_get(type, "elementType"), n->children[0], by_name, names, depth + 1);
+        delta_type_node(json_object_get(type, "elementType"), n->children[0], m, depth + 1);
     } else if (!strcmp(k, "map") && n->kind == PQ_NODE_MAP && n->n_children >= 1) {
-        delta_type_node(json_object_get(type, "keyType"), n->children[0], by_name, names, depth + 1);
+        delta_type_node(json_object_get(type, "keyType"), n->children[0], m, depth + 1);
         if (n->n_children > 1 && n->children[1])
-            delta_type_node(json_object_get(type, "valueType"), n->children[1], by_name, names, depth + 1);
+            delta_type_node(json_object_get(type, "valueType"), n->children[1], m, depth + 1);
     }
 }
 
@@ -337,16 +389,11 @@ void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema)
 {
     if (s->kind != PQ_TF_DELTA) return;
     const pq_delta_log *log = s->priv;
-    const json_t *fields = json_object_get(log->schema_json, "fields");
-    for (int i = 0; i < log->n_fields; i++) {
-        pq_node *n = (pq_node *)pq_schema_find(schema, log->fields[i].physical);
-        if (!n) continue;
-        /* Column mapping: the logical name in every view (the leaves' paths
-         * keep the physical names the column chunks are matched by). */
-        rename_node(n, log->fields[i].name, &schema->arena);
-        delta_type_node(json_object_get(json_array_get(fields, (size_t)i), "type"), n, log->mapping_by_name,
-                        &schema->arena, 0);
-    }
+    /* Column mapping: the logical names in every view (the leaves' paths
+     * keep the physical names the column chunks are matched by). */
+    mapping m = {.by_name = log->mapping_by_name && !log->mapping_by_id, .by_id = log->mapping_by_id,
+                 .names = &schema->arena};
+    delta_type_node(log->schema_json, schema->root, &m, 0);
 }
 
 /* ------------------------------------------------------ deletion vectors

@@ -146,5 +146,43 @@ open(p, "wb").write(bytes(b))
 PY
 refuse "a damaged vector" "fails its CRC-32" "$D"
 
+# Column mapping mode id: columns are the files' with the schema's field
+# ids, whatever their names.  The file (written by DuckDB with FIELD_IDS)
+# names its columns y (field id 1) and x (field id 2); the table's x is id 1
+# and its y is id 2, and neither physical name is in the file: by name, or
+# by physical name, the answer would be wrong.  A file column the schema
+# does not have (id 9, named w: a column dropped since) is no column of
+# the table: an expression cannot name it.
+NODE_MODULES=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../tools/js" && pwd)/node_modules
+if [ -d "$NODE_MODULES/@duckdb/node-api" ] && command -v node >/dev/null; then
+    D=$WORK/idmap
+    mkdir -p "$D/_delta_log"
+    NODE_PATH=$NODE_MODULES node -e '
+const { DuckDBInstance } = require("@duckdb/node-api");
+(async () => {
+  const c = await (await DuckDBInstance.create()).connect();
+  await c.run(`COPY (SELECT * FROM (VALUES (10, '"'"'a'"'"', 7), (20, '"'"'b'"'"', 8)) t(y, x, w)) TO '"'"'${process.argv[1]}'"'"' (FIELD_IDS {y: 1, x: 2, w: 9})`);
+})();' "$D/part-0.parquet"
+    python3 - "$D" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+def field(name, typ, fid, phys):
+    return {"name": name, "type": typ, "nullable": True,
+            "metadata": {"delta.columnMapping.id": fid, "delta.columnMapping.physicalName": phys}}
+schema = {"type": "struct", "fields": [field("x", "integer", 1, "col-x"), field("y", "string", 2, "col-y")]}
+meta = {"id": "t", "format": {"provider": "parquet", "options": {}}, "schemaString": json.dumps(schema),
+        "partitionColumns": [], "configuration": {"delta.columnMapping.mode": "id",
+                                                  "delta.columnMapping.maxColumnId": "2"}, "createdTime": 1}
+add = {"path": "part-0.parquet", "size": os.path.getsize(d + "/part-0.parquet"), "partitionValues": {},
+       "modificationTime": 1, "dataChange": True}
+with open(d + "/_delta_log/00000000000000000000.json", "w") as f:
+    for a in ({"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}}, {"metaData": meta}, {"add": add}):
+        f.write(json.dumps(a) + "\n")
+PY
+    expect "column mapping id: columns by field id" "x,y 10,a 20,b " "$D"
+    expect "column mapping id: --where by field id" "y b " "$D" --where "x > 15" --select y
+    refuse "column mapping id: a dropped file column is no column of the table" "unknown column 'w'" "$D" --where "w = 7"
+fi
+
 echo "delta.query: $PASSES passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]
