@@ -404,7 +404,7 @@ void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema)
  *   storageType u: <random prefix><z85 uuid, 20 chars> -> the file
  *                  <table>/<prefix>/deletion_vector_<uuid>.bin
  *   storageType i: the z85 of the bitmap bytes, inline
- *   storageType p: an absolute path (refused: outside the table)
+ *   storageType p: an absolute path (a URI), read when inside the store
  *
  * A file holds a version byte (1), then per vector: its size (big endian
  * uint32), the bytes, their CRC-32 (big endian).  The bytes: a magic number
@@ -620,6 +620,49 @@ static int dv_file_path(const char *root, const char *v, char **out, pq_error *e
     return *out ? PQ_OK : PQ_NOMEM(err);
 }
 
+/* An absolute-path vector's file (storageType p: a URI) as a path of the
+ * store, when it is inside it: file:/DIR/... under a local store's root,
+ * SCHEME://BUCKET/PREFIX/... under a remote store's (s3a and s3n are s3).
+ * Anywhere else is not read: a table's log does not send a reader out of
+ * the lake. */
+static int dv_absolute_path(const pq_store *store, const char *uri, char **out, pq_error *err)
+{
+    *out = NULL;
+    char *decoded = malloc(strlen(uri) + 1);
+    if (!decoded) return PQ_NOMEM(err);
+    int len = pq_percent_decode(uri, strlen(uri), decoded);
+    const char *inside = NULL;
+    if (len >= 0 && !memchr(decoded, '\0', (size_t)len)) {
+        const char *base = store->local_dir, *p = decoded;
+        if (base && !strncmp(p, "file:", 5)) {
+            p += 5;
+            if (!strncmp(p, "//", 2)) p += 2; /* file:///x, or file://localhost/x */
+            if (!strncmp(p, "localhost/", 10)) p += 9;
+        } else if (!base) {
+            base = store->root;
+            static const char *const aliases[] = {"s3a://", "s3n://"};
+            for (size_t i = 0; i < 2; i++)
+                if (!strncmp(p, aliases[i], 6) && !strncmp(base, "s3://", 5)) {
+                    p += 6;
+                    base += 5;
+                }
+        } else {
+            p = NULL;
+        }
+        size_t bl = base ? strlen(base) : 0;
+        while (bl > 1 && base[bl - 1] == '/') bl--;
+        if (p && bl && !strncmp(p, base, bl) && p[bl] == '/') inside = p + bl + 1;
+    }
+    int rc = PQ_OK;
+    if (!inside || !inside[0] || strstr(inside, "/../") || !strncmp(inside, "../", 3) || strstr(inside, "//"))
+        rc = pq_fail(err, PQ_E_UNSUPPORTED, "deletion vector '%.200s': an absolute path outside the lake is not read",
+                     uri);
+    else if (!(*out = strdup(inside)))
+        rc = PQ_NOMEM(err);
+    free(decoded);
+    return rc;
+}
+
 /* The vector's bytes from its file: version byte, size, bytes, CRC-32. */
 static int dv_file_bytes(pq_store *store, const char *path, const pq_tf_deletes *d, uint8_t **out, pq_error *err)
 {
@@ -681,9 +724,17 @@ int pq_tf_deleted_rows(const pq_tf_snapshot *s, pq_store *store, int file, uint6
         PQ_TRY(dv_file_path(s->table->root, d->path_or_inline, &path, err));
         rc = dv_file_bytes(store, path, d, &bytes, err);
         free(path);
+    } else if (d->storage == 'p') {
+        char *path;
+        if (dv_absolute_path(store, d->path_or_inline, &path, err) != PQ_OK) {
+            pq_error_prefix(err, "%s: ", s->table->files[file].path);
+            return PQ_ERR;
+        }
+        rc = dv_file_bytes(store, path, d, &bytes, err);
+        free(path);
     } else {
-        return pq_fail(err, PQ_E_UNSUPPORTED, "deletion vector of %s: an absolute path ('%.100s') is not read",
-                       s->table->files[file].path, d->path_or_inline);
+        return pq_fail(err, PQ_E_UNSUPPORTED, "deletion vector of %s: storage type '%c' is not read",
+                       s->table->files[file].path, d->storage);
     }
     if (rc == PQ_OK) rc = pq_delta_dv_decode(bytes, (size_t)d->size_in_bytes, (uint64_t)d->cardinality, rows, n_rows, err);
     if (rc != PQ_OK && !strstr(err->msg, s->table->files[file].path)) pq_error_prefix(err, "%s: ", s->table->files[file].path);

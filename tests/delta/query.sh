@@ -131,6 +131,20 @@ PY
 expect "deletion vector over row groups" "v 1 10 11 12 2 21 22 23 24 25 26 27 28 3 4 5 8 9 " "$D"
 expect "deletion vector, before it (--version 0)" "$(printf 'v '; seq 0 29 | sort | tr '\n' ' ')" "$D" --version 0
 expect "deletion vector and --where" "v 12 21 8 " "$D" --where 'v >= 8 AND v <= 21 AND v <> 9 AND v <> 10 AND v <> 11'
+# The same vector as an absolute path (storageType p): read where it is
+# inside the lake, refused where it is not.
+cp -r "$D" "$WORK/dvabs"
+python3 - "$WORK/dvabs" "$WORK/dvabs/_delta_log/00000000000000000001.json" <<'PY'
+import json, sys
+d, p = sys.argv[1], sys.argv[2]
+lines = [json.loads(l) for l in open(p)]
+dv = lines[1]["add"]["deletionVector"]
+dv.update(storageType="p", pathOrInlineDv="file://" + d.replace(" ", "%20") + "/deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin")
+open(p, "w").write("".join(json.dumps(l) + "\n" for l in lines))
+PY
+expect "an absolute-path deletion vector inside the lake" "v 1 10 11 12 2 21 22 23 24 25 26 27 28 3 4 5 8 9 " "$WORK/dvabs"
+sed -i 's|file://[^"]*/deletion_vector|file:///elsewhere/deletion_vector|' "$WORK/dvabs/_delta_log/00000000000000000001.json"
+refuse "an absolute-path deletion vector outside the lake" "an absolute path outside the lake is not read" "$WORK/dvabs"
 got=$("$PQTOOL" cat "$D" --limit 6 | tail -n +2 | tr '\n' ' ')
 if [ "$got" = "1 2 3 4 5 8 " ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: deletion vector and --limit 6: got '$got'"; fi
 "$PQTOOL" cat "$D" --format parquet --limit 7 -o "$WORK/dv.parquet"

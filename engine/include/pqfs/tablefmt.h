@@ -112,7 +112,8 @@ int pq_tf_version_at(pq_store *store, const char *root, int64_t ms, int64_t *ver
  * snap->table->files[file] deletes, *rows malloc'd (NULL and 0 when it has
  * none): inline (z85) or in a deletion_vector_<uuid>.bin of the table
  * (size and CRC-32 checked), decoded with CRoaring; the count must be the
- * descriptor's cardinality.  An absolute-path vector is PQ_E_UNSUPPORTED.
+ * descriptor's cardinality.  An absolute-path vector is read when its URI is
+ * inside the store (PQ_E_UNSUPPORTED otherwise).
  * The scan applies them given as pq_scan_file.deleted_rows. */
 int pq_tf_deleted_rows(const pq_tf_snapshot *s, pq_store *store, int file, uint64_t **rows, uint64_t *n_rows,
                        pq_error *err);
