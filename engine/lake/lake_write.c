@@ -529,10 +529,22 @@ static int commit_to_log(pq_lake *l, const table_info *t, const write_target *wt
         /* The next replay lists the log anew, so sees this commit. */
         char *logdir = pq_path_join(t->root, "_delta_log");
         pq_store_cached_invalidate(l->store, logdir);
-        free(logdir);
-        if (!logdir) pq_store_cached_invalidate(l->store, NULL);
         lake_logf(l, PQ_LOG_INFO, "table '%s': committed version %lld adding %s", lake_table_label(t->name),
                   (long long)version, rel);
+        /* Every PQ_TF_CHECKPOINT_INTERVAL versions a checkpoint, so that
+         * replays stay short; the append stands whether or not it is made. */
+        if (version > 0 && version % PQ_TF_CHECKPOINT_INTERVAL == 0) {
+            pq_error why;
+            if (pq_tf_checkpoint(l->store, t->snap, version, &why) == PQ_OK)
+                lake_logf(l, PQ_LOG_INFO, "table '%s': wrote the checkpoint of version %lld", lake_table_label(t->name),
+                          (long long)version);
+            else
+                lake_logf(l, PQ_LOG_WARN, "table '%s': no checkpoint of version %lld: %s", lake_table_label(t->name),
+                          (long long)version, why.msg);
+            pq_store_cached_invalidate(l->store, logdir);
+        }
+        free(logdir);
+        if (!logdir) pq_store_cached_invalidate(l->store, NULL);
         return PQ_OK;
     }
     pq_error ignore;

@@ -415,16 +415,27 @@ static int apply_sidecar(pq_delta_log *log, const json_t *obj, const pq_delta_wh
     return PQ_OK;
 }
 
+int pq_delta_file_key(pq_delta_log *log, const void *action, const char *kind, const pq_delta_where *w,
+                      const char **key, pq_error *err)
+{
+    pq_delta_add a;
+    PQ_TRY(file_action(log, action, kind, &a, w, err));
+    *key = a.key;
+    return PQ_OK;
+}
+
 int pq_delta_apply_action(pq_delta_log *log, const char *kind, const void *value, const pq_delta_where *w,
                           pq_error *err)
 {
     const json_t *v = value;
-    if (!strcmp(kind, "add")) return apply_add(log, v, w, err);
-    if (!strcmp(kind, "remove")) return apply_remove(log, v, w, err);
-    if (!strcmp(kind, "protocol")) return apply_protocol(log, v, w, err);
-    if (!strcmp(kind, "metaData")) return apply_metadata(log, v, w, err);
-    if (!strcmp(kind, "sidecar")) return apply_sidecar(log, v, w, err);
-    return PQ_OK;
+    int rc = PQ_OK;
+    if (!strcmp(kind, "add")) rc = apply_add(log, v, w, err);
+    else if (!strcmp(kind, "remove")) rc = apply_remove(log, v, w, err);
+    else if (!strcmp(kind, "protocol")) rc = apply_protocol(log, v, w, err);
+    else if (!strcmp(kind, "metaData")) rc = apply_metadata(log, v, w, err);
+    else if (!strcmp(kind, "sidecar")) rc = apply_sidecar(log, v, w, err);
+    if (rc == PQ_OK && log->keep) rc = log->keep(log->keep_ctx, log, kind, value, w, err);
+    return rc;
 }
 
 int pq_delta_apply_json(pq_delta_log *log, const char *text, size_t len, const char *file, bool checkpoint,

@@ -58,8 +58,17 @@ typedef struct pq_delta_field {
     bool nullable;
 } pq_delta_field;
 
+struct pq_delta_log;
+struct pq_delta_where;
+/* Called with every action the replay applies (kind, its json_t), after
+ * it is applied: what a checkpoint writer keeps (delta_checkpoint.c). */
+typedef int (*pq_delta_keep_fn)(void *ctx, struct pq_delta_log *log, const char *kind, const void *value,
+                                const struct pq_delta_where *w, pq_error *err);
+
 typedef struct pq_delta_log {
     pq_arena arena;            /* every string and array below */
+    pq_delta_keep_fn keep;     /* NULL: nothing kept beyond the snapshot */
+    void *keep_ctx;
     int64_t version;           /* the last commit applied (-1: none yet) */
     int64_t checkpoint_version; /* -1: replayed from commit 0 */
     /* protocol */
@@ -132,6 +141,14 @@ int pq_delta_finish(pq_delta_log *log, const char *what, pq_error *err);
  * it with pq_delta_log_free whatever this returns); on success it has been
  * finished (pq_delta_finish). */
 int pq_delta_replay(pq_store *store, const char *root, int64_t version, pq_delta_log *log, pq_error *err);
+/* pq_delta_replay, every action also handed to keep (with ctx). */
+int pq_delta_replay_keeping(pq_store *store, const char *root, int64_t version, pq_delta_keep_fn keep, void *ctx,
+                            pq_delta_log *log, pq_error *err);
+
+/* The key of an add or remove action (its path decoded once, then its
+ * deletion vector's id), in the log's arena: what reconciles them. */
+int pq_delta_file_key(pq_delta_log *log, const void *action, const char *kind, const struct pq_delta_where *w,
+                      const char **key, pq_error *err);
 
 /* The version of the table at `root` at time `ms` (ms since the epoch):
  * the newest commit written at or before it, by the store's modification

@@ -342,7 +342,15 @@ static int replay_listed(pq_delta_log *log, pq_store *store, const char *root, c
 
 int pq_delta_replay(pq_store *store, const char *root, int64_t version, pq_delta_log *log, pq_error *err)
 {
+    return pq_delta_replay_keeping(store, root, version, NULL, NULL, log, err);
+}
+
+int pq_delta_replay_keeping(pq_store *store, const char *root, int64_t version, pq_delta_keep_fn keep, void *ctx,
+                            pq_delta_log *log, pq_error *err)
+{
     pq_delta_log_init(log);
+    log->keep = keep;
+    log->keep_ctx = ctx;
     char *logdir = pq_path_join(root, DELTA_LOG_DIR);
     char *shown_root = pq_path_join(store->root, root);
     /* "TABLE", not "TABLE/", in messages. */

@@ -10,6 +10,8 @@
 #   - another writer's commit taken first: the append follows it (N+2);
 #     one that changed the schema: the append fails with EIO and its file
 #     is removed, not left in the table unnamed;
+#   - at version 10 a classic checkpoint (tombstones within the retention
+#     kept): pqtool replays from it, it alone is the table, DuckDB reads it;
 #   - two mounts appending to one table at once lose nothing, locally and
 #     over S3 (fake_s3.mjs: If-None-Match: *, 412 for a key taken);
 #   - what a writer must honour and this one cannot (writer features,
@@ -67,6 +69,17 @@ for t in racer changer; do
     commit "$LAKE/$t" 0 "$P1" "$(metadata "$ID_SCHEMA")" "$(add "$LAKE/$t" f0.parquet)"
 done
 
+# A partitioned table for the checkpoint: f0 (p=a) removed at version 1,
+# just now (a tombstone the checkpoint keeps), f1 (p=b) added.
+T=$LAKE/cp
+mkdir -p "$T/p=a" "$T/p=b"
+parquet "$T/p=a/f0.parquet" $'id\n1\n'
+parquet "$T/p=b/f1.parquet" $'id\n2\n'
+commit "$T" 0 "$P1" "$(metadata "$(printf '%s' "$ID_SCHEMA" | sed 's/}]}$/},{"name":"p","type":"string","nullable":true,"metadata":{}}]}/')" | sed 's/"partitionColumns":\[\]/"partitionColumns":["p"]/')" \
+    "$(printf '{"add":{"path":"p=a/f0.parquet","partitionValues":{"p":"a"},"size":%s,"modificationTime":1,"dataChange":true}}' "$(stat -c %s "$T/p=a/f0.parquet")")"
+commit "$T" 1 "$(printf '{"remove":{"path":"p=a/f0.parquet","deletionTimestamp":%s000,"dataChange":true}}' "$(date +%s)")" \
+    "$(printf '{"add":{"path":"p=b/f1.parquet","partitionValues":{"p":"b"},"size":%s,"modificationTime":1,"dataChange":true}}' "$(stat -c %s "$T/p=b/f1.parquet")")"
+
 # A long metadata_ttl: the mount keeps the version it read (the races
 # below need it to); its own appends forget it.
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,log_level=info,metadata_ttl=1h"
@@ -108,6 +121,34 @@ check "cp into a partition of a Delta table" 'cp "$WORK/b.csv" "$MNT/$P/year=202
 check "its rows in the partition" '[ "$(rows "$MNT/$P/year=2022/data.csv")" = "42,2022,1,9 " ]'
 check "the add's partitionValues" 'grep -qF "\"partitionValues\":{\"year\":\"2022\",\"month\":\"1\",\"day\":\"9\"}" "$LAKE/$P/_delta_log/00000000000000000001.json"'
 check "the partition is listed" 'ls "$MNT/$P" | grep -qx "year=2022"'
+
+# ------------------------------------------------------------ a checkpoint
+# Versions 2 to 10 appended through the mount: at version 10 (every
+# PQ_TF_CHECKPOINT_INTERVAL) a classic checkpoint is written.
+for i in $(seq 2 10); do
+    printf 'id\n%d\n' $((10 + i)) >"$WORK/cp$i.csv"
+    cp "$WORK/cp$i.csv" "$MNT/cp/p=c/" || fail "append $i into cp"
+done
+check "the checkpoint of version 10 is written" '[ -f "$LAKE/cp/_delta_log/00000000000000000010.checkpoint.parquet" ]'
+check "_last_checkpoint names it" 'grep -q "\"version\":10" "$LAKE/cp/_delta_log/_last_checkpoint"'
+check "pqtool replays from it" '"$PQTOOL" plan "$LAKE/cp" | head -n 1 | grep -qF "version 10 (from the checkpoint of version 10), 10 live files"'
+"$PQTOOL" cat "$LAKE/cp" >"$WORK/cp-full.csv"
+mkdir -p "$WORK/cut" && cp -r "$LAKE/cp" "$WORK/cut/"
+rm "$WORK/cut/cp/_delta_log/"0000000000000000000[0-9].json
+"$PQTOOL" cat "$WORK/cut/cp" >"$WORK/cp-cut.csv" 2>&1 || true
+check "the checkpoint alone (commits 0-9 removed) is the table" '[ "$(rows "$WORK/cp-cut.csv")" = "$(rows "$WORK/cp-full.csv")" ] && [ "$(rows "$WORK/cp-full.csv")" = "2,b 12,c 13,c 14,c 15,c 16,c 17,c 18,c 19,c 20,c " ]'
+NODE_PATH=$root/tools/js/node_modules node -e '
+const { DuckDBInstance } = require("@duckdb/node-api");
+(async () => {
+  const c = await (await DuckDBInstance.create()).connect();
+  const f = process.argv[1];
+  const r = await c.runAndReadAll(`SELECT count(add.path), count(remove.path), count(metaData.id), count(protocol.minReaderVersion),
+      max(CASE WHEN add.path = '"'"'p=b/f1.parquet'"'"' THEN add.partitionValues['"'"'p'"'"'] END), bool_or(add.dataChange),
+      max(remove.path) FROM read_parquet('"'"'${f}'"'"')`);
+  console.log(JSON.stringify(r.getRowsJson()[0]));
+})();' "$LAKE/cp/_delta_log/00000000000000000010.checkpoint.parquet" >"$WORK/cp-duck.txt" 2>&1 || true
+check "DuckDB reads the checkpoint: 10 adds, the tombstone, metaData, protocol, partitionValues, dataChange false" \
+    '[ "$(cat "$WORK/cp-duck.txt")" = "[\"10\",\"1\",\"1\",\"1\",\"b\",false,\"p=a/f0.parquet\"]" ] || { cat "$WORK/cp-duck.txt" >&2; false; }'
 
 # ------------------------------------------------------------ races
 check "the racing tables read (version 0 kept)" '[ "$(rows "$MNT/racer/data.csv")" = "1 " ] && [ "$(rows "$MNT/changer/data.csv")" = "1 " ]'

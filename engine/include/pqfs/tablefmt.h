@@ -169,4 +169,15 @@ typedef struct pq_tf_new_file {
  * file).  *version: the version committed. */
 int pq_tf_append(pq_store *store, const pq_tf_snapshot *s, const pq_tf_new_file *f, int64_t *version, pq_error *err);
 
+/* A checkpoint is written after every this many versions (Delta's
+ * checkpointInterval default): version 10, 20, ... */
+#define PQ_TF_CHECKPOINT_INTERVAL 10
+
+/* Writes the table's classic checkpoint at `version` (Delta:
+ * N.checkpoint.parquet from a replay of that version, then
+ * _last_checkpoint); one another writer made first is kept.  A table this
+ * writer does not checkpoint (v2Checkpoint), or an action the checkpoint
+ * schema cannot hold: PQ_E_UNSUPPORTED, nothing written. */
+int pq_tf_checkpoint(pq_store *store, const pq_tf_snapshot *s, int64_t version, pq_error *err);
+
 #endif
