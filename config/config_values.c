@@ -294,6 +294,9 @@ const char *cfg_part_type_name(pq_part_type type)
     case PQ_PART_DATE: return "date";
     case PQ_PART_STRING: return "string";
     case PQ_PART_DOUBLE: return "double";
+    case PQ_PART_BOOL: return "boolean";
+    case PQ_PART_TIMESTAMP: return "timestamp";
+    case PQ_PART_TIMESTAMP_NTZ: return "timestamp_ntz";
     }
     return "?";
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mem.h"
 #include "numfmt.h"
@@ -173,6 +174,20 @@ bool pq_part_value_is_date(const char *s)
     return day <= limit;
 }
 
+int pq_part_value_bool(const char *s)
+{
+    if (!strcasecmp(s, "true")) return 1;
+    if (!strcasecmp(s, "false")) return 0;
+    return -1;
+}
+
+int pq_part_value_micros(const char *s, bool utc, int64_t *micros)
+{
+    int had_offset = 0;
+    if (pq_parse_timestamp_units(s, strlen(s), 6, micros, &had_offset) != 0) return -1;
+    return had_offset && !utc ? -1 : 0;
+}
+
 bool pq_part_value_fits(const char *value, pq_part_type type)
 {
     if (!value) return true; /* NULL fits every type */
@@ -183,6 +198,12 @@ bool pq_part_value_fits(const char *value, pq_part_type type)
         double d;
         return pq_parse_double(value, strlen(value), &d) == 0;
     }
+    case PQ_PART_BOOL: return pq_part_value_bool(value) >= 0;
+    case PQ_PART_TIMESTAMP:
+    case PQ_PART_TIMESTAMP_NTZ: {
+        int64_t us;
+        return pq_part_value_micros(value, type == PQ_PART_TIMESTAMP, &us) == 0;
+    }
     default: return true;
     }
 }
@@ -192,6 +213,9 @@ const char *pq_part_type_kind(pq_part_type type)
     return type == PQ_PART_INT64    ? "an integer"
            : type == PQ_PART_DATE   ? "a date (YYYY-MM-DD)"
            : type == PQ_PART_DOUBLE ? "a floating-point number"
+           : type == PQ_PART_BOOL   ? "a boolean (true or false)"
+           : type == PQ_PART_TIMESTAMP ? "a timestamp (YYYY-MM-DD HH:MM:SS[.ffffff], UTC unless it says)"
+           : type == PQ_PART_TIMESTAMP_NTZ ? "a timestamp without a zone (YYYY-MM-DD HH:MM:SS[.ffffff])"
                                     : "a string";
 }
 

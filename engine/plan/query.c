@@ -55,6 +55,14 @@ static void part_node(pq_node *n, const char *name, pq_part_type type)
     case PQ_PART_INT64: n->phys = PQ_INT64; break;
     case PQ_PART_DATE: n->phys = PQ_INT32; n->logical.kind = PQ_LT_DATE; break;
     case PQ_PART_DOUBLE: n->phys = PQ_DOUBLE; break;
+    case PQ_PART_BOOL: n->phys = PQ_BOOLEAN; break;
+    case PQ_PART_TIMESTAMP:
+    case PQ_PART_TIMESTAMP_NTZ:
+        n->phys = PQ_INT64;
+        n->logical.kind = PQ_LT_TIMESTAMP;
+        n->logical.unit = PQ_UNIT_MICROS;
+        n->logical.utc = type == PQ_PART_TIMESTAMP;
+        break;
     default: n->phys = PQ_BYTE_ARRAY; n->logical.kind = PQ_LT_STRING; break;
     }
 }
@@ -149,9 +157,12 @@ int pq_query_part_value(const pq_query *q, int part, const char *text, pq_value 
 {
     memset(out, 0, sizeof *out);
     pq_part_type t = q->part_types[part];
+    bool ts = t == PQ_PART_TIMESTAMP || t == PQ_PART_TIMESTAMP_NTZ;
     out->type = t == PQ_PART_INT64    ? PQ_V_INT
                 : t == PQ_PART_DATE   ? PQ_V_DATE
                 : t == PQ_PART_DOUBLE ? PQ_V_DOUBLE
+                : t == PQ_PART_BOOL   ? PQ_V_BOOL
+                : ts                  ? PQ_V_TIMESTAMP
                                       : PQ_V_STRING;
     if (!text) {
         out->is_null = true;
@@ -160,6 +171,17 @@ int pq_query_part_value(const pq_query *q, int part, const char *text, pq_value 
     size_t n = strlen(text);
     if (t == PQ_PART_INT64) return pq_parse_i64(text, n, &out->u.i) == 0 ? 0 : -1;
     if (t == PQ_PART_DOUBLE) return pq_parse_double(text, n, &out->u.d) == 0 ? 0 : -1;
+    if (t == PQ_PART_BOOL) {
+        int b = pq_part_value_bool(text);
+        out->u.b = b == 1;
+        return b < 0 ? -1 : 0;
+    }
+    if (ts) {
+        int64_t us;
+        if (pq_part_value_micros(text, t == PQ_PART_TIMESTAMP, &us) != 0) return -1;
+        out->u.ts_ns = (__int128)us * 1000;
+        return 0;
+    }
     if (t == PQ_PART_DATE) {
         int64_t days;
         if (pq_parse_date(text, n, &days) != 0 || days < INT32_MIN || days > INT32_MAX) return -1;
@@ -200,6 +222,13 @@ int pq_query_part_cell(const pq_query *q, int part, const char *text, pq_buf *ou
     case PQ_V_INT: return pq_buf_append(out, tmp, pq_fmt_i64(v.u.i, tmp));
     case PQ_V_DATE: return pq_buf_append(out, tmp, pq_fmt_date(v.u.date, tmp));
     case PQ_V_DOUBLE: return pq_buf_append(out, tmp, pq_fmt_double(v.u.d, tmp));
+    case PQ_V_BOOL: return pq_buf_puts(out, v.u.b ? "true" : "false");
+    case PQ_V_TIMESTAMP: {
+        /* As a TIMESTAMP(MICROS) column renders: "+00" when UTC. */
+        size_t k = pq_fmt_timestamp((int64_t)(v.u.ts_ns / 1000), 6, tmp);
+        if (q->part_types[part] == PQ_PART_TIMESTAMP) memcpy(tmp + k, "+00", 3), k += 3;
+        return pq_buf_append(out, tmp, k);
+    }
     default: return pq_csv_field(text, strlen(text), out);
     }
 }

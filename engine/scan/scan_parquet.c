@@ -220,7 +220,8 @@ void pq_parquet_out_free(pq_parquet_out *po)
 typedef struct part_const {
     bool is_null;
     int64_t i64;
-    int32_t i32;
+    int32_t i32;               /* a date's days; a boolean */
+    double d;
     pq_bytes str;
 } part_const;
 
@@ -296,6 +297,9 @@ int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, co
         pc->is_null = v.is_null;
         if (v.type == PQ_V_INT) pc->i64 = v.u.i;
         else if (v.type == PQ_V_DATE) pc->i32 = v.u.date;
+        else if (v.type == PQ_V_BOOL) pc->i32 = v.u.b;
+        else if (v.type == PQ_V_TIMESTAMP) pc->i64 = (int64_t)(v.u.ts_ns / 1000); /* TIMESTAMP(MICROS) */
+        else if (v.type == PQ_V_DOUBLE) pc->d = v.u.d;
         else pc->str = v.u.s;
         rc = pq_colwriter_new(&po->part_leaves[p], &po->opts, &e->w[e->n++], err);
     }
@@ -323,6 +327,10 @@ static int add_constant(pq_rg_encoder *e, pq_colwriter *w, const part_const *pc,
                 for (int32_t i = 0; i < m; i++) ((int64_t *)e->cvals)[i] = pc->i64;
             else if (phys == PQ_INT32)
                 for (int32_t i = 0; i < m; i++) ((int32_t *)e->cvals)[i] = pc->i32;
+            else if (phys == PQ_BOOLEAN)
+                for (int32_t i = 0; i < m; i++) ((uint8_t *)e->cvals)[i] = (uint8_t)pc->i32;
+            else if (phys == PQ_DOUBLE)
+                for (int32_t i = 0; i < m; i++) ((double *)e->cvals)[i] = pc->d;
             else
                 for (int32_t i = 0; i < m; i++) ((pq_bytes *)e->cvals)[i] = pc->str;
         }

@@ -75,6 +75,9 @@ static int delta_part_type(const char *type)
         return PQ_PART_INT64;
     if (!strcmp(type, "date")) return PQ_PART_DATE;
     if (!strcmp(type, "double") || !strcmp(type, "float")) return PQ_PART_DOUBLE;
+    if (!strcmp(type, "boolean")) return PQ_PART_BOOL;
+    if (!strcmp(type, "timestamp")) return PQ_PART_TIMESTAMP;
+    if (!strcmp(type, "timestamp_ntz")) return PQ_PART_TIMESTAMP_NTZ;
     return -1;
 }
 
@@ -97,7 +100,8 @@ static int delta_parts(const pq_delta_log *log, pq_table *t, const char *what, p
         if (type < 0)
             return pq_fail(err, PQ_E_UNSUPPORTED,
                            "%s: partition column '%s' is of type '%s', which this build does not read as a partition "
-                           "column (string, long, integer, short, byte, date, double, float)",
+                           "column (string, long, integer, short, byte, date, double, float, boolean, timestamp, "
+                           "timestamp_ntz)",
                            what, log->part_cols[p], f ? f->type : "?");
         if (!(t->part_names[p] = strdup(log->part_cols[p]))) return PQ_NOMEM(err);
         t->part_types[p] = (pq_part_type)type;

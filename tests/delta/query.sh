@@ -198,5 +198,43 @@ PY
     refuse "column mapping id: a dropped file column is no column of the table" "unknown column 'w'" "$D" --where "w = 7"
 fi
 
+# Partition columns of the other Delta types: boolean, timestamp (UTC;
+# the plain form and ISO 8601 with a zone), timestamp_ntz, and double, in
+# files of two rows (data.parquet repeats each file's constant per row).
+D=$WORK/ptypes
+mkdir -p "$D/_delta_log"
+printf 'id\n1\n2\n' >"$WORK/two.csv"
+printf 'id\n3\n4\n' >"$WORK/two2.csv"
+"$PQTOOL" write "$WORK/two.csv" "$D/a.parquet"
+"$PQTOOL" write "$WORK/two2.csv" "$D/b.parquet"
+python3 - "$D" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+f = lambda n, t: {"name": n, "type": t, "nullable": True, "metadata": {}}
+schema = {"type": "struct", "fields": [f("id", "long"), f("b", "boolean"), f("ts", "timestamp"),
+                                       f("ntz", "timestamp_ntz"), f("x", "double")]}
+meta = {"id": "t", "format": {"provider": "parquet", "options": {}}, "schemaString": json.dumps(schema),
+        "partitionColumns": ["b", "ts", "ntz", "x"], "configuration": {}, "createdTime": 1}
+def add(p, pv):
+    return {"add": {"path": p, "size": os.path.getsize(d + "/" + p), "partitionValues": pv, "modificationTime": 1,
+                    "dataChange": True}}
+with open(d + "/_delta_log/00000000000000000000.json", "w") as out:
+    for a in ({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["timestampNtz"],
+                            "writerFeatures": ["timestampNtz"]}}, {"metaData": meta},
+              add("a.parquet", {"b": "true", "ts": "2021-01-01 12:00:00", "ntz": "2021-01-01 12:00:00", "x": "1.5"}),
+              add("b.parquet", {"b": "false", "ts": "2021-01-02T01:00:00.25+01:00", "ntz": None, "x": "-2"})):
+        out.write(json.dumps(a) + "\n")
+PY
+expect "boolean, timestamp, timestamp_ntz and double partition columns" \
+    "id,b,ts,ntz,x 1,true,2021-01-01 12:00:00+00,2021-01-01 12:00:00,1.5 2,true,2021-01-01 12:00:00+00,2021-01-01 12:00:00,1.5 3,false,2021-01-02 00:00:00.25+00,,-2.0 4,false,2021-01-02 00:00:00.25+00,,-2.0 " "$D"
+expect "a boolean partition filter" "id 1 2 " "$D" --where "b" --select id
+expect "a timestamp partition filter (UTC)" "id 3 4 " "$D" --where "ts > '2021-01-01 23:00:00+00'" --select id
+expect "a timestamp_ntz partition filter" "id 1 2 " "$D" --where "ntz = '2021-01-01 12:00:00'" --select id
+"$PQTOOL" cat "$D" --format parquet -o "$WORK/ptypes.parquet"
+expect "the same through --format parquet (each file's constants on every row)" \
+    "id,b,ts,ntz,x 1,true,2021-01-01 12:00:00+00,2021-01-01 12:00:00,1.5 2,true,2021-01-01 12:00:00+00,2021-01-01 12:00:00,1.5 3,false,2021-01-02 00:00:00.25+00,,-2.0 4,false,2021-01-02 00:00:00.25+00,,-2.0 " "$WORK/ptypes.parquet"
+sed -i 's/"ntz": null/"ntz": "2021-01-01T00:00:00Z"/' "$D/_delta_log/00000000000000000000.json"
+refuse "a timestamp_ntz partition value with a zone" "is not a timestamp without a zone" "$D"
+
 echo "delta.query: $PASSES passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]

@@ -67,6 +67,12 @@ typedef enum pq_part_type {
      * partition column): never inferred from directory names, never
      * declared in the ini. */
     PQ_PART_DOUBLE,
+    /* Likewise, a Delta `boolean` ("true"/"false"), `timestamp` (UTC:
+     * "YYYY-MM-DD HH:MM:SS[.ffffff]", or ISO 8601 with a zone) and
+     * `timestamp_ntz` (no zone). */
+    PQ_PART_BOOL,
+    PQ_PART_TIMESTAMP,
+    PQ_PART_TIMESTAMP_NTZ,
 } pq_part_type;
 
 typedef struct pq_part_decl {
@@ -138,6 +144,14 @@ int pq_percent_encode(const char *s, size_t n, char *out, size_t cap);
 /* The strict forms inference accepts: `-?[0-9]+` within int64, and a valid
  * proleptic Gregorian `YYYY-MM-DD`. */
 bool pq_part_value_is_int64(const char *s);
+/* A boolean partition value: 1 true, 0 false, -1 neither ("true" or
+ * "false", any case). */
+int pq_part_value_bool(const char *s);
+/* A timestamp partition value in microseconds since the epoch: with a
+ * zone it is converted to UTC; without one it is taken as UTC (utc) or as
+ * it is (timestamp_ntz, where a zone is an error).  -1 when it is not one
+ * or is finer than microseconds. */
+int pq_part_value_micros(const char *s, bool utc, int64_t *micros);
 bool pq_part_value_is_date(const char *s);
 /* Whether a partition value (NULL: the NULL partition) is of that type, and
  * the type as words for messages ("an integer", "a date (YYYY-MM-DD)"). */
