@@ -66,6 +66,17 @@ T=$LAKE/typed; mkdir -p "$T"
 parquet "$T/a.parquet" $'id\n1\n'
 commit "$T" 0 "$P1" "$(meta '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"b","type":"byte","nullable":true,"metadata":{}},{"name":"d","type":"double","nullable":true,"metadata":{}}]}' '["b","d"]')" "$(addp "$T" a.parquet '{"b":"1","d":"1.5"}')"
 
+# In-commit timestamps (writer feature inCommitTimestamp): the commits'
+# times are in commitInfo.inCommitTimestamp, not the files' mtimes (here a
+# copy's: every commit "made" in 2024-01-05).
+T=$LAKE/ict; mkdir -p "$T"
+parquet "$T/a.parquet" $'id\n1\n'; parquet "$T/b.parquet" $'id\n2\n'
+commit "$T" 0 '{"commitInfo":{"inCommitTimestamp":1600000000000,"timestamp":1600000000000,"operation":"WRITE"}}' \
+    '{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["inCommitTimestamp"]}}' \
+    "$(meta '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}' '[]')" "$(addp "$T" a.parquet '{}')"
+commit "$T" 1 '{"commitInfo":{"inCommitTimestamp":1800000000000,"timestamp":1800000000000,"operation":"WRITE"}}' "$(addp "$T" b.parquet '{}')"
+touch -d '2024-01-05 00:00:00 UTC' "$T"/_delta_log/*.json
+
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,log_level=info"
 DAEMON=$PQFS_PID
 ids() { tail -n +2 "$1" 2>/dev/null | cut -d, -f1 | sort -n | tr '\n' ' '; }
@@ -82,6 +93,12 @@ for d in "$MNT"/lim/limit=*; do
     want=$([ "${d##*=}" = 1 ] && echo "1 2 3 " || echo "4 ")
     check "limit partition column: ${d##*/} shows its partition's rows" '[ "$(ids "$d/data.csv")" = "$want" ]'
 done
+
+# ------------------------------------------------------------ in-commit timestamps
+# as_of=2024-06-01 is before version 1 by its in-commit timestamp (2027):
+# version 0 (id 1), or refused as the commit message says; never id 1 and 2.
+got=$(ids "$MNT/ict/as_of=2024-06-01/data.csv" || true)
+check "in-commit timestamps: as_of by time refused or by them, not by mtimes (got ids '$got')" '[ "$got" = "" ] || [ "$got" = "1 " ]'
 
 # ------------------------------------------------------------ one value, one directory
 check "05 and 5 of a long partition column: one directory" '[ "$(ls -d "$MNT"/five/p=* | wc -l)" = 1 ]'
