@@ -6,7 +6,7 @@
 // node fake_s3.mjs --root DIR --bucket NAME [--port 0] [--access-key K --secret-key S]
 //                  [--session-token T] [--region us-east-1] [--fail-every N] [--drop-every N] [--delay-ms N]
 //                  [--part-delay-ms N] [--mbps N] [--complete-error-every N] [--reset-every N] [--stall-range-gets]
-//                  [--ignore-preconditions] [--etag-form md5|long|weak] [--no-etag-on-get] [--log FILE]
+//                  [--ignore-preconditions] [--etag-form md5|long|weak] [--no-etag-on-get] [--lose-conditional-replies N] [--log FILE]
 // --session-token T: signed requests must carry x-amz-security-token T (and,
 // like every x-amz-* header sent, sign it).
 // --fail-every N: every Nth request is answered 503 SlowDown.
@@ -78,8 +78,8 @@ function parseArgs(argv) {
   const names = { '--root': 'root', '--bucket': 'bucket', '--port': 'port', '--access-key': 'accessKey',
     '--secret-key': 'secretKey', '--region': 'region', '--fail-every': 'failEvery', '--drop-every': 'dropEvery', '--delay-ms': 'delayMs', '--part-delay-ms': 'partDelayMs', '--mbps': 'mbps', '--log': 'log',
     '--complete-error-every': 'completeErrorEvery', '--session-token': 'sessionToken', '--reset-every': 'resetEvery',
-    '--etag-form': 'etagForm' };
-  const o = { etagForm: 'md5', port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0', partDelayMs: '0', mbps: '0', completeErrorEvery: '0', resetEvery: '0' };
+    '--etag-form': 'etagForm', '--lose-conditional-replies': 'loseConditionalReplies' };
+  const o = { etagForm: 'md5', port: '0', region: 'us-east-1', failEvery: '0', dropEvery: '0', delayMs: '0', partDelayMs: '0', mbps: '0', completeErrorEvery: '0', resetEvery: '0', loseConditionalReplies: '0' };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
     const eq = a.indexOf('=');
@@ -98,6 +98,7 @@ function parseArgs(argv) {
   o.root = path.resolve(o.root);
   o.port = Number(o.port);
   o.failEvery = Number(o.failEvery);
+  o.loseConditionalReplies = Number(o.loseConditionalReplies);
   o.dropEvery = Number(o.dropEvery);
   o.resetEvery = Number(o.resetEvery);
   o.delayMs = Number(o.delayMs);
@@ -484,6 +485,15 @@ async function putObject(ctx, key, segs) {
     if (/^[0-9a-fA-F]{64}$/.test(sha) && hash.digest('hex') !== sha.toLowerCase())
       return () => sendError(ctx, 400, 'XAmzContentSHA256Mismatch', 'The provided x-amz-content-sha256 header does not match what was computed.');
   }, req.headers['if-none-match'] === '*');
+  // --lose-conditional-replies N: the first N conditional PUTs that succeed
+  // have their reply lost (the connection cut after the object is in
+  // place): the client cannot tell whether they landed.
+  if (file && opts.loseConditionalReplies > 0 && req.headers['if-none-match'] === '*') {
+    opts.loseConditionalReplies--;
+    ctx.done = true;
+    req.socket.destroy();
+    return;
+  }
   if (file) reply(ctx, 200, { ETag: etagOf(key, await fsp.stat(file)) });
 }
 
