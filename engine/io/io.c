@@ -1204,6 +1204,7 @@ int pq_store_local_new(const char *root, pq_store **out, pq_error *err)
     ls->base.root = r;
     ls->dir = abs;
     ls->base.local_dir = abs;
+    ls->base.modified_granularity_ms = 1;
     ls->root_fd = root_fd;
     pthread_mutex_init(&ls->warned_mu, NULL);
     *out = &ls->base;

@@ -1,4 +1,5 @@
 #include "listing.h"
+#include "numfmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,6 +265,13 @@ int pq_listing_parse_s3(const char *body, size_t len, const char *prefix, const 
                 e.size = strtoull(val, &q, 10);
                 e.has_size = q > val && *q == '\0';
             }
+            /* ISO 8601 in UTC ("2009-10-12T17:50:30.000Z"): whole seconds
+             * kept, as HTTP's Last-Modified gives them. */
+            int64_t ns;
+            int zoned;
+            if (tag_text(a, b, "LastModified", val, sizeof val) &&
+                pq_parse_timestamp_ns(val, strlen(val), &ns, &zoned) == 0 && zoned && ns > 0)
+                e.mtime = ns / 1000000000;
             size_t need = (size_t)(b - a) + 1;
             if (need > etag_cap) {
                 char *grown = realloc(etag, need);

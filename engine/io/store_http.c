@@ -174,6 +174,7 @@ int pq_store_http_new(const char *url, const pq_http_opts *ho, pq_store **out, p
     while (n > 8 && hs->base_url[n - 1] == '/') hs->base_url[--n] = '\0';
     hs->base.ops = &http_store_ops;
     hs->base.parallel_requests = PQ_REMOTE_PARALLEL_REQUESTS;
+    hs->base.modified_granularity_ms = 1000;
     pq_http_opts o;
     if (ho) o = *ho;
     else pq_http_opts_init(&o);

@@ -640,6 +640,7 @@ int pq_store_s3_new(const char *url, const pq_s3_opts *so, const pq_http_opts *h
     ss->token = dup_or_null(so ? so->session_token : NULL, &oom);
     ss->base.ops = &s3_store_ops;
     ss->base.parallel_requests = PQ_REMOTE_PARALLEL_REQUESTS;
+    ss->base.modified_granularity_ms = 1000;
     pq_buf bu;
     pq_buf_init(&bu);
     if (!oom && ss->endpoint) {

@@ -370,6 +370,7 @@ int pq_store_cached_new(pq_store *inner, uint64_t ttl_ms, pq_cache_counters *cou
     cs->base.ops = &cached_store_ops;
     cs->base.parallel_requests = inner->parallel_requests;
     cs->base.local_dir = inner->local_dir;
+    cs->base.modified_granularity_ms = inner->modified_granularity_ms;
     cs->base.root = root;
     cs->inner = inner;
     cs->ttl_ms = ttl_ms;

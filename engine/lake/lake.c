@@ -15,6 +15,7 @@
 #include "fdcache.h"
 #include "lake_internal.h"
 #include "mem.h"
+#include "numfmt.h"
 
 void lake_logf(pq_lake *l, pq_log_level lv, const char *fmt, ...)
 {
@@ -748,15 +749,24 @@ static int cmp_value(const void *a, const void *b)
 static int list_value(pq_lake *l, const view *v, const char *col, const char *val, pq_lake_dir_cb cb, void *ctx,
                       pq_error *err)
 {
-    if (!val) val = "__HIVE_DEFAULT_PARTITION__";
+    static const char marker[] = "__HIVE_DEFAULT_PARTITION__";
+    bool is_null = !val;
+    if (is_null) val = marker;
     size_t cl = strlen(col), vl = strlen(val);
     char *name = malloc(3 * (cl + vl) + 3);
     if (!name) return PQ_NOMEM(err);
     int k = pq_percent_encode(col, cl, name, 3 * cl + 1);
     name[k++] = '=';
-    bool is_null = val[0] == '_' && !strcmp(val, "__HIVE_DEFAULT_PARTITION__");
-    if (is_null) memcpy(name + k, val, vl + 1);
-    else (void)pq_percent_encode(val, vl, name + k, 3 * vl + 1);
+    if (is_null) {
+        memcpy(name + k, val, vl + 1);
+    } else if (!strcmp(val, marker)) {
+        /* The marker's text as a string value: its first byte escaped, so
+         * that the name is that string and not NULL. */
+        memcpy(name + k, "%5F", 3);
+        (void)pq_percent_encode(val + 1, vl - 1, name + k + 3, 3 * vl + 1);
+    } else {
+        (void)pq_percent_encode(val, vl, name + k, 3 * vl + 1);
+    }
     pq_lake_attr a = {.is_dir = true};
     lake_attr_owner(l, &v->real_st, true, false, &a);
     int stop = cb(ctx, name, &a);
@@ -780,17 +790,34 @@ static int list_format_partitions(pq_lake *l, const view *v, const pq_query *q, 
     int n = 0;
     bool has_null = false;
     prune_ctx pc = {v, q};
+    pq_arena texts;
+    pq_arena_init(&texts, 4096);
     for (int f = 0; f < pt->n_files; f++) {
         const char *const *fv = (const char *const *)pt->files[f].values;
         if (q && q->pred && !lake_prune_dir(&pc, t->n_parts, NULL, fv)) continue;
-        if (fv[level]) vals[n++] = fv[level];
-        else has_null = true;
+        if (!fv[level]) {
+            has_null = true;
+            continue;
+        }
+        /* One value, one name: "05" and "5" of a long are one partition. */
+        char buf[PQ_FMT_MAX + 8];
+        const char *canon;
+        pq_error why;
+        if (pq_tf_part_canonical(t->snap, level, fv[level], buf, sizeof buf, &canon, &why) != PQ_OK) canon = fv[level];
+        const char *kept = canon == buf ? pq_arena_strndup(&texts, buf, strlen(buf)) : canon;
+        if (!kept) {
+            pq_arena_free(&texts);
+            free(vals);
+            return PQ_NOMEM(err);
+        }
+        vals[n++] = kept;
     }
     qsort(vals, (size_t)n, sizeof *vals, cmp_value);
     int rc = 0;
     for (int i = 0; rc == 0 && i < n; i++)
         if (i == 0 || strcmp(vals[i], vals[i - 1])) rc = list_value(l, v, t->part_names[level], vals[i], cb, ctx, err);
     if (rc == 0 && has_null) rc = list_value(l, v, t->part_names[level], NULL, cb, ctx, err);
+    pq_arena_free(&texts);
     free(vals);
     return rc < 0 ? PQ_ERR : PQ_OK;
 }

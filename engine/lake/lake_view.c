@@ -224,6 +224,41 @@ static bool is_as_of(const char *c)
     return !strncmp(c, "as_of=", 6);
 }
 
+/* Whether key=value (value NULL: the NULL partition) names a partition of
+ * a table format's table: key one of its partition columns, and value one
+ * of that column's values in its log.  Such a component is that filter,
+ * also where key is a path keyword (a table partitioned by a column named
+ * as_of or limit): the partitions readdir lists resolve to themselves. */
+static bool format_partition_of(const table_info *t, const char *key, const char *value)
+{
+    int p = 0;
+    while (p < t->n_parts && strcmp(t->part_names[p], key)) p++;
+    if (!t->snap || p == t->n_parts) return false;
+    char want_buf[PQ_FMT_MAX + 8], buf[PQ_FMT_MAX + 8];
+    const char *want, *have;
+    pq_error why;
+    if (value && pq_tf_part_canonical(t->snap, p, value, want_buf, sizeof want_buf, &want, &why) != PQ_OK)
+        return false;
+    const pq_table *pt = t->snap->table;
+    for (int f = 0; f < pt->n_files; f++) {
+        const char *fv = pt->files[f].values[p];
+        if (!value || !fv) {
+            if (!value && !fv) return true;
+            continue;
+        }
+        if (pq_tf_part_canonical(t->snap, p, fv, buf, sizeof buf, &have, &why) == PQ_OK && !strcmp(have, want))
+            return true;
+    }
+    return false;
+}
+
+/* The value of KEY=VALUE (raw) as a filter: decoded, NULL for the marker. */
+static const char *filter_value(pq_arena *a, const char *comp, const char *raw, bool *is_null, pq_error *err)
+{
+    *is_null = !strcmp(raw, "__HIVE_DEFAULT_PARTITION__");
+    return decode_part(a, comp, raw, strlen(raw), err);
+}
+
 /* as_of=N or as_of=TIMESTAMP among comps[from..n): the view's table at
  * that version (SPEC section 3).  Only a table format's table has
  * versions; on a Hive table as_of= is COL=VALUE, as any other name. */
@@ -232,10 +267,11 @@ static int resolve_as_of(pq_lake *l, view *v, char **comps, int from, int n, pq_
     if (!v->t->snap) return PQ_OK;
     for (int i = from; i < n; i++) {
         if (!is_as_of(comps[i])) continue;
-        if (v->as_of) return pq_fail(err, PQ_E_USAGE, "%s: at most one as_of= per path", comps[i]);
-        const char *raw = comps[i] + 6;
-        char *val = decode_part(&v->arena, comps[i], raw, strlen(raw), err);
+        bool is_null;
+        const char *val = filter_value(&v->arena, comps[i], comps[i] + 6, &is_null, err);
         if (!val) return PQ_ERR;
+        if (format_partition_of(v->t, "as_of", is_null ? NULL : val)) continue; /* a partition, not time travel */
+        if (v->as_of) return pq_fail(err, PQ_E_USAGE, "%s: at most one as_of= per path", comps[i]);
         v->as_of = val;
     }
     if (!v->as_of) return PQ_OK;
@@ -257,7 +293,9 @@ static int resolve_as_of(pq_lake *l, view *v, char **comps, int from, int n, pq_
                            "as_of=%s: neither a version (digits) nor a time (YYYY-MM-DD[ HH:MM:SS[.fff]][Z|+HH:MM])",
                            v->as_of);
         int64_t ms = ns / 1000000 - (ns % 1000000 < 0);
-        if (pq_tf_version_at(l->store, v->t->root, ms, &version, err) != PQ_OK) {
+        /* Commits timed otherwise than by their files: refused, also when
+         * the table took in-commit timestamps up after older versions. */
+        if (pq_tf_check_timed(v->t->snap, err) != PQ_OK || pq_tf_version_at(l->store, v->t->root, ms, &version, err) != PQ_OK) {
             pq_error_prefix(err, "as_of=%s: ", v->as_of);
             return PQ_ERR;
         }
@@ -267,9 +305,32 @@ static int resolve_as_of(pq_lake *l, view *v, char **comps, int from, int n, pq_
         pq_error_prefix(err, "as_of=%s: ", v->as_of);
         return PQ_ERR;
     }
+    bool by_time = !(pq_parse_row_count(v->as_of, strlen(v->as_of), &version) == 0);
+    if (by_time && pq_tf_check_timed(at->snap, err) != PQ_OK) {
+        lake_table_info_put(l, at);
+        pq_error_prefix(err, "as_of=%s: ", v->as_of);
+        return PQ_ERR;
+    }
     lake_table_info_put(l, v->t);
     v->t = at;
     return PQ_OK;
+}
+
+/* KEY=VALUE (comp; kl bytes of key, val the raw value) as a filter when it
+ * names a partition of v's table format table: 1 taken, 0 not, -1 error. */
+static int take_format_partition(view *v, const char *comp, size_t kl, const char *val, pq_error *err)
+{
+    char *key = decode_part(&v->arena, comp, comp, kl, err);
+    bool is_null;
+    const char *value = key ? filter_value(&v->arena, comp, val, &is_null, err) : NULL;
+    if (!value) return -1;
+    if (!format_partition_of(v->t, key, is_null ? NULL : value)) return 0;
+    int ne = v->n_eq;
+    if (pq_arena_push_str(&v->arena, &v->eq_cols, &ne, key)) return PQ_NOMEM(err), -1;
+    ne = v->n_eq;
+    if (pq_arena_push_str(&v->arena, &v->eq_vals, &ne, is_null ? NULL : value)) return PQ_NOMEM(err), -1;
+    v->n_eq = ne;
+    return 1;
 }
 
 /* Resolves a path into a view (or a special entry).  Validates every
@@ -336,9 +397,13 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         }
         const char *eq = strchr(c, '=');
         if (!eq) return pq_fail(err, PQ_E_NOTFOUND, "no such file or view component '%s'", c);
-        if (t->snap && is_as_of(c)) continue; /* resolve_as_of took it */
         size_t kl = (size_t)(eq - c);
         const char *val = eq + 1;
+        /* A partition of a table format's table, whatever its column is
+         * named (as_of, limit, where, select): that filter. */
+        int taken = t->snap ? take_format_partition(v, c, kl, val, err) : 0;
+        if (taken < 0) return PQ_ERR;
+        if (taken || (t->snap && is_as_of(c))) continue; /* as_of=: resolve_as_of took it */
         bool keyword = (kl == 5 && (!strncmp(c, "where", 5) || !strncmp(c, "limit", 5))) ||
                        (kl == 6 && !strncmp(c, "select", 6));
         if (keyword) {

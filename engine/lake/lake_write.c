@@ -136,6 +136,15 @@ static int resolve_target_dir(pq_lake *l, const char *dir, view *v, write_target
             return pq_fail(err, PQ_E_USAGE, "%s=%s: not %s, as the table's %s values are (declare the column's type "
                            "in the ini to change it)", t->part_names[p], wt->vals[p],
                            pq_part_type_kind(t->part_types[p]), t->part_names[p]);
+    /* A table format's log holds each value in its type's one spelling
+     * (7, not 007; a byte within -128..127; no inf), as its readers parse
+     * it: the directory and the add take that. */
+    for (int p = 0; t->snap && p < n; p++) {
+        char buf[PQ_FMT_MAX + 8];
+        const char *canon;
+        PQ_TRY(pq_tf_part_canonical(t->snap, p, wt->vals[p], buf, sizeof buf, &canon, err));
+        if (canon == buf && !(wt->vals[p] = pq_arena_strndup(&v->arena, buf, strlen(buf)))) return PQ_NOMEM(err);
+    }
     return PQ_OK;
 }
 
@@ -522,7 +531,8 @@ static int commit_to_log(pq_lake *l, const table_info *t, const write_target *wt
     pq_tf_new_file nf = {.path = rel, .size = size, .modified_ms = (int64_t)time(NULL) * 1000,
                          .part_values = (const char *const *)wt->vals, .footer = ft, .rows = rows};
     int64_t version = -1;
-    if (rc == PQ_OK) rc = pq_tf_append(l->store, t->snap, &nf, &version, err);
+    bool maybe = false;
+    if (rc == PQ_OK) rc = pq_tf_append(l->store, t->snap, &nf, &version, &maybe, err);
     pq_footer_free(ft);
     if (f) pq_file_close(f);
     if (rc == PQ_OK) {
@@ -548,7 +558,9 @@ static int commit_to_log(pq_lake *l, const table_info *t, const write_target *wt
         return PQ_OK;
     }
     pq_error ignore;
-    if (l->store->ops->remove(l->store, path, &ignore) != PQ_OK)
+    if (maybe) /* a commit that may have landed names it: an orphan is better than a table without its file */
+        lake_logf(l, PQ_LOG_WARN, "%s: kept: whether its commit landed is not known", path);
+    else if (l->store->ops->remove(l->store, path, &ignore) != PQ_OK)
         lake_logf(l, PQ_LOG_WARN, "%s: not removed after its commit failed: %s", path, ignore.msg);
     pq_error_prefix(err, "table '%s': the append's commit: ", lake_table_label(t->name));
     return PQ_ERR;

@@ -434,12 +434,26 @@ int pq_delta_version_at(pq_store *store, const char *root, int64_t ms, int64_t *
     if (rc == PQ_OK) {
         qsort(t.c, (size_t)t.n, sizeof *t.c, cmp_timed);
         /* Increasing, as Delta's readers make commit times: a clock that
-         * went back does not make an older version look newer. */
+         * went back does not make an older version look newer.  A store
+         * that times files to the second (g = 1000) says only that a
+         * commit was made within [t, t + g): commits of one second share
+         * it, and a time inside a commit's second is refused rather than
+         * guessed at. */
+        int64_t g = store->modified_granularity_ms > 1 ? store->modified_granularity_ms : 1;
         for (int i = 1; i < t.n; i++)
-            if (t.c[i].ms <= t.c[i - 1].ms) t.c[i].ms = t.c[i - 1].ms + 1;
+            if (t.c[i].ms < t.c[i - 1].ms + (g == 1)) t.c[i].ms = t.c[i - 1].ms + (g == 1);
         int found = -1;
         for (int i = 0; i < t.n && t.c[i].ms <= ms; i++) found = i;
-        if (found < 0)
+        for (int i = 0; g > 1 && i < t.n && rc == PQ_OK; i++)
+            if (t.c[i].ms <= ms && ms < t.c[i].ms + g)
+                rc = pq_fail(err, PQ_E_USAGE,
+                             "%s: the time falls within the second of version %lld's commit, and this store times "
+                             "its files to the second: whether that version is at or before it is not known (as_of=N "
+                             "names a version)",
+                             shown, (long long)t.c[i].version);
+        if (rc != PQ_OK) {
+            /* said above */
+        } else if (found < 0)
             rc = pq_fail(err, PQ_E_NOTFOUND, "%s: no commit at or before that time (the oldest, version %lld, is "
                                              "%lld ms after it)",
                          shown, (long long)t.c[0].version, (long long)(t.c[0].ms - ms));

@@ -8,10 +8,13 @@
  * tracking, in-commit timestamps, ...) refuses the append up front. */
 #include "tablefmt.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -203,8 +206,9 @@ static char *stats_text(const pq_tf_snapshot *s, const pq_footer *ft, int64_t ro
 
 /* ------------------------------------------------------ the commit */
 
-/* The commit's lines: commitInfo, then the add. */
-static char *commit_text(const pq_tf_snapshot *s, const pq_tf_new_file *f, int64_t now_ms)
+/* The commit's lines: commitInfo (with txn, the append's own id: a commit
+ * read back is known for ours by it), then the add. */
+static char *commit_text(const pq_tf_snapshot *s, const pq_tf_new_file *f, int64_t now_ms, const char *txn)
 {
     pq_buf path;
     pq_buf_init(&path);
@@ -224,9 +228,9 @@ static char *commit_text(const pq_tf_snapshot *s, const pq_tf_new_file *f, int64
                                              "modificationTime", (json_int_t)f->modified_ms, "dataChange", 1,
                                              "stats", stats)
                                  : NULL;
-    json_t *info = json_pack("{s:{s:I,s:s,s:{s:s},s:b,s:s}}", "commitInfo", "timestamp", (json_int_t)now_ms,
+    json_t *info = json_pack("{s:{s:I,s:s,s:{s:s},s:b,s:s,s:s}}", "commitInfo", "timestamp", (json_int_t)now_ms,
                              "operation", "WRITE", "operationParameters", "mode", "Append", "isBlindAppend", 1,
-                             "engineInfo", "pqfs");
+                             "engineInfo", "pqfs", "txnId", txn);
     char *a = add ? json_dumps(add, JSON_COMPACT) : NULL, *b = info ? json_dumps(info, JSON_COMPACT) : NULL;
     char *text = NULL;
     if (a && b && (text = malloc(strlen(a) + strlen(b) + 3))) sprintf(text, "%s\n%s\n", b, a);
@@ -240,11 +244,14 @@ static char *commit_text(const pq_tf_snapshot *s, const pq_tf_new_file *f, int64
     return text;
 }
 
-/* Whether commit `name` (another writer's, at the version this append
- * wanted) changed the table's schema or protocol: then the append, written
- * against the old ones, must not follow it. */
-static int check_winner(pq_store *store, const char *path, pq_error *err)
+/* The commit at path, read back: *ours when its commitInfo.txnId is
+ * txn (this append's: a PUT whose reply was lost, then retried, landed).
+ * Another writer's that changed the table's schema or protocol fails:
+ * the append, written against the old ones, must not follow it.  A line
+ * that is not JSON fails too (what it changed is not known). */
+static int read_back(pq_store *store, const char *path, const char *txn, bool *ours, pq_error *err)
 {
+    *ours = false;
     pq_file *f;
     PQ_TRY(store->ops->open(store, path, &f, err));
     uint64_t size;
@@ -254,17 +261,27 @@ static int check_winner(pq_store *store, const char *path, pq_error *err)
         rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s: a commit of %llu bytes", f->name, (unsigned long long)size);
     if (rc == PQ_OK && !(text = malloc(size + 1))) rc = PQ_NOMEM(err);
     if (rc == PQ_OK && size && pq_read_at(f, text, size, 0, err) != PQ_OK) rc = PQ_ERR;
+    bool changed = false;
     for (char *line = text, *end; rc == PQ_OK && line && line < text + size; line = end + 1) {
         end = memchr(line, '\n', (size_t)(text + size - line));
         if (!end) end = text + size;
-        json_t *o = json_loadb(line, (size_t)(end - line), 0, NULL);
-        if (json_is_object(o) && (json_object_get(o, "metaData") || json_object_get(o, "protocol")))
-            rc = pq_fail(err, PQ_E_IO,
-                         "%s: a concurrent commit changed the table's schema or protocol: the append is not "
-                         "committed",
-                         f->name);
+        size_t n = (size_t)(end - line);
+        while (n && (line[n - 1] == '\r' || line[n - 1] == ' ')) n--;
+        if (!n) continue;
+        json_t *o = json_loadb(line, n, 0, NULL);
+        if (!json_is_object(o)) {
+            rc = pq_fail(err, PQ_E_IO, "%s: a concurrent commit holds a line that is not a JSON object", f->name);
+        } else {
+            const json_t *id = json_object_get(json_object_get(o, "commitInfo"), "txnId");
+            if (json_is_string(id) && !strcmp(json_string_value(id), txn)) *ours = true;
+            changed |= json_object_get(o, "metaData") || json_object_get(o, "protocol");
+        }
         json_decref(o);
     }
+    if (rc == PQ_OK && changed && !*ours)
+        rc = pq_fail(err, PQ_E_IO,
+                     "%s: a concurrent commit changed the table's schema or protocol: the append is not committed",
+                     f->name);
     free(text);
     pq_file_close(f);
     return rc;
@@ -286,17 +303,71 @@ static int put_new(pq_store *store, const char *path, const char *text, pq_error
     return u->ops->commit_new(u, err);
 }
 
-int pq_tf_append(pq_store *store, const pq_tf_snapshot *s, const pq_tf_new_file *f, int64_t *version, pq_error *err)
+/* This append's id: 128 random bits in hex. */
+static void new_txn_id(char out[33])
 {
+    uint8_t r[16];
+    static _Atomic uint64_t counter;
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t x[2] = {(uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32), (uint64_t)ts.tv_sec + counter++};
+        memcpy(r, x, sizeof r);
+    }
+    for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", r[i]);
+}
+
+/* One attempt at version v: PQ_OK committed (ours, also when read back
+ * after a lost reply), *next when another writer's blind commit took v,
+ * *again when v should be tried again (nothing there yet); else an error,
+ * *maybe when ours may have landed all the same. */
+static int attempt_at(pq_store *store, const char *path, const char *text, const char *txn, bool *next, bool *again,
+                      bool *maybe, pq_error *err)
+{
+    *next = *again = false;
+    int rc = put_new(store, path, text, err);
+    if (rc == PQ_OK) return PQ_OK;
+    bool taken = err->cls == PQ_E_EXISTS;
+    if (!taken && err->cls != PQ_E_IO) return PQ_ERR; /* refused before a byte went: nothing landed */
+    /* Taken, or the reply lost: whose is it? */
+    pq_error put_err = *err;
+    bool ours;
+    rc = read_back(store, path, txn, &ours, err);
+    if (rc == PQ_OK) {
+        *next = !ours;
+        return ours ? PQ_OK : PQ_ERR;
+    }
+    if (err->cls == PQ_E_NOTFOUND) {
+        /* Not there: ours did not land (a 409 of a write in flight, or a
+         * failed PUT), so v is tried again. */
+        *again = true;
+        *err = put_err;
+        return PQ_ERR;
+    }
+    *maybe = !taken; /* a failed PUT whose fate a failed read cannot tell */
+    return PQ_ERR;
+}
+
+int pq_tf_append(pq_store *store, const pq_tf_snapshot *s, const pq_tf_new_file *f, int64_t *version, bool *maybe,
+                 pq_error *err)
+{
+    *maybe = false;
     if (s->kind != PQ_TF_DELTA) return pq_fail(err, PQ_E_USAGE, "an append to a table without a log");
     PQ_TRY(pq_tf_check_append(s, err));
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    char *text = commit_text(s, f, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    char txn[33];
+    new_txn_id(txn);
+    char *text = commit_text(s, f, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, txn);
     char *logdir = pq_path_join(s->table->root, DELTA_LOG_DIR);
     int rc = text && logdir ? PQ_OK : PQ_NOMEM(err);
     int64_t v = s->version + 1;
-    for (int attempt = 0; rc == PQ_OK; attempt++, v++) {
+    for (int attempt = 0; rc == PQ_OK; attempt++) {
+        if (attempt >= APPEND_ATTEMPTS) {
+            rc = pq_fail(err, PQ_E_IO, "%s: %d attempts at committing, other writers taking the versions", logdir,
+                         APPEND_ATTEMPTS);
+            break;
+        }
         char name[PQ_DELTA_VERSION_DIGITS + 8];
         snprintf(name, sizeof name, "%020lld.json", (long long)v);
         char *path = pq_path_join(logdir, name);
@@ -304,21 +375,18 @@ int pq_tf_append(pq_store *store, const pq_tf_snapshot *s, const pq_tf_new_file 
             rc = PQ_NOMEM(err);
             break;
         }
-        rc = put_new(store, path, text, err);
-        if (rc != PQ_OK && err->cls == PQ_E_EXISTS) {
-            /* Another writer took v: a blind append follows it, unless it
-             * changed what this one was written against. */
-            rc = attempt + 1 >= APPEND_ATTEMPTS
-                     ? pq_fail(err, PQ_E_IO, "%s: %d commits taken by other writers while appending", logdir,
-                               APPEND_ATTEMPTS)
-                     : check_winner(store, path, err);
-            free(path);
-            if (rc != PQ_OK) break;
-            continue;
-        }
+        bool next, again;
+        rc = attempt_at(store, path, text, txn, &next, &again, maybe, err);
         free(path);
-        if (rc == PQ_OK) *version = v;
-        break;
+        if (rc == PQ_OK) {
+            *version = v;
+            break;
+        }
+        if (next || again) {
+            if (again) nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+            v += next;
+            rc = PQ_OK;
+        }
     }
     free(logdir);
     free(text);

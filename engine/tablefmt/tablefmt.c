@@ -205,16 +205,85 @@ int pq_tf_version_at(pq_store *store, const char *root, int64_t ms, int64_t *ver
     return pq_delta_version_at(store, root, ms, version, err);
 }
 
-/* In-commit timestamps (writer feature inCommitTimestamp): the times of
- * the commits are in them, not in the files. */
-static int check_timed(const pq_delta_log *log, const char *what, pq_error *err)
+int pq_tf_check_timed(const pq_tf_snapshot *s, pq_error *err)
 {
-    for (int i = 0; i < log->n_writer_features; i++)
-        if (!strcmp(log->writer_features[i], "inCommitTimestamp"))
-            return pq_fail(err, PQ_E_UNSUPPORTED,
-                           "%s: the Delta table times its commits with in-commit timestamps (writer feature "
-                           "'inCommitTimestamp'), which this build does not read: as_of=N names a version",
-                           what);
+    if (s->kind != PQ_TF_DELTA) return PQ_OK;
+    const pq_delta_log *log = s->priv;
+    const char *what = s->table->root[0] ? s->table->root : "the table";
+    const json_t *ict = json_object_get(log->config_json, "delta.enableInCommitTimestamps");
+    bool on = json_is_string(ict) && !strcasecmp(json_string_value(ict), "true");
+    for (int i = 0; !on && i < log->n_writer_features; i++) on = !strcmp(log->writer_features[i], "inCommitTimestamp");
+    if (on)
+        return pq_fail(err, PQ_E_UNSUPPORTED,
+                       "%s: the Delta table times its commits with in-commit timestamps (writer feature "
+                       "'inCommitTimestamp'), which this build does not read: as_of=N names a version",
+                       what);
+    return PQ_OK;
+}
+
+/* The range of a Delta integer type; false for a type that is none. */
+static bool int_range(const char *type, int64_t *lo, int64_t *hi)
+{
+    static const struct { const char *name; int64_t lo, hi; } types[] = {
+        {"byte", INT8_MIN, INT8_MAX}, {"short", INT16_MIN, INT16_MAX},
+        {"integer", INT32_MIN, INT32_MAX}, {"long", INT64_MIN, INT64_MAX},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (!strcmp(type, types[i].name)) {
+            *lo = types[i].lo;
+            *hi = types[i].hi;
+            return true;
+        }
+    return false;
+}
+
+int pq_tf_part_canonical(const pq_tf_snapshot *s, int part, const char *text, char *buf, size_t cap, const char **canon,
+                         pq_error *err)
+{
+    char *out = buf;
+    *canon = NULL;
+    const pq_tf_column *c = NULL;
+    for (int i = 0; s->cols && i < s->n_cols && !c; i++)
+        if (s->cols[i].part == part) c = &s->cols[i];
+    const char *name = s->table->part_names[part];
+    if (cap < PQ_FMT_MAX + 8) return pq_fail(err, PQ_E_USAGE, "a partition value's buffer of %zu bytes", cap);
+    out[0] = '\0';
+    if (!text) return PQ_OK;
+    *canon = out;
+    pq_part_type t = s->table->part_types[part];
+    const char *type = c ? c->type : "string";
+    int64_t i, lo, hi, us;
+    double d;
+    bool ok = true;
+    size_t n = 0;
+    if (int_range(type, &lo, &hi)) {
+        ok = pq_parse_i64(text, strlen(text), &i) == 0 && i >= lo && i <= hi;
+        if (ok) n = pq_fmt_i64(i, out);
+    } else if (t == PQ_PART_DOUBLE) {
+        ok = pq_parse_double(text, strlen(text), &d) == 0 && d == d && d - d == 0; /* finite */
+        if (ok) n = pq_fmt_double(d, out);
+    } else if (t == PQ_PART_BOOL) {
+        ok = pq_part_value_bool(text) >= 0;
+        if (ok) n = (size_t)snprintf(out, cap, "%s", pq_part_value_bool(text) ? "true" : "false");
+    } else if (t == PQ_PART_DATE) {
+        ok = pq_part_value_is_date(text); /* YYYY-MM-DD: one text per date */
+        *canon = text;
+        if (ok) return PQ_OK;
+    } else if (t == PQ_PART_TIMESTAMP || t == PQ_PART_TIMESTAMP_NTZ) {
+        ok = pq_part_value_micros(text, t == PQ_PART_TIMESTAMP, &us) == 0;
+        if (ok) n = pq_fmt_timestamp(us, 6, out);
+        /* ISO 8601 in UTC: no reader takes it for local time. */
+        if (ok && t == PQ_PART_TIMESTAMP && n > 10 && out[10] == ' ') {
+            out[10] = 'T';
+            out[n++] = 'Z';
+        }
+    } else {
+        *canon = text; /* a string is its own text */
+        return PQ_OK;
+    }
+    if (!ok)
+        return pq_fail(err, PQ_E_USAGE, "%s=%s: not a value of the column's type (%s)", name, text, type);
+    out[n] = '\0';
     return PQ_OK;
 }
 
@@ -258,7 +327,6 @@ int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_
         if (!log) rc = PQ_NOMEM(err);
         if (rc == PQ_OK) rc = pq_delta_replay(store, root, version, log, err);
         if (rc == PQ_OK) rc = delta_snapshot(s, root, opts && opts->apply_deletes, what, err);
-        if (rc == PQ_OK && opts && opts->version_by_time) rc = check_timed(log, what, err);
         if (rc == PQ_OK)
             s->schema_tag = (pq_hash_str(log->schema_string) ^ (log->mapping_by_name ? 0x9e3779b97f4a7c15u : 0) ^
                              (log->mapping_by_id ? 0x5851f42d4c957f2du : 0)) | 1;

@@ -13,7 +13,8 @@
 #     parse);
 #   - S3: a log commit whose PUT landed but whose reply was lost is retried,
 #     answered 412, read back as "another writer's" and committed again as
-#     the next version (the same add twice).
+#     the next version (the same add twice);
+#   - S3 times objects to the second: as_of= inside a commit's second.
 #   tests/delta/review_regress.sh BUILD_DIR
 set -euo pipefail
 
@@ -138,7 +139,7 @@ mkdir -p "$S3ROOT/lake"
 cp -r "$DELTA/simple_table" "$S3ROOT/lake/"
 start_listener s3 node "$here/../mount/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST \
     --secret-key SKTEST --lose-conditional-replies 1 --log "$WORK/s3.log"
-[ -n "$LISTEN_PORT" ] || { fail "fake_s3 did not start: $(cat "$WORK/s3.err")"; summary "delta.review"; exit 1; }
+[ -n "$LISTEN_PORT" ] || { fail "fake_s3 did not start: $(cat "$WORK/s3.err")"; summary "delta.regress"; exit 1; }
 cat >"$WORK/s3.ini" <<INI
 [pqfs]
 source = s3://bkt/lake
@@ -161,5 +162,12 @@ adds=$(cat "$S3ROOT"/lake/simple_table/_delta_log/*.json | grep -c '"path":"s-' 
 check "S3, a commit's reply lost: one version committed, not $((after - before))" '[ $((after - before)) = 1 ]'
 check "... adding the file once, not $adds times" '[ "$adds" = 1 ]'
 check "... and the table reads" '"$PQTOOL" cat "$S3ROOT/lake/simple_table" >/dev/null'
+# S3 times objects to the second: a time inside the second of a commit is
+# refused, not guessed at; one well after the last commit is the latest.
+last=$(ls "$S3ROOT/lake/simple_table/_delta_log/" | grep 'json$' | tail -n 1)
+sec=$(date -u -d "@$(stat -c %Y "$S3ROOT/lake/simple_table/_delta_log/$last")" '+%Y-%m-%d %H:%M:%S')
+check "S3: as_of= within the second of a commit: EINVAL" '[ "$(errno_of stat "$MNT/simple_table/as_of=$sec.500")" = EINVAL ]'
+check "... and the reason is logged" 'grep -q "within the second of version" "$WORK/pqfs-s3.log"'
+check "S3: as_of= well after the last commit: the latest" '[ "$(tail -n +2 "$MNT/simple_table/as_of=2099-01-01/data.csv" | sort -n | tr "\n" " ")" = "$(tail -n +2 "$MNT/simple_table/data.csv" | sort -n | tr "\n" " ")" ]'
 stop_pqfs "$MNT" "$A"
-summary "delta.review"
+summary "delta.regress"

@@ -140,6 +140,10 @@ struct pq_store {
      * scan's threads suffice; remote stores wait on round trips, not on
      * the CPU, so they set more. */
     int parallel_requests;
+    /* How finely the store times files (pq_stat.modified_ms), in ms: 1 for
+     * a local disk, 1000 for object stores and HTTP servers (their
+     * Last-Modified is in whole seconds). */
+    int modified_granularity_ms;
     /* The directory a local store's messages name its paths under (its
      * resolved root), NULL for others: the lake takes it out of what it
      * shows users (/.pqfs/errors), which name paths relative to the lake. */

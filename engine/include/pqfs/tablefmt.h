@@ -80,10 +80,6 @@ typedef struct pq_tf_opts {
      * pq_scan_file.deleted_rows); otherwise a live file with deletes fails
      * the open (PQ_E_UNSUPPORTED naming the feature), never read whole. */
     bool apply_deletes;
-    /* The version was found by time (pq_tf_version_at): a table whose
-     * commits carry in-commit timestamps is then refused, since its
-     * commits' times are those, not the files'. */
-    bool version_by_time;
 } pq_tf_opts;
 
 const char *pq_tf_kind_name(pq_tf_kind kind);
@@ -107,6 +103,23 @@ void pq_tf_snapshot_free(pq_tf_snapshot *s);
  * modification times of the commit files, made increasing).  PQ_E_USAGE
  * for a Hive table, PQ_E_NOTFOUND when ms is before the oldest commit. */
 int pq_tf_version_at(pq_store *store, const char *root, int64_t ms, int64_t *version, pq_error *err);
+
+/* Whether s's commits may be found by the files' times: PQ_E_UNSUPPORTED
+ * for a table that times them with in-commit timestamps (writer feature
+ * inCommitTimestamp, or delta.enableInCommitTimestamps), which this build
+ * does not read.  A caller checks the latest snapshot and the one found. */
+int pq_tf_check_timed(const pq_tf_snapshot *s, pq_error *err);
+
+/* A partition value of column `part` of s as the format writes it
+ * (*canon: into buf, cap >= PQ_FMT_MAX + 8 bytes, or text itself): Delta's
+ * spelling of its type (an integer within its type's range without a sign
+ * or leading zeros to spare, a finite double as the renderer writes it,
+ * true/false, a date, a timestamp as ISO 8601 in UTC with a Z, a
+ * timestamp_ntz without a zone, a string as it is), so that one value has
+ * one text.  PQ_E_USAGE when the text is not a value of the type.  NULL
+ * text: *canon NULL. */
+int pq_tf_part_canonical(const pq_tf_snapshot *s, int part, const char *text, char *buf, size_t cap, const char **canon,
+                         pq_error *err);
 
 /* The row indexes (0-based, ascending) the deletion vector of
  * snap->table->files[file] deletes, *rows malloc'd (NULL and 0 when it has
@@ -163,11 +176,15 @@ typedef struct pq_tf_new_file {
 } pq_tf_new_file;
 
 /* Commits f to the table's log as the version after s's (Delta: commitInfo
- * and an add with partitionValues and stats, put-if-absent).  A version
- * another writer took first is followed by the next, unless that commit
- * changed the schema or protocol (PQ_E_IO: the caller removes its
- * file).  *version: the version committed. */
-int pq_tf_append(pq_store *store, const pq_tf_snapshot *s, const pq_tf_new_file *f, int64_t *version, pq_error *err);
+ * with this append's txnId, and an add with partitionValues and stats,
+ * put-if-absent).  A version another writer took first is followed by the
+ * next, unless that commit changed the schema or protocol (PQ_E_IO); one
+ * whose write failed or whose reply was lost is read back, ours when it
+ * carries our txnId.  *version: the version committed.  On failure *maybe
+ * says the commit may have landed all the same (its fate could not be
+ * read): the caller must then keep the file it names. */
+int pq_tf_append(pq_store *store, const pq_tf_snapshot *s, const pq_tf_new_file *f, int64_t *version, bool *maybe,
+                 pq_error *err);
 
 /* A checkpoint is written after every this many versions (Delta's
  * checkpointInterval default): version 10, 20, ... */
