@@ -54,6 +54,44 @@ static bool ruled_out_by_partition(const pq_query *q, const pq_scan_file *sf)
     return out;
 }
 
+/* Schema evolution (pq_query_bind_file's fit): a column the file lacks is
+ * NULL in every row of it, a constant as a partition value is (substituted
+ * into the predicate and folded: `c IS NULL` holds, `c > 5` prunes the
+ * file); a column of a type that does not read as the table's fails the
+ * file only when the query reads it; a widened one's leaf is converted as
+ * it is decoded (scan_unit.c). */
+static int bind_evolved(scan_state *s, int f, pq_expr **pred, pq_error *err)
+{
+    const pq_query *q = s->q;
+    file_state *fs = &s->fs[f];
+    pq_arena *a = &s->arena;
+    pq_value null = {.type = PQ_V_NULL, .is_null = true};
+    for (int i = 0; i < q->n_data && *pred; i++)
+        if (fs->fit[i].state == PQ_FIT_MISSING) *pred = pq_expr_substitute(a, *pred, i, &null);
+    int *cols = pq_arena_alloc(a, sizeof *cols * (size_t)(q->n_cols + 1));
+    if (!cols) return PQ_NOMEM(err);
+    int n = *pred ? pq_expr_columns(*pred, cols, q->n_cols) : 0;
+    for (int i = 0; i < q->n_data; i++) {
+        if (fs->fit[i].state != PQ_FIT_CONFLICT) continue;
+        bool reads = false;
+        for (int k = 0; k < n && !reads; k++) reads = cols[k] == i;
+        for (int j = 0; j < q->n_out && !reads; j++) reads = q->out[j] == i;
+        if (reads) {
+            pq_query_conflict(q, i, fs->col_node[i], scan_file_name(&s->files[f]), &fs->bind_err);
+            fs->bind_failed = true;
+            return PQ_OK;
+        }
+        fs->col_node[i] = NULL; /* not read */
+    }
+    int32_t n_leaves = s->files[f].footer->schema.n_leaves;
+    for (int i = 0; i < q->n_data; i++) {
+        if (fs->fit[i].widen == PQ_WIDEN_NONE || fs->col_leaf[i] < 0) continue;
+        if (!fs->leaf_widen && !(fs->leaf_widen = pq_arena_alloc(a, (size_t)n_leaves + 1))) return PQ_NOMEM(err);
+        fs->leaf_widen[fs->col_leaf[i]] = fs->fit[i].widen;
+    }
+    return PQ_OK;
+}
+
 static int prepare_file(scan_state *s, int f, pq_error *err)
 {
     const pq_query *q = s->q;
@@ -75,7 +113,9 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     if (!fs->col_leaf || !fs->col_node || !fs->filter_leaves || !fs->col_filter_leaf || !fs->read_leaves ||
         !fs->part_cells)
         return PQ_NOMEM(err);
-    if (pq_query_bind_file(q, &sf->footer->schema, fs->col_leaf, fs->col_node, &fs->bind_err) != PQ_OK) {
+    fs->fit = pq_arena_alloc(a, sizeof *fs->fit * (size_t)(q->n_cols + 1));
+    if (!fs->fit) return PQ_NOMEM(err);
+    if (pq_query_bind_file(q, &sf->footer->schema, fs->col_leaf, fs->col_node, fs->fit, &fs->bind_err) != PQ_OK) {
         pq_error_prefix(&fs->bind_err, "%s: ", scan_file_name(sf));
         fs->bind_failed = true;
         return PQ_OK;
@@ -91,6 +131,8 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
         fs->bind_failed = true;
         return PQ_OK;
     }
+    PQ_TRY(bind_evolved(s, f, &pred, err));
+    if (fs->bind_failed) return PQ_OK;
     for (int p = 0; p < q->n_parts; p++) {
         pq_buf_init(&fs->part_cells[p]);
         if (pq_query_part_cell(q, p, sf->part_values ? sf->part_values[p] : NULL, &fs->part_cells[p]))
@@ -564,6 +606,35 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
     free(lazy_file);
     total.plan.dirs_pruned = opts->dirs_pruned;
     if (stats) *stats = total;
+    return rc;
+}
+
+int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *opts, bool keep, pq_footer **out,
+                         pq_error *err)
+{
+    *out = NULL;
+    pq_schema_union *u;
+    PQ_TRY(pq_schema_union_new(false, &u, err));
+    int rc = PQ_OK;
+    for (int at = 0; at < n_files && rc == PQ_OK; at += PQ_SCAN_FILES_AT_ONCE) {
+        int m = n_files - at < PQ_SCAN_FILES_AT_ONCE ? n_files - at : PQ_SCAN_FILES_AT_ONCE;
+        bool opened[PQ_SCAN_FILES_AT_ONCE];
+        for (int f = 0; f < m; f++) opened[f] = !files[at + f].footer;
+        bool lazy = false;
+        for (int f = 0; f < m; f++) lazy |= opened[f];
+        if (lazy && !opts->open_file) rc = pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
+        if (rc == PQ_OK && lazy) rc = open_files_parallel(opts, NULL, files, at, m, err);
+        for (int f = 0; f < m && rc == PQ_OK; f++)
+            rc = pq_schema_union_add(u, files[at + f].footer, scan_file_name(&files[at + f]), err);
+        for (int f = 0; f < m && !keep && opts->release_file; f++) {
+            if (!opened[f] || (!files[at + f].footer && !files[at + f].file)) continue;
+            opts->release_file(opts->open_ctx, at + f);
+            files[at + f].footer = NULL;
+            files[at + f].file = NULL;
+        }
+    }
+    if (rc == PQ_OK) rc = pq_schema_union_finish(u, out, err);
+    pq_schema_union_free(u);
     return rc;
 }
 
