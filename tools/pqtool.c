@@ -279,15 +279,16 @@ static const pq_footer *table_footer(const inputs *in)
 static void scan_opts_for(pq_scan_opts *o, inputs *in);
 
 /* Several files: the table's schema is the union of theirs by name (every
- * footer read, as DuckDB's union_by_name does); a table of up to
- * PQ_SCAN_FILES_AT_ONCE files keeps them for the scan. */
+ * footer read, as DuckDB's union_by_name does), kept for the scan up to
+ * 16 MiB of encoded footers (decoded, a few times that). */
+#define UNION_KEEP_BYTES ((size_t)16 << 20)
+
 static int table_union(inputs *in, pq_error *err)
 {
     pq_scan_opts o;
     pq_scan_opts_init(&o);
     scan_opts_for(&o, in);
-    PQ_TRY(pq_scan_schema_union(in->files, in->n_files, &o, in->n_files <= PQ_SCAN_FILES_AT_ONCE, &in->schema_ft,
-                                err));
+    PQ_TRY(pq_scan_schema_union(in->files, in->n_files, &o, UNION_KEEP_BYTES, &in->schema_ft, err));
     if (in->snap) pq_tf_apply_types(in->snap, &in->schema_ft->schema);
     return PQ_OK;
 }

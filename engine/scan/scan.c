@@ -609,9 +609,10 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
     return rc;
 }
 
-int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *opts, bool keep, pq_footer **out,
-                         pq_error *err)
+int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *opts, size_t keep_bytes,
+                         pq_footer **out, pq_error *err)
 {
+    size_t kept = 0;
     *out = NULL;
     pq_schema_union *u;
     PQ_TRY(pq_schema_union_new(false, &u, err));
@@ -626,8 +627,14 @@ int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *o
         if (rc == PQ_OK && lazy) rc = open_files_parallel(opts, NULL, files, at, m, err);
         for (int f = 0; f < m && rc == PQ_OK; f++)
             rc = pq_schema_union_add(u, files[at + f].footer, scan_file_name(&files[at + f]), err);
-        for (int f = 0; f < m && !keep && opts->release_file; f++) {
+        for (int f = 0; f < m && opts->release_file; f++) {
             if (!opened[f] || (!files[at + f].footer && !files[at + f].file)) continue;
+            /* Kept for the scan while they fit the budget (encoded bytes). */
+            size_t len = files[at + f].footer ? files[at + f].footer->meta_len : 0;
+            if (rc == PQ_OK && kept + len <= keep_bytes) {
+                kept += len;
+                continue;
+            }
             opts->release_file(opts->open_ctx, at + f);
             files[at + f].footer = NULL;
             files[at + f].file = NULL;
