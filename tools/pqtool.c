@@ -279,8 +279,8 @@ static const pq_footer *table_footer(const inputs *in)
 static void scan_opts_for(pq_scan_opts *o, inputs *in);
 
 /* Several files: the table's schema is the union of theirs by name (every
- * footer read, as DuckDB's union_by_name does), kept for the scan up to
- * 16 MiB of encoded footers (decoded, a few times that). */
+ * footer read, as DuckDB's union_by_name does), kept for the scan while
+ * they hold at most 16 MiB. */
 #define UNION_KEEP_BYTES ((size_t)16 << 20)
 
 static int table_union(inputs *in, pq_error *err)

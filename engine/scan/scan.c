@@ -131,8 +131,10 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
         fs->bind_failed = true;
         return PQ_OK;
     }
+    bool by_parts = pred && pq_expr_constant(pred) == PQ_TRI_FALSE;
     PQ_TRY(bind_evolved(s, f, &pred, err));
     if (fs->bind_failed) return PQ_OK;
+    fs->pruned_missing = !by_parts && pred && pq_expr_constant(pred) == PQ_TRI_FALSE;
     for (int p = 0; p < q->n_parts; p++) {
         pq_buf_init(&fs->part_cells[p]);
         if (pq_query_part_cell(q, p, sf->part_values ? sf->part_values[p] : NULL, &fs->part_cells[p]))
@@ -609,6 +611,12 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
     return rc;
 }
 
+/* The memory a footer holds: its encoded metadata and what was decoded. */
+static size_t footer_bytes(const pq_footer *ft)
+{
+    return ft ? sizeof *ft + ft->meta_len + ft->arena.reserved + ft->schema.arena.reserved : 0;
+}
+
 int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *opts, size_t keep_bytes,
                          pq_footer **out, pq_error *err)
 {
@@ -617,8 +625,10 @@ int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *o
     pq_schema_union *u;
     PQ_TRY(pq_schema_union_new(false, &u, err));
     int rc = PQ_OK;
-    for (int at = 0; at < n_files && rc == PQ_OK; at += PQ_SCAN_FILES_AT_ONCE) {
-        int m = n_files - at < PQ_SCAN_FILES_AT_ONCE ? n_files - at : PQ_SCAN_FILES_AT_ONCE;
+    /* The first file alone: its footer's size is what the others' tail
+     * reads are sized from (pqtool's open_file), not a 64 KiB guess each. */
+    for (int at = 0, m = 1; at < n_files && rc == PQ_OK; at += m, m = PQ_SCAN_FILES_AT_ONCE) {
+        if (m > n_files - at) m = n_files - at;
         bool opened[PQ_SCAN_FILES_AT_ONCE];
         for (int f = 0; f < m; f++) opened[f] = !files[at + f].footer;
         bool lazy = false;
@@ -629,8 +639,8 @@ int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *o
             rc = pq_schema_union_add(u, files[at + f].footer, scan_file_name(&files[at + f]), err);
         for (int f = 0; f < m && opts->release_file; f++) {
             if (!opened[f] || (!files[at + f].footer && !files[at + f].file)) continue;
-            /* Kept for the scan while they fit the budget (encoded bytes). */
-            size_t len = files[at + f].footer ? files[at + f].footer->meta_len : 0;
+            /* Kept for the scan while they fit the budget. */
+            size_t len = footer_bytes(files[at + f].footer);
             if (rc == PQ_OK && kept + len <= keep_bytes) {
                 kept += len;
                 continue;
@@ -698,7 +708,10 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
         }
         if (fs->pruned) {
             t.files_pruned++; /* its row groups uncounted: its footer is not read */
-            if (pq_buf_printf(out, "file %s: pruned by partition values\n", scan_file_name(&files[f])))
+            if (pq_buf_printf(out, fs->pruned_missing ? "file %s: pruned: it lacks a column the filter needs "
+                                                        "(NULL in every row)\n"
+                                                      : "file %s: pruned by partition values\n",
+                              scan_file_name(&files[f])))
                 rc = PQ_NOMEM(err);
             continue;
         }

@@ -40,6 +40,7 @@ typedef struct unit {
 /* What the query needs per file, computed once before the workers start. */
 typedef struct file_state {
     bool pruned;               /* rung 1: the partition values rule the file out */
+    bool pruned_missing;       /* ... or a column it lacks (NULL in every row) does */
     bool bind_failed;
     pq_error bind_err;
     const pq_expr *pred;       /* partition values substituted; NULL: no filter */

@@ -131,6 +131,9 @@ async function parquetOut(what, args, from, where, select) {
   const newer = rowGroups(path.join(T, 'part-1.parquet')) + rowGroups(path.join(T, 'part-2.parquet'));
   check(p.code === 0 && /files: 3 total, 1 pruned/.test(p.err) && rg === newer,
     `added: newcol > 5 prunes part-0.parquet and reads the ${newer} row groups of the others (read ${rg})`, p.err);
+  const pl = pqtool(['plan', T, '--where', 'newcol > 5']);
+  check(pl.code === 0 && pl.out.includes(`file ${path.join(T, 'part-0.parquet')}: pruned: it lacks a column the filter needs`),
+    'added: plan says why the file without the column is pruned', pl.out.split('\n').slice(0, 3).join(' | ') + pl.err);
   const { copied, meta } = await parquetOut('added: --format parquet', [T], from);
   // Fully matched row groups are copied: a missing column is a NULL constant
   // beside them (the types are one in every file).
