@@ -131,7 +131,10 @@ typedef struct inputs {
      * files; Hive: discovery). */
     pq_tf_snapshot *snap;
     uint64_t **deleted;        /* per file: its deleted rows (snap's deletion vectors), read when opened */
-    int ref;                   /* the file whose footer is the query's schema */
+    int ref;                   /* the file whose footer is the query's schema (one file) */
+    /* The table's schema over several files (schema evolution): the union
+     * by name of every file's (pq_scan_schema_union). */
+    pq_footer *schema_ft;
     pq_scan_file *files;
     char **names;              /* a table's files: store root + path, named before opened (or when never) */
     int n_files;
@@ -154,6 +157,7 @@ static void inputs_free(inputs *in)
         if (in->deleted) free(in->deleted[i]);
     }
     free(in->deleted);
+    pq_footer_free(in->schema_ft);
     free(in->names);
     free(in->files);
     if (in->snap) pq_tf_snapshot_free(in->snap);
@@ -259,6 +263,60 @@ static int open_table_file(void *ctx, int index, pq_scan_file *sf, pq_error *err
         in->files[index].n_deleted = sf->n_deleted = n;
     }
     return PQ_OK;
+}
+
+/* The footer whose schema is the table's: the union's, or the one file's. */
+static const pq_footer *table_footer(const inputs *in)
+{
+    return in->schema_ft ? in->schema_ft : in->files[in->ref].footer;
+}
+
+static void scan_opts_for(pq_scan_opts *o, inputs *in, bool log_stats);
+
+/* Several files: the table's schema is the union of theirs by name (every
+ * footer read, as DuckDB's union_by_name does), kept for the scan while
+ * they hold at most 16 MiB. */
+#define UNION_KEEP_BYTES ((size_t)16 << 20)
+
+static int table_union(inputs *in, pq_error *err)
+{
+    pq_scan_opts o;
+    pq_scan_opts_init(&o);
+    scan_opts_for(&o, in, false); /* every footer is read: no rung before one */
+    PQ_TRY(pq_scan_schema_union(in->files, in->n_files, &o, UNION_KEEP_BYTES, &in->schema_ft, err));
+    if (in->snap) pq_tf_apply_types(in->snap, &in->schema_ft->schema);
+    return PQ_OK;
+}
+
+/* A Delta table's schema: the newest file's, when it holds every column of
+ * the log's schema (the common case: one footer read, so a file the log's
+ * statistics rule out is never opened); else the union of it and older
+ * files, newest first, until every column is found.  Files not read here
+ * are bound by name as the scan reaches them (a column one lacks is NULL
+ * in its rows). */
+static int delta_table_schema(inputs *in, pq_error *err)
+{
+    PQ_TRY(open_table_file(in, in->ref, &in->files[in->ref], err));
+    pq_error why;
+    if (pq_tf_check_file_schema(in->snap, &in->files[in->ref].footer->schema, in->names[in->ref], &why) == PQ_OK)
+        return PQ_OK;
+    pq_schema_union *u;
+    PQ_TRY(pq_schema_union_new(false, &u, err));
+    int rc = pq_schema_union_add(u, in->files[in->ref].footer, in->names[in->ref], err);
+    for (int i = in->ref - 1; rc == PQ_OK && i >= 0 && !in->schema_ft; i--) {
+        pq_footer *table = NULL;
+        rc = open_table_file(in, i, &in->files[i], err);
+        if (rc == PQ_OK) rc = pq_schema_union_add(u, in->files[i].footer, in->names[i], err);
+        if (rc == PQ_OK) rc = pq_schema_union_finish(u, &table, err);
+        if (rc == PQ_OK) pq_tf_apply_types(in->snap, &table->schema);
+        if (rc == PQ_OK && pq_tf_check_file_schema(in->snap, &table->schema, in->names[i], &why) == PQ_OK)
+            in->schema_ft = table; /* every column found */
+        else
+            pq_footer_free(table);
+    }
+    pq_schema_union_free(u);
+    if (rc == PQ_OK && !in->schema_ft) *err = why, rc = PQ_ERR; /* a column no live file holds */
+    return rc;
 }
 
 /* pq_scan_opts.release_file: the scan is done with the file. */
@@ -522,8 +580,9 @@ static int open_inputs(const char **paths, int n_paths, int64_t version, inputs 
          * of the table's schema (a column added later is not in older
          * files), which it must. */
         in->ref = delta ? in->n_files - 1 : 0;
-        PQ_TRY(open_table_file(in, in->ref, &in->files[in->ref], err));
-        if (delta) return pq_tf_check_file_schema(in->snap, &in->files[in->ref].footer->schema, in->names[in->ref], err);
+        if (delta) return delta_table_schema(in, err);
+        if (in->n_files > 1) PQ_TRY(table_union(in, err));
+        else PQ_TRY(open_table_file(in, in->ref, &in->files[in->ref], err));
         return PQ_OK;
     }
     if (version >= 0) return pq_fail(err, PQ_E_USAGE, "%s: --version is for a table format's table directory", paths[0]);
@@ -543,6 +602,7 @@ static int open_inputs(const char **paths, int n_paths, int64_t version, inputs 
         }
         in->files[in->n_files++] = (pq_scan_file){.file = f, .footer = ft};
     }
+    if (in->n_files > 1) PQ_TRY(table_union(in, err));
     if (remote_file) {
         /* Named as given (an S3 object's file is named by its endpoint's
          * URL), without credentials. */
@@ -582,7 +642,7 @@ static int compile_query(inputs *in, const char *path, const pq_query_spec *spec
         with_dirs.eq_vals = (const char *const *)in->eq_vals;
         with_dirs.n_eq = in->n_eq;
     }
-    int rc = pq_query_compile(&in->files[in->ref].footer->schema, t ? (const char *const *)t->part_names : NULL,
+    int rc = pq_query_compile(&table_footer(in)->schema, t ? (const char *const *)t->part_names : NULL,
                               t ? t->part_types : NULL, t ? t->n_parts : 0, &with_dirs, q, err);
     free(order);
     if (rc == PQ_OK) return PQ_OK;
@@ -794,7 +854,7 @@ static int cmd_cat(int argc, char **argv)
     if (a.parquet) {
         pq_write_opts wo;
         pq_write_opts_init(&wo);
-        scan_rc = pq_scan_parquet(q, in.files[in.ref].footer, in.files, in.n_files, &a.opts, &wo, &sink, &st, &err);
+        scan_rc = pq_scan_parquet(q, table_footer(&in), in.files, in.n_files, &a.opts, &wo, &sink, &st, &err);
     } else {
         scan_rc = pq_scan_csv(q, in.files, in.n_files, &a.opts, &sink, &st, &err);
     }

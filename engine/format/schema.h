@@ -95,4 +95,26 @@ bool pq_node_same_type(const pq_node *a, const pq_node *b);
 /* Whether two schemas have the same shape and types (multi-file tables). */
 bool pq_schema_equal(const pq_schema *a, const pq_schema *b);
 
+/* Schema evolution (schema_union.c).  The type of a table's primitive
+ * column whose files hold types a and b: *out is a copy of a with the
+ * widest of both (integers to the narrowest integer holding both, unsigned
+ * ones in a signed type of twice their width, at most 64 bits; FLOAT and
+ * DOUBLE to DOUBLE; INT64 timestamps of one UTC-ness to the finer unit).
+ * -1 when no type holds both (a string and an integer, ...). */
+int pq_node_union_type(const pq_node *a, const pq_node *b, pq_node *out);
+
+/* How a file's values of a primitive column become the table's type. */
+typedef enum pq_widen {
+    PQ_WIDEN_NONE = 0,         /* the same values (int8 read as int16 is INT32 both) */
+    PQ_WIDEN_I32_I64,          /* INT32 sign-extended to INT64 */
+    PQ_WIDEN_U32_I64,          /* uint32 (INT32) zero-extended to INT64 */
+    PQ_WIDEN_F32_F64,          /* FLOAT to DOUBLE */
+    PQ_WIDEN_TS_X1000,         /* timestamp to a unit 1,000 times finer */
+    PQ_WIDEN_TS_X1000000,      /* timestamp, milliseconds to nanoseconds */
+} pq_widen;
+/* The conversion of a file's column of type `from` to the table's `to`, or
+ * -1 when `to` does not hold every value of `from` (not primitives, or
+ * another type). */
+int pq_node_widen(const pq_node *from, const pq_node *to);
+
 #endif

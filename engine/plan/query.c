@@ -239,18 +239,45 @@ static bool same_shape(const pq_node *a, const pq_node *b)
     return pq_schema_equal(&sa, &sb);
 }
 
+int pq_query_conflict(const pq_query *q, int col, const pq_node *in_file, const char *file, pq_error *err)
+{
+    pq_buf tf, tt;
+    pq_buf_init(&tf);
+    pq_buf_init(&tt);
+    (void)pq_node_type_text(in_file, &tf);
+    (void)pq_node_type_text(q->cols[col].node, &tt);
+    pq_fail(err, PQ_E_UNSUPPORTED, "%s: column '%s' is %.*s in this file but %.*s in the table's schema (the files' types "
+            "do not widen to one)", file, q->cols[col].name, (int)tf.len, tf.data ? tf.data : "", (int)tt.len,
+            tt.data ? tt.data : "");
+    pq_buf_free(&tf);
+    pq_buf_free(&tt);
+    return PQ_ERR;
+}
+
 int pq_query_bind_file(const pq_query *q, const pq_schema *fs, int32_t *col_leaf, const pq_node **col_node,
-                       pq_error *err)
+                       pq_col_fit *fit, pq_error *err)
 {
     for (int i = 0; i < q->n_cols; i++) {
         col_leaf[i] = -1;
         col_node[i] = NULL;
+        if (fit) fit[i] = (pq_col_fit){PQ_FIT_SAME, PQ_WIDEN_NONE};
         if (i >= q->n_data || !q->cols[i].name[0]) continue;
         const pq_node *ref = q->schema->root->children[i];
         const pq_node *n = pq_schema_find(fs, ref->name);
+        if (!n && fit) {
+            fit[i].state = PQ_FIT_MISSING;
+            continue;
+        }
         if (!n) return pq_fail(err, PQ_E_CORRUPT, "column '%s' is missing (the table's schema has it)", ref->name);
-        if (!same_shape(n, ref))
+        int widen = same_shape(n, ref) ? PQ_WIDEN_NONE : fit ? pq_node_widen(n, ref) : -1;
+        if (widen < 0 && fit) {
+            fit[i].state = PQ_FIT_CONFLICT;
+            col_node[i] = n;
+            continue;
+        }
+        if (widen < 0)
             return pq_fail(err, PQ_E_CORRUPT, "column '%s' has another type than in the table's schema", ref->name);
+        if (fit) fit[i].widen = (uint8_t)widen;
         col_node[i] = n;
         if (n->kind == PQ_NODE_PRIMITIVE) col_leaf[i] = n->leaf_index;
     }

@@ -54,11 +54,31 @@ int pq_query_fold_parts(const pq_query *q, const char *const *values, int n, pq_
 /* The same value as a CSV cell. */
 int pq_query_part_cell(const pq_query *q, int part, const char *text, pq_buf *out);
 
-/* Per file: which leaf each data column is in this file (resolved by name;
- * the shape and type must equal the reference schema's), or an error naming
- * the column. col_leaf has n_cols entries (-1 for partition and nested). */
+/* How a file holds a data column of the table (schema evolution). */
+typedef enum pq_fit_state {
+    PQ_FIT_SAME = 0,           /* the table's type, or one that widens to it (pq_col_fit.widen) */
+    PQ_FIT_MISSING,            /* not in the file: NULL in its rows */
+    PQ_FIT_CONFLICT,           /* of a type that does not read as the table's */
+} pq_fit_state;
+typedef struct pq_col_fit {
+    uint8_t state;             /* pq_fit_state */
+    uint8_t widen;             /* pq_widen (schema.h) of a PQ_FIT_SAME primitive */
+} pq_col_fit;
+
+/* Per file: which leaf each data column is in this file (resolved by name),
+ * or an error naming the column.  col_leaf has n_cols entries (-1 for
+ * partition and nested).  With `fit` (n_cols entries), a column the file
+ * lacks or holds in another type is no error: fit says so (col_node NULL
+ * when missing, the file's node on a conflict); a primitive may be of a
+ * type that widens to the table's (pq_node_widen), a nested column must
+ * have its shape.  Without, every column must be there in the table's
+ * shape and type. */
 int pq_query_bind_file(const pq_query *q, const pq_schema *file_schema, int32_t *col_leaf,
-                       const pq_node **col_node, pq_error *err);
+                       const pq_node **col_node, pq_col_fit *fit, pq_error *err);
+/* The error of column `col` whose type in file `file` (node `in_file`)
+ * does not read as the table's: names the column, the file and both
+ * types. */
+int pq_query_conflict(const pq_query *q, int col, const pq_node *in_file, const char *file, pq_error *err);
 
 /* A select= list or --select argument: names separated by commas, each
  * trimmed of spaces, or double-quoted as in expressions ("x,y", quotes

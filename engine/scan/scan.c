@@ -91,6 +91,44 @@ static int ruled_out_before_footer(const pq_query *q, const pq_scan_opts *opts, 
     return out ? 2 : 0;
 }
 
+/* Schema evolution (pq_query_bind_file's fit): a column the file lacks is
+ * NULL in every row of it, a constant as a partition value is (substituted
+ * into the predicate and folded: `c IS NULL` holds, `c > 5` prunes the
+ * file); a column of a type that does not read as the table's fails the
+ * file only when the query reads it; a widened one's leaf is converted as
+ * it is decoded (scan_unit.c). */
+static int bind_evolved(scan_state *s, int f, pq_expr **pred, pq_error *err)
+{
+    const pq_query *q = s->q;
+    file_state *fs = &s->fs[f];
+    pq_arena *a = &s->arena;
+    pq_value null = {.type = PQ_V_NULL, .is_null = true};
+    for (int i = 0; i < q->n_data && *pred; i++)
+        if (fs->fit[i].state == PQ_FIT_MISSING) *pred = pq_expr_substitute(a, *pred, i, &null);
+    int *cols = pq_arena_alloc(a, sizeof *cols * (size_t)(q->n_cols + 1));
+    if (!cols) return PQ_NOMEM(err);
+    int n = *pred ? pq_expr_columns(*pred, cols, q->n_cols) : 0;
+    for (int i = 0; i < q->n_data; i++) {
+        if (fs->fit[i].state != PQ_FIT_CONFLICT) continue;
+        bool reads = false;
+        for (int k = 0; k < n && !reads; k++) reads = cols[k] == i;
+        for (int j = 0; j < q->n_out && !reads; j++) reads = q->out[j] == i;
+        if (reads) {
+            pq_query_conflict(q, i, fs->col_node[i], scan_file_name(&s->files[f]), &fs->bind_err);
+            fs->bind_failed = true;
+            return PQ_OK;
+        }
+        fs->col_node[i] = NULL; /* not read */
+    }
+    int32_t n_leaves = s->files[f].footer->schema.n_leaves;
+    for (int i = 0; i < q->n_data; i++) {
+        if (fs->fit[i].widen == PQ_WIDEN_NONE || fs->col_leaf[i] < 0) continue;
+        if (!fs->leaf_widen && !(fs->leaf_widen = pq_arena_alloc(a, (size_t)n_leaves + 1))) return PQ_NOMEM(err);
+        fs->leaf_widen[fs->col_leaf[i]] = fs->fit[i].widen;
+    }
+    return PQ_OK;
+}
+
 static int prepare_file(scan_state *s, int f, pq_error *err)
 {
     const pq_query *q = s->q;
@@ -114,7 +152,9 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     if (!fs->col_leaf || !fs->col_node || !fs->filter_leaves || !fs->col_filter_leaf || !fs->read_leaves ||
         !fs->part_cells)
         return PQ_NOMEM(err);
-    if (pq_query_bind_file(q, &sf->footer->schema, fs->col_leaf, fs->col_node, &fs->bind_err) != PQ_OK) {
+    fs->fit = pq_arena_alloc(a, sizeof *fs->fit * (size_t)(q->n_cols + 1));
+    if (!fs->fit) return PQ_NOMEM(err);
+    if (pq_query_bind_file(q, &sf->footer->schema, fs->col_leaf, fs->col_node, fs->fit, &fs->bind_err) != PQ_OK) {
         pq_error_prefix(&fs->bind_err, "%s: ", scan_file_name(sf));
         fs->bind_failed = true;
         return PQ_OK;
@@ -130,6 +170,10 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
         fs->bind_failed = true;
         return PQ_OK;
     }
+    bool by_parts = pred && pq_expr_constant(pred) == PQ_TRI_FALSE;
+    PQ_TRY(bind_evolved(s, f, &pred, err));
+    if (fs->bind_failed) return PQ_OK;
+    fs->pruned_missing = !by_parts && pred && pq_expr_constant(pred) == PQ_TRI_FALSE;
     for (int p = 0; p < q->n_parts; p++) {
         pq_buf_init(&fs->part_cells[p]);
         if (pq_query_part_cell(q, p, sf->part_values ? sf->part_values[p] : NULL, &fs->part_cells[p]))
@@ -615,6 +659,50 @@ static int scan_all(const pq_query *q, const pq_scan_file *files, int n_files, c
     return rc;
 }
 
+/* The memory a footer holds: its encoded metadata and what was decoded. */
+static size_t footer_bytes(const pq_footer *ft)
+{
+    return ft ? sizeof *ft + ft->meta_len + ft->arena.reserved + ft->schema.arena.reserved : 0;
+}
+
+int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *opts, size_t keep_bytes,
+                         pq_footer **out, pq_error *err)
+{
+    size_t kept = 0;
+    *out = NULL;
+    pq_schema_union *u;
+    PQ_TRY(pq_schema_union_new(false, &u, err));
+    int rc = PQ_OK;
+    /* The first file alone: its footer's size is what the others' tail
+     * reads are sized from (pqtool's open_file), not a 64 KiB guess each. */
+    for (int at = 0, m = 1; at < n_files && rc == PQ_OK; at += m, m = PQ_SCAN_FILES_AT_ONCE) {
+        if (m > n_files - at) m = n_files - at;
+        bool opened[PQ_SCAN_FILES_AT_ONCE];
+        for (int f = 0; f < m; f++) opened[f] = !files[at + f].footer;
+        bool lazy = false;
+        for (int f = 0; f < m; f++) lazy |= opened[f];
+        if (lazy && !opts->open_file) rc = pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
+        if (rc == PQ_OK && lazy) rc = open_files_parallel(opts, NULL, files, at, m, err);
+        for (int f = 0; f < m && rc == PQ_OK; f++)
+            rc = pq_schema_union_add(u, files[at + f].footer, scan_file_name(&files[at + f]), err);
+        for (int f = 0; f < m && opts->release_file; f++) {
+            if (!opened[f] || (!files[at + f].footer && !files[at + f].file)) continue;
+            /* Kept for the scan while they fit the budget. */
+            size_t len = footer_bytes(files[at + f].footer);
+            if (rc == PQ_OK && kept + len <= keep_bytes) {
+                kept += len;
+                continue;
+            }
+            opts->release_file(opts->open_ctx, at + f);
+            files[at + f].footer = NULL;
+            files[at + f].file = NULL;
+        }
+    }
+    if (rc == PQ_OK) rc = pq_schema_union_finish(u, out, err);
+    pq_schema_union_free(u);
+    return rc;
+}
+
 int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
                 const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
 {
@@ -678,8 +766,12 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
             /* its row groups uncounted: its footer is not read */
             if (fs->pruned_log) t.files_pruned_log++;
             else t.files_pruned++;
-            if (pq_buf_printf(out, "file %s: pruned by %s\n", scan_file_name(&files[f]),
-                              fs->pruned_log ? "log statistics" : "partition values"))
+            if (pq_buf_printf(out,
+                              fs->pruned_log       ? "file %s: pruned by log statistics\n"
+                              : fs->pruned_missing ? "file %s: pruned: it lacks a column the filter needs (NULL in "
+                                                     "every row)\n"
+                                                   : "file %s: pruned by partition values\n",
+                              scan_file_name(&files[f])))
                 rc = PQ_NOMEM(err);
             continue;
         }

@@ -225,11 +225,22 @@ typedef struct part_const {
     pq_bytes str;
 } part_const;
 
+/* How a file's leaf becomes the output's (schema evolution). */
+enum leaf_mode {
+    LEAF_SAME,                 /* the table's levels */
+    LEAF_LIFT,                 /* required in the file, optional in the table: every value present */
+    LEAF_NULL,                 /* the file lacks the column: NULL in every row */
+};
+
 struct pq_rg_encoder {
     const pq_parquet_out *po;
     const pq_node *const *col_node;
     pq_colwriter **w;          /* per output leaf */
-    int16_t *max_def;          /* per output leaf */
+    int16_t *max_def;          /* per output leaf: the file's (its batches' levels) */
+    uint8_t *mode;             /* per output leaf: enum leaf_mode */
+    uint16_t *ones;            /* LEAF_LIFT: definition levels of present values */
+    int32_t n_ones;
+    uint16_t *zeros;           /* LEAF_NULL: repetition levels */
     int32_t n;
     int64_t rows;
     part_const *pc;            /* per output column (partition columns only) */
@@ -244,11 +255,52 @@ void pq_rg_encoder_free(pq_rg_encoder *e)
     for (int32_t i = 0; i < e->n; i++) pq_colwriter_free(e->w[i]);
     free(e->w);
     free(e->max_def);
+    free(e->mode);
+    free(e->ones);
+    free(e->zeros);
     free(e->pc);
     free(e->cdef);
     free(e->cvals);
     pq_chunks_free(e->copied, e->n);
     free(e);
+}
+
+/* The writers of data column col's leaves: the output's (the table's)
+ * types and levels, from this file's leaves (or none: it lacks the column). */
+static int data_writers(pq_rg_encoder *e, const pq_schema *file_schema, int col, pq_error *err)
+{
+    const pq_parquet_out *po = e->po;
+    const pq_query *q = po->q;
+    const pq_node *nd = e->col_node[col], *ref = q->cols[col].node;
+    if (nd && nd->n_leaves != ref->n_leaves)
+        return pq_fail(err, PQ_E_UNSUPPORTED, "column '%s' is nested otherwise than in the table's schema",
+                       q->cols[col].name);
+    for (int32_t k = 0; k < ref->n_leaves; k++) {
+        const pq_leaf *fl = nd ? &file_schema->leaves[nd->first_leaf + k] : NULL;
+        const pq_leaf *rl = &q->schema->leaves[ref->first_leaf + k];
+        uint8_t mode = LEAF_SAME;
+        if (!fl) {
+            mode = LEAF_NULL; /* optional in the table: the union makes it so */
+            if (rl->max_def < 1)
+                return pq_fail(err, PQ_E_UNSUPPORTED, "column '%s' is not in this file and required in the table's "
+                               "schema", q->cols[col].name);
+        } else if (fl->max_def != rl->max_def || fl->max_rep != rl->max_rep) {
+            /* The output schema is the table's: this file's levels must mean
+             * the same (the scan's shape check leaves nullability and list
+             * layout free, which CSV does not mind), or be a flat required
+             * column of an optional one. */
+            if (fl->max_rep || rl->max_rep || fl->max_def != 0 || rl->max_def != 1)
+                return pq_fail(err, PQ_E_UNSUPPORTED,
+                               "column '%s' is nullable or nested otherwise than in the table's schema "
+                               "(levels %d/%d, there %d/%d): one Parquet file cannot hold both",
+                               q->cols[col].name, fl->max_def, fl->max_rep, rl->max_def, rl->max_rep);
+            mode = LEAF_LIFT;
+        }
+        e->max_def[e->n] = fl ? fl->max_def : 0;
+        e->mode[e->n] = mode;
+        PQ_TRY(pq_colwriter_new(rl, &po->opts, &e->w[e->n++], err));
+    }
+    return PQ_OK;
 }
 
 int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, const pq_node *const *col_node,
@@ -262,28 +314,13 @@ int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, co
     e->col_node = col_node;
     e->w = calloc((size_t)po->n_leaves + 1, sizeof *e->w);
     e->max_def = calloc((size_t)po->n_leaves + 1, sizeof *e->max_def);
+    e->mode = calloc((size_t)po->n_leaves + 1, sizeof *e->mode);
     e->pc = calloc((size_t)q->n_out + 1, sizeof *e->pc);
-    int rc = e->w && e->max_def && e->pc ? PQ_OK : PQ_NOMEM(err);
+    int rc = e->w && e->max_def && e->mode && e->pc ? PQ_OK : PQ_NOMEM(err);
     for (int j = 0; j < q->n_out && rc == PQ_OK; j++) {
         int col = q->out[j];
         if (col < q->n_data) {
-            const pq_node *nd = col_node[col], *ref = q->cols[col].node;
-            for (int32_t k = 0; k < nd->n_leaves && rc == PQ_OK; k++) {
-                const pq_leaf *fl = &file_schema->leaves[nd->first_leaf + k];
-                const pq_leaf *rl = &q->schema->leaves[ref->first_leaf + k];
-                /* The output schema is the reference file's: this file's
-                 * levels must mean the same (the scan's shape check leaves
-                 * nullability and list layout free, which CSV does not mind). */
-                if (nd->n_leaves != ref->n_leaves || fl->max_def != rl->max_def || fl->max_rep != rl->max_rep) {
-                    rc = pq_fail(err, PQ_E_UNSUPPORTED,
-                                 "column '%s' is nullable or nested otherwise than in the table's first file "
-                                 "(levels %d/%d, there %d/%d): one Parquet file cannot hold both",
-                                 q->cols[col].name, fl->max_def, fl->max_rep, rl->max_def, rl->max_rep);
-                    break;
-                }
-                e->max_def[e->n] = fl->max_def;
-                rc = pq_colwriter_new(fl, &po->opts, &e->w[e->n++], err);
-            }
+            rc = data_writers(e, file_schema, col, err);
             continue;
         }
         int p = col - q->n_data;
@@ -342,6 +379,20 @@ static int add_constant(pq_rg_encoder *e, pq_colwriter *w, const part_const *pc,
     return PQ_OK;
 }
 
+/* n rows of NULL (a column the file lacks) to writer w. */
+static int add_nulls(pq_rg_encoder *e, pq_colwriter *w, int64_t n, pq_error *err)
+{
+    if (!e->zeros) e->zeros = calloc(CONST_BATCH, sizeof *e->zeros);
+    if (!e->zeros) return PQ_NOMEM(err);
+    while (n > 0) {
+        int32_t m = n < CONST_BATCH ? (int32_t)n : CONST_BATCH;
+        pq_col_batch b = {.n_rows = m, .n_levels = m, .def = e->zeros, .rep = e->zeros};
+        PQ_TRY(pq_colwriter_add(w, &b, err));
+        n -= m;
+    }
+    return PQ_OK;
+}
+
 /* The first n rows of a batch (whole rows: nested entries up to the n-th
  * row start). */
 static void batch_prefix(const pq_col_batch *in, int32_t n, int16_t max_def, pq_col_batch *out)
@@ -369,10 +420,24 @@ int pq_rg_encoder_add(pq_rg_encoder *e, const pq_out_col *cols, int32_t n, pq_er
     for (int j = 0; j < q->n_out; j++) {
         int col = q->out[j];
         if (col < q->n_data) {
-            for (int32_t k = 0; k < cols[j].node->n_leaves; k++) {
+            for (int32_t k = 0; k < q->cols[col].node->n_leaves; k++, li++) {
+                if (e->mode[li] == LEAF_NULL) {
+                    PQ_TRY(add_nulls(e, e->w[li], n, err));
+                    continue;
+                }
                 pq_col_batch b;
                 batch_prefix(&cols[j].leaves[k], n, e->max_def[li], &b);
-                PQ_TRY(pq_colwriter_add(e->w[li++], &b, err));
+                if (e->mode[li] == LEAF_LIFT) {
+                    if (b.n_levels > e->n_ones) {
+                        uint16_t *g = realloc(e->ones, sizeof *g * (size_t)b.n_levels);
+                        if (!g) return PQ_NOMEM(err);
+                        e->ones = g;
+                        for (int32_t i = e->n_ones; i < b.n_levels; i++) g[i] = 1;
+                        e->n_ones = b.n_levels;
+                    }
+                    b.def = e->ones;
+                }
+                PQ_TRY(pq_colwriter_add(e->w[li], &b, err));
             }
         } else {
             const pq_node *pn = &e->po->part_nodes[col - q->n_data];
@@ -391,12 +456,24 @@ int64_t pq_rg_encoder_rows(const pq_rg_encoder *e)
 bool pq_rg_encoder_can_copy(const pq_rg_encoder *e, const pq_footer *ft, int32_t g)
 {
     const pq_query *q = e->po->q;
+    int32_t li = 0;
     for (int j = 0; j < q->n_out; j++) {
         int col = q->out[j];
-        if (col >= q->n_data) continue;
-        const pq_node *nd = e->col_node[col];
-        for (int32_t k = 0; k < nd->n_leaves; k++)
-            if (!pq_chunk_copyable(ft, g, nd->first_leaf + k)) return false;
+        if (col >= q->n_data) {
+            li++;
+            continue;
+        }
+        const pq_node *nd = e->col_node[col], *ref = q->cols[col].node;
+        for (int32_t k = 0; k < ref->n_leaves; k++, li++) {
+            if (e->mode[li] == LEAF_NULL) continue; /* encoded as a constant */
+            /* The chunk must hold the output's type and levels as they are:
+             * a widened or lifted column is re-encoded. */
+            const pq_leaf *fl = &ft->schema.leaves[nd->first_leaf + k];
+            const pq_leaf *rl = &q->schema->leaves[ref->first_leaf + k];
+            if (e->mode[li] != LEAF_SAME || !pq_node_same_type(fl->node, rl->node) ||
+                !pq_chunk_copyable(ft, g, nd->first_leaf + k))
+                return false;
+        }
     }
     return true;
 }
@@ -413,8 +490,10 @@ int pq_rg_encoder_copy(pq_rg_encoder *e, pq_file *f, const pq_footer *ft, int32_
         int col = q->out[j];
         if (col < q->n_data) {
             const pq_node *nd = e->col_node[col];
-            for (int32_t k = 0; k < nd->n_leaves; k++)
-                PQ_TRY(pq_chunk_copy_from(f, ft, g, nd->first_leaf + k, &e->copied[li++], err));
+            for (int32_t k = 0; k < q->cols[col].node->n_leaves; k++, li++) {
+                if (nd) PQ_TRY(pq_chunk_copy_from(f, ft, g, nd->first_leaf + k, &e->copied[li], err));
+                else PQ_TRY(add_nulls(e, e->w[li], rows, err));
+            }
         } else {
             const pq_node *pn = &e->po->part_nodes[col - q->n_data];
             PQ_TRY(add_constant(e, e->w[li++], &e->pc[j], pn->phys, rows, err));
@@ -434,9 +513,9 @@ int pq_rg_encoder_finish(pq_rg_encoder *e, pq_chunk_out **chunks, pq_error *err)
     int rc = PQ_OK;
     for (int j = 0; j < q->n_out && rc == PQ_OK; j++) {
         int col = q->out[j];
-        int32_t leaves = col < q->n_data ? e->col_node[col]->n_leaves : 1;
+        int32_t leaves = col < q->n_data ? q->cols[col].node->n_leaves : 1;
         for (int32_t k = 0; k < leaves && rc == PQ_OK; k++, li++) {
-            if (e->copied && col < q->n_data) {
+            if (e->copied && col < q->n_data && e->col_node[col]) {
                 out[li] = e->copied[li];
                 memset(&e->copied[li], 0, sizeof e->copied[li]);
             } else {

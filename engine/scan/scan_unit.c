@@ -97,7 +97,69 @@ typedef struct unit_ctx {
     int64_t rows_cap;          /* > 0: no row at or past it is kept (the pre-pass) */
     int32_t *decode;           /* scratch: the leaves a window decodes */
     pq_rg_encoder *enc;        /* Parquet output: this row group's encoder */
+    /* Schema evolution: a widened leaf's values in the table's type, per
+     * leaf twice (the main pass, the pre-pass of last_kept_row, whose
+     * batches must not overwrite the ones it saved). */
+    struct widen_buf *wbuf;
+    int prepass;
 } unit_ctx;
+
+typedef struct widen_buf {
+    void *vals;
+    size_t cap;
+} widen_buf;
+
+/* Bytes of one decoded value of a leaf as the scan holds it: the table's
+ * type for a widened leaf (INT64, DOUBLE: 8 bytes). */
+static size_t leaf_value_size(const unit_ctx *c, int32_t leaf)
+{
+    if (c->fs->leaf_widen && c->fs->leaf_widen[leaf]) return 8;
+    return pq_value_size(c->ft->schema.leaves[leaf].node->phys);
+}
+
+/* A batch of a widened leaf, converted to the table's type. */
+static int widen_batch(unit_ctx *c, int32_t leaf, pq_col_batch *b, pq_error *err)
+{
+    int w = c->fs->leaf_widen ? c->fs->leaf_widen[leaf] : PQ_WIDEN_NONE;
+    if (w == PQ_WIDEN_NONE || b->n_values <= 0 || !c->wbuf) return PQ_OK;
+    widen_buf *wb = &c->wbuf[2 * (size_t)leaf + (size_t)c->prepass];
+    size_t n = (size_t)b->n_values;
+    if (n > wb->cap) {
+        void *grown = realloc(wb->vals, n * 8);
+        if (!grown) return PQ_NOMEM(err);
+        wb->vals = grown;
+        wb->cap = n;
+    }
+    int64_t *d = wb->vals;
+    const int32_t *i32 = b->values;
+    const int64_t *i64 = b->values;
+    switch (w) {
+    case PQ_WIDEN_I32_I64:
+        for (size_t i = 0; i < n; i++) d[i] = i32[i];
+        break;
+    case PQ_WIDEN_U32_I64:
+        for (size_t i = 0; i < n; i++) d[i] = (int64_t)(uint32_t)i32[i];
+        break;
+    case PQ_WIDEN_F32_F64: {
+        const float *f = b->values;
+        double *dd = wb->vals;
+        for (size_t i = 0; i < n; i++) dd[i] = (double)f[i];
+        break;
+    }
+    default: {
+        int64_t k = w == PQ_WIDEN_TS_X1000 ? 1000 : 1000000;
+        for (size_t i = 0; i < n; i++) {
+            if (i64[i] > INT64_MAX / k || i64[i] < INT64_MIN / k)
+                return pq_fail(err, PQ_E_UNSUPPORTED, "column '%s': timestamp %lld is out of the range of the "
+                               "table's finer unit", c->ft->schema.leaves[leaf].path, (long long)i64[i]);
+            d[i] = i64[i] * k;
+        }
+        break;
+    }
+    }
+    b->values = wb->vals;
+    return PQ_OK;
+}
 
 /* A projection opened for a window that kept at most one row in this many
  * (or a handful) reads its pages one by one, as the selected rows need them
@@ -340,10 +402,9 @@ static void compact_buf_free(compact_buf *b)
 
 /* Keeps the rows with keep[row] set of a batch (flat or repeated: a row is
  * every level entry from one rep == 0 to the next), into scratch arrays. */
-static int compact_batch(const pq_col_batch *in, const pq_leaf *leaf, const uint8_t *keep, compact_buf *b,
-                         pq_col_batch *out, pq_error *err)
+static int compact_batch(const pq_col_batch *in, const pq_leaf *leaf, size_t vs, const uint8_t *keep,
+                         compact_buf *b, pq_col_batch *out, pq_error *err)
 {
-    size_t vs = pq_value_size(leaf->node->phys);
     size_t nl = (size_t)in->n_levels, nv_in = (size_t)in->n_values;
     if (nl > b->cap_levels) {
         uint16_t *d = realloc(b->def, nl * sizeof *d);
@@ -433,6 +494,7 @@ static int filter_window(unit_ctx *c, int32_t n, int32_t *out_rows, pq_error *er
         if (c->filter_batch[leaf].n_rows != n)
             return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
                            c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
+        PQ_TRY(widen_batch(c, leaf, &c->filter_batch[leaf], err));
         for (int col = 0; col < q->n_cols; col++) {
             if (fs->col_filter_leaf[col] != leaf) continue;
             if (fs->col_leaf[col] == leaf) {
@@ -541,6 +603,7 @@ static int last_kept_row(unit_ctx *c, int64_t from, int64_t end, int64_t *last, 
         if (rc == PQ_OK) rc = pq_col_skip(*slot, from, err);
     }
     uint64_t filtered = 0;
+    c->prepass = 1;
     for (int64_t at = from; rc == PQ_OK && at < end;) {
         int32_t n = end - at < s->batch_rows ? (int32_t)(end - at) : s->batch_rows;
         int32_t kept;
@@ -549,6 +612,7 @@ static int last_kept_row(unit_ctx *c, int64_t from, int64_t end, int64_t *last, 
         if (rc == PQ_OK && kept > 0) *last = at + last_kept_in(c->keep, n);
         at += n;
     }
+    c->prepass = 0;
     pthread_mutex_lock(&s->mu);
     s->stats.rows_filtered -= filtered; /* counted by the main pass */
     pthread_mutex_unlock(&s->mu);
@@ -569,12 +633,15 @@ out:
 static int read_leaf(unit_ctx *c, int32_t leaf, int32_t n, bool selected, pq_error *err)
 {
     pq_col_reader *r = c->reader_of[leaf] >= 0 ? c->rg.cols[c->reader_of[leaf]] : NULL;
-    if (selected) return pq_col_read_selected(r, n, c->keep, &c->by_leaf[leaf], err);
+    if (selected) {
+        PQ_TRY(pq_col_read_selected(r, n, c->keep, &c->by_leaf[leaf], err));
+        return widen_batch(c, leaf, &c->by_leaf[leaf], err);
+    }
     PQ_TRY(pq_col_read(r, n, &c->by_leaf[leaf], err));
     if (c->by_leaf[leaf].n_rows != n)
         return pq_fail(err, PQ_E_CORRUPT, "column '%s' ends before the row group's %lld rows",
                        c->ft->schema.leaves[leaf].path, (long long)c->rg.num_rows);
-    return PQ_OK;
+    return widen_batch(c, leaf, &c->by_leaf[leaf], err);
 }
 
 /* Claims and reads the task's columns (scan_unit.h). */
@@ -669,8 +736,8 @@ static int scan_range(unit_ctx *c, int64_t begin, int64_t end, pq_error *err)
             } else if (out_rows == 0) {
                 if (!c->is_filter[leaf] && r) PQ_TRY(pq_col_skip(r, n, err));
             } else {
-                PQ_TRY(compact_batch(&c->filter_batch[leaf], &c->ft->schema.leaves[leaf], c->keep, &c->cbuf[leaf],
-                                     &c->by_leaf[leaf], err));
+                PQ_TRY(compact_batch(&c->filter_batch[leaf], &c->ft->schema.leaves[leaf], leaf_value_size(c, leaf),
+                                     c->keep, &c->cbuf[leaf], &c->by_leaf[leaf], err));
             }
         }
         PQ_TRY(read_leaves(c, c->decode, n_decode, n, filter, err));
@@ -696,6 +763,8 @@ static int unit_arrays(unit_ctx *c, pq_arena *a, size_t nl)
     c->by_col = pq_arena_alloc(a, sizeof *c->by_col * (size_t)(c->s->q->n_cols + 1));
     c->cols = pq_arena_alloc(a, sizeof *c->cols * (size_t)(c->s->q->n_out + 1));
     c->decode = pq_arena_alloc(a, sizeof *c->decode * nl);
+    /* Freed by the unit (its vals): a table with widened columns only. */
+    if (c->fs->leaf_widen && !(c->wbuf = pq_arena_alloc(a, sizeof *c->wbuf * 2 * nl))) return PQ_ERR;
     if (!c->by_leaf || !c->filter_batch || !c->is_filter || !c->is_proj || !c->reader_of || !c->cbuf || !c->rownull || !c->rownull_batch ||
         !c->keep || !c->order || !c->by_col || !c->cols || !c->decode)
         return PQ_ERR;
@@ -786,8 +855,13 @@ int scan_process_unit(scan_state *s, int32_t ui, pq_error *err)
         const pq_node *nd = fs->col_node[col];
         if (nd) {
             for (int32_t k = 0; k < nd->n_leaves; k++) c.is_proj[nd->first_leaf + k] = true;
-            c.cols[j].node = nd;
+            /* A widened column's values are the table's type: its node
+             * renders them (a primitive: its levels are the file's). */
+            c.cols[j].node = fs->fit && fs->fit[col].widen != PQ_WIDEN_NONE ? q->cols[col].node : nd;
             c.cols[j].leaves = &c.by_leaf[nd->first_leaf];
+        } else if (col < q->n_data) {
+            c.cols[j].constant = ""; /* not in this file: NULL */
+            c.cols[j].constant_len = 0;
         } else {
             const pq_buf *cell = &fs->part_cells[col - q->n_data];
             c.cols[j].constant = cell->data ? cell->data : "";
@@ -848,6 +922,8 @@ out:
     }
     if (c.cbuf)
         for (int32_t l = 0; l < n_leaves; l++) compact_buf_free(&c.cbuf[l]);
+    if (c.wbuf)
+        for (size_t l = 0; l < 2 * (size_t)n_leaves; l++) free(c.wbuf[l].vals);
     free(c.rg.cols);
     free(c.rg.leaf_of);
     for (int f = 0; f < c.n_fetches; f++) pq_free_ranges(c.fetched[f], c.n_fetched[f]);

@@ -41,11 +41,14 @@ typedef struct unit {
 typedef struct file_state {
     bool pruned;               /* rung 1: the partition values rule the file out */
     bool pruned_log;           /* pruned by the log's statistics (opts.file_ranges) instead */
+    bool pruned_missing;       /* ... or a column it lacks (NULL in every row) does */
     bool bind_failed;
     pq_error bind_err;
     const pq_expr *pred;       /* partition values substituted; NULL: no filter */
     int32_t *col_leaf;
-    const pq_node **col_node;
+    const pq_node **col_node;  /* NULL: a partition column, or a data column the file lacks (NULL) */
+    pq_col_fit *fit;           /* per column: how the file holds it (schema evolution) */
+    uint8_t *leaf_widen;       /* per leaf of the file: pq_widen to the table's type; NULL: none */
     int32_t *filter_leaves;    /* leaves the predicate reads */
     int32_t *col_filter_leaf;  /* per column: the leaf the filter decodes (a nested column: its first), -1 */
     int32_t n_filter;

@@ -345,8 +345,8 @@ int pq_tf_check_file_schema(const pq_tf_snapshot *s, const pq_schema *schema, co
     for (int i = 0; i < s->n_cols; i++) {
         if (s->cols[i].part >= 0 || pq_schema_find(schema, s->cols[i].name)) continue;
         return pq_fail(err, PQ_E_UNSUPPORTED,
-                       "%s: column '%s' of the table's schema is not in the file (a file written before the column "
-                       "was added: schema evolution is not read yet)",
+                       "%s: column '%s' of the table's schema is not in its data files (added and not written "
+                       "since: a column no file holds is not read yet)",
                        file, s->cols[i].name);
     }
     return PQ_OK;

@@ -642,7 +642,7 @@ static int plan_where_deleted(synth *s, const char *where, bool no_page_index, c
     int32_t col_leaf[8];
     const pq_node *col_node[8];
     int rc = -1;
-    if (q->n_cols <= 8 && pq_query_bind_file(q, &s->ft->schema, col_leaf, col_node, &err) == PQ_OK) {
+    if (q->n_cols <= 8 && pq_query_bind_file(q, &s->ft->schema, col_leaf, col_node, NULL, &err) == PQ_OK) {
         int32_t read[3] = {0, 1, 2};
         pq_plan_input in;
         memset(&in, 0, sizeof in);

@@ -38,6 +38,32 @@ int pq_footer_parse(const uint8_t *tail, size_t tail_len, uint64_t file_size, pq
                     pq_error *err);
 void pq_footer_free(pq_footer *ft);
 
+/* Schema evolution: the schema of a table whose files' schemas differ, as
+ * DuckDB's read_parquet(union_by_name = true) and Spark's mergeSchema read
+ * it.  Its columns are every file's top-level columns by name, in the order
+ * they first appear (files added in table order); a column some file lacks
+ * or has optional is optional; a primitive column's type is the widest of
+ * its files' (schema.h: pq_node_union_type).  Nested columns must have one
+ * shape in every file.  An incompatible pair (a string beside an integer, a
+ * struct beside an integer): with `strict`, pq_schema_union_add fails naming
+ * the column, both files and both types; without, the first type stays the
+ * table's and pq_query_bind_file finds the file's column incompatible
+ * (the scans that read it fail, naming it).  Footers may be freed once
+ * added: the union keeps copies of what it needs. */
+typedef struct pq_schema_union pq_schema_union;
+int pq_schema_union_new(bool strict, pq_schema_union **out, pq_error *err);
+/* Adds one file's schema (after pq_tf_apply_types, for a table format);
+ * `file` names it in messages. */
+int pq_schema_union_add(pq_schema_union *u, const pq_footer *ft, const char *file, pq_error *err);
+/* The union as a footer that holds only a schema (meta.schema, the
+ * elements a Parquet output of the table writes, and schema; no row
+ * group): what pq_query_compile and pq_scan_parquet take as the table's.
+ * pq_footer_free frees it.  A table format's names and types
+ * (pq_tf_apply_types) are applied to it as to any file. */
+int pq_schema_union_finish(const pq_schema_union *u, pq_footer **out, pq_error *err);
+int pq_schema_union_files(const pq_schema_union *u);
+void pq_schema_union_free(pq_schema_union *u);
+
 /* Where a column chunk's pages are in the file. */
 typedef struct pq_chunk_extent {
     uint64_t start;            /* first page (dictionary page when there is one) */

@@ -101,6 +101,20 @@ int pq_scan_parquet(const pq_query *q, const pq_footer *ref, const pq_scan_file 
                     const pq_scan_opts *opts, const pq_write_opts *wopts, const pq_sink *sink,
                     pq_scan_stats *stats, pq_error *err);
 
+/* Schema evolution: the table's schema over files whose schemas may differ
+ * (footer.h: pq_schema_union, not strict: an incompatible column fails only
+ * the scans that read it).  Every file's footer is read: those without one
+ * through opts->open_file, PQ_SCAN_FILES_AT_ONCE at a time, `open_parallel`
+ * (or `threads`) reads at once, the first alone (its size sizes the
+ * others' tail reads).  Those it opened stay in files[] for the scan (no
+ * footer read twice) while the memory they hold (encoded and decoded) adds
+ * up to at most `keep_bytes`; the rest are released (opts->release_file;
+ * the scan reads them again as it reaches them), so a table of any size
+ * holds at most that much and a batch.  *out: pq_schema_union_finish's footer, for
+ * pq_query_compile (its schema) and pq_scan_parquet (ref). */
+int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *opts, size_t keep_bytes,
+                         pq_footer **out, pq_error *err);
+
 /* The access plan of the query over the files as text (pqtool plan,
  * plan.txt), without reading data pages. */
 int pq_scan_plan(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,

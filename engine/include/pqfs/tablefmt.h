@@ -151,9 +151,9 @@ int pq_tf_file_ranges(const pq_tf_snapshot *s, int file, const pq_expr_column *c
  * reference included) before it is bound.  Hive: nothing. */
 void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema);
 
-/* Whether a data file's schema (after pq_tf_apply_types) holds every data
- * column of the snapshot; an error names the column and the file.  Hive:
- * always. */
+/* Whether a schema (a data file's or the union of the table's files',
+ * after pq_tf_apply_types) holds every data column of the snapshot; an
+ * error names the column and the file or table.  Hive: always. */
 int pq_tf_check_file_schema(const pq_tf_snapshot *s, const pq_schema *schema, const char *file, pq_error *err);
 
 /* ------------------------------------------------------------------ appends */
