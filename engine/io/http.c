@@ -468,6 +468,10 @@ int pq_http_status_fail(const pq_http_req *rq, const pq_http_reply *rp, const pq
                        : rp->status == 412 ? "changed since it was listed"
                        : rp->status == 416 ? "range not satisfiable"
                                            : "failed";
+    /* A precondition that failed says what every other identity check
+     * says: "URL: changed since it was listed". */
+    if (rp->status == 412)
+        return pq_fail(err, cls, "%s %s: %s (HTTP 412%s%s)", rq->method, rq->url, what, code[0] ? ", " : "", code);
     return pq_fail(err, cls, "%s %s: HTTP %ld %s%s%s", rq->method, rq->url, rp->status, what, code[0] ? ", " : "",
                    code);
 }

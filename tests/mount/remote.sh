@@ -164,7 +164,7 @@ EOF
         sleep 1.1
         touch "$LAKE/users/users.parquet"
         check "HTTP: a file changed since its listing fails the view with EIO (If-Unmodified-Since)" \
-            '[ "$(errno_of read "$WORK/mnt-$style/users/data.csv")" = EIO ] && grep -q "users.parquet: HTTP 412 changed since it was listed" "$WORK/mnt-$style/.pqfs/errors"'
+            '[ "$(errno_of read "$WORK/mnt-$style/users/data.csv")" = EIO ] && grep -q "users.parquet: changed since it was listed (HTTP 412" "$WORK/mnt-$style/.pqfs/errors"'
     fi
     stop_pqfs "$WORK/mnt-$style" "$PQFS_PID"
 done
@@ -334,7 +334,7 @@ ls "$WORK/mnt-s3/users" >/dev/null
 "$PQTOOL" write "$WORK/csv/users-100.csv" "$WORK/users.tmp.parquet"
 mv "$WORK/users.tmp.parquet" "$S3ROOT/lake/users/users.parquet"
 check "S3: an object replaced since its listing fails the view with EIO" \
-    '[ "$(errno_of read "$WORK/mnt-s3/users/data.csv")" = EIO ] && grep -q "users.parquet: HTTP 412 changed since it was listed" "$WORK/mnt-s3/.pqfs/errors"'
+    '[ "$(errno_of read "$WORK/mnt-s3/users/data.csv")" = EIO ] && grep -q "users.parquet: changed since it was listed (HTTP 412" "$WORK/mnt-s3/.pqfs/errors"'
 check "S3: the mount goes on serving other views" '[ "$(tail -n +2 "$WORK/mnt-s3/events/dt=2024-01-02/data.csv" | wc -l)" = 3000 ]'
 stop_pqfs "$WORK/mnt-s3" "$PQFS_PID"
 check "pqtool cat of an s3:// table (AWS_* environment) equals the local one" \

@@ -345,8 +345,8 @@ static void test_replay_on_store(void)
          "\"deletionVectors\",\"variantType\"]}}\n", "", "reader feature 'variantType'"},
         {"{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,\"readerFeatures\":[\"typeWidening\"]}}\n", "",
          "reader feature 'typeWidening'"},
-        {"{\"protocol\":{\"minReaderVersion\":2,\"minWriterVersion\":5}}\n", "\"delta.columnMapping.mode\":\"id\"",
-         "column mapping mode 'id'"},
+        {"{\"protocol\":{\"minReaderVersion\":2,\"minWriterVersion\":5}}\n", "\"delta.columnMapping.mode\":\"byHash\"",
+         "column mapping mode 'byHash'"},
     };
     for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
         new_table(dir, log, sizeof dir);
