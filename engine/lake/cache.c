@@ -570,6 +570,12 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
 int pq_footer_cache_get_as(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
                            const pq_footer_view *as, pq_footer_ref **out, pq_error *err)
 {
+    return pq_footer_cache_get_from(c, store, path, id, as, NULL, out, err);
+}
+
+int pq_footer_cache_get_from(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
+                             const pq_footer_view *as, pq_file *file, pq_footer_ref **out, pq_error *err)
+{
     uint64_t tag = as ? as->tag : 0;
     uint64_t th = table_hash_of(path);
     uint64_t hash = pq_hash_str(path);
@@ -600,16 +606,19 @@ int pq_footer_cache_get_as(pq_footer_cache *c, pq_store *store, const char *path
     pthread_mutex_unlock(&c->mu);
     if (c->counters) atomic_fetch_add(&c->counters->footer_misses, 1);
 
-    pq_file *f;
-    PQ_TRY(store->ops->open(store, path, &f, err));
-    /* Not another file's footer under this identity. */
-    if ((as && as->size_only ? pq_file_check_size(f, id->size, err) : pq_file_check_listed(f, id, err)) != PQ_OK) {
-        pq_file_close(f);
-        return PQ_ERR;
+    pq_file *f = file;
+    if (!f) {
+        PQ_TRY(store->ops->open(store, path, &f, err));
+        /* Not another file's footer under this identity. */
+        if ((as && as->size_only ? pq_file_check_size(f, id->size, err) : pq_file_check_listed(f, id, err)) !=
+            PQ_OK) {
+            pq_file_close(f);
+            return PQ_ERR;
+        }
     }
     pq_footer *ft;
     int rc = pq_footer_read_guess(f, guess, &ft, err);
-    pq_file_close(f);
+    if (f != file) pq_file_close(f);
     if (rc != PQ_OK) return PQ_ERR;
     if (as && as->prepare) as->prepare(as->ctx, ft);
     pq_footer_ref *r = calloc(1, sizeof *r);
