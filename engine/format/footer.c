@@ -136,7 +136,11 @@ int pq_footer_read_guess(pq_file *f, size_t guess, pq_footer **out, pq_error *er
                        (unsigned long long)size);
     if (guess < 8)
         guess = 8;
-    size_t tail_len = size < guess ? (size_t)size : guess;
+    /* A file at most twice the guess is read whole: its data then comes
+     * from the kept tail, and a small file costs one read instead of two
+     * (one round trip, for a remote store), for at most the guess again in
+     * bytes. */
+    size_t tail_len = size <= (uint64_t)guess * 2 ? (size_t)size : guess;
     uint8_t *tail = malloc(tail_len);
     if (!tail) return PQ_NOMEM(err);
     int rc = pq_read_at(f, tail, tail_len, size - tail_len, err);

@@ -403,6 +403,7 @@ struct pq_footer_ref {
     pq_footer_ref *next, *prev;   /* LRU list (most recent first) */
     pq_footer_ref *chain;         /* hash chain */
     char *path;
+    uint64_t hash;                /* pq_hash_str(path) */
     uint64_t size;
     int64_t mtime_ns;
     uint64_t tag;                 /* pq_footer_view.tag */
@@ -412,6 +413,9 @@ struct pq_footer_ref {
     bool in_cache;
 };
 
+/* Buckets to start with; the table doubles when it holds more footers than
+ * buckets (a fixed 1,024 made a 100,000-file scan walk chains of 70 paths
+ * under the cache's lock: a fifth of the mount's CPU in strcmp). */
 #define FOOTER_BUCKETS 1024
 #define FOOTER_SIZE_SLOTS 64
 
@@ -428,7 +432,8 @@ typedef struct footer_size_slot {
 struct pq_footer_cache {
     pthread_mutex_t mu;
     footer_size_slot sizes[FOOTER_SIZE_SLOTS];
-    pq_footer_ref *buckets[FOOTER_BUCKETS];
+    pq_footer_ref **buckets;
+    size_t n_buckets, n_entries;  /* n_buckets a power of two */
     pq_footer_ref lru;            /* sentinel */
     size_t bytes, max_bytes;
     pq_cache_counters *counters;
@@ -438,6 +443,12 @@ pq_footer_cache *pq_footer_cache_new(size_t max_bytes, pq_cache_counters *counte
 {
     pq_footer_cache *c = calloc(1, sizeof *c);
     if (!c) return NULL;
+    c->buckets = calloc(FOOTER_BUCKETS, sizeof *c->buckets);
+    if (!c->buckets) {
+        free(c);
+        return NULL;
+    }
+    c->n_buckets = FOOTER_BUCKETS;
     pthread_mutex_init(&c->mu, NULL);
     c->lru.next = c->lru.prev = &c->lru;
     c->max_bytes = max_bytes;
@@ -454,9 +465,10 @@ static void ref_free(pq_footer_ref *r)
 
 static void unlink_locked(pq_footer_cache *c, pq_footer_ref *r)
 {
-    pq_footer_ref **pp = &c->buckets[pq_hash_str(r->path) % FOOTER_BUCKETS];
+    pq_footer_ref **pp = &c->buckets[r->hash & (c->n_buckets - 1)];
     while (*pp && *pp != r) pp = &(*pp)->chain;
     if (*pp) *pp = r->chain;
+    c->n_entries--;
     r->prev->next = r->next;
     r->next->prev = r->prev;
     r->in_cache = false;
@@ -480,6 +492,7 @@ void pq_footer_cache_free(pq_footer_cache *c)
         if (--r->refs == 0) ref_free(r);
     }
     pthread_mutex_destroy(&c->mu);
+    free(c->buckets);
     free(c);
 }
 
@@ -530,6 +543,25 @@ static void footer_seen_locked(pq_footer_cache *c, uint64_t th, uint32_t meta_le
     }
 }
 
+/* Doubles the buckets once they hold more footers than buckets (kept as
+ * they are when the memory is not there: chains are only longer). */
+static void grow_locked(pq_footer_cache *c)
+{
+    if (c->n_entries <= c->n_buckets || c->n_buckets > SIZE_MAX / 2 / sizeof *c->buckets) return;
+    size_t n = c->n_buckets * 2;
+    pq_footer_ref **b = calloc(n, sizeof *b);
+    if (!b) return;
+    for (size_t i = 0; i < c->n_buckets; i++)
+        for (pq_footer_ref *r = c->buckets[i], *next; r; r = next) {
+            next = r->chain;
+            r->chain = b[r->hash & (n - 1)];
+            b[r->hash & (n - 1)] = r;
+        }
+    free(c->buckets);
+    c->buckets = b;
+    c->n_buckets = n;
+}
+
 int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
                         pq_footer_ref **out, pq_error *err)
 {
@@ -539,12 +571,18 @@ int pq_footer_cache_get(pq_footer_cache *c, pq_store *store, const char *path, c
 int pq_footer_cache_get_as(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
                            const pq_footer_view *as, pq_footer_ref **out, pq_error *err)
 {
+    return pq_footer_cache_get_from(c, store, path, id, as, NULL, out, err);
+}
+
+int pq_footer_cache_get_from(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
+                             const pq_footer_view *as, pq_file *file, pq_footer_ref **out, pq_error *err)
+{
     uint64_t tag = as ? as->tag : 0;
     uint64_t th = table_hash_of(path);
-    uint64_t b = pq_hash_str(path) % FOOTER_BUCKETS;
+    uint64_t hash = pq_hash_str(path);
     pthread_mutex_lock(&c->mu);
-    for (pq_footer_ref *r = c->buckets[b]; r; r = r->chain) {
-        if (strcmp(r->path, path)) continue;
+    for (pq_footer_ref *r = c->buckets[hash & (c->n_buckets - 1)]; r; r = r->chain) {
+        if (r->hash != hash || strcmp(r->path, path)) continue;
         if (r->size == id->size && r->mtime_ns == id->mtime_ns && r->tag == tag) {
             r->refs++;
             /* most recently used first */
@@ -569,16 +607,19 @@ int pq_footer_cache_get_as(pq_footer_cache *c, pq_store *store, const char *path
     pthread_mutex_unlock(&c->mu);
     if (c->counters) atomic_fetch_add(&c->counters->footer_misses, 1);
 
-    pq_file *f;
-    PQ_TRY(store->ops->open(store, path, &f, err));
-    /* Not another file's footer under this identity. */
-    if ((as && as->size_only ? pq_file_check_size(f, id->size, err) : pq_file_check_listed(f, id, err)) != PQ_OK) {
-        pq_file_close(f);
-        return PQ_ERR;
+    pq_file *f = file;
+    if (!f) {
+        PQ_TRY(store->ops->open(store, path, &f, err));
+        /* Not another file's footer under this identity. */
+        if ((as && as->size_only ? pq_file_check_size(f, id->size, err) : pq_file_check_listed(f, id, err)) !=
+            PQ_OK) {
+            pq_file_close(f);
+            return PQ_ERR;
+        }
     }
     pq_footer *ft;
     int rc = pq_footer_read_guess(f, guess, &ft, err);
-    pq_file_close(f);
+    if (f != file) pq_file_close(f);
     if (rc != PQ_OK) return PQ_ERR;
     if (as && as->prepare) as->prepare(as->ctx, ft);
     pq_footer_ref *r = calloc(1, sizeof *r);
@@ -589,6 +630,7 @@ int pq_footer_cache_get_as(pq_footer_cache *c, pq_store *store, const char *path
         return PQ_NOMEM(err);
     }
     r->ft = ft;
+    r->hash = hash;
     r->size = id->size;
     r->mtime_ns = id->mtime_ns;
     r->tag = tag;
@@ -598,8 +640,10 @@ int pq_footer_cache_get_as(pq_footer_cache *c, pq_store *store, const char *path
                4 * 16 /* malloc's own header per allocation */;
     r->refs = 2; /* the caller and the cache */
     pthread_mutex_lock(&c->mu);
-    r->chain = c->buckets[b];
-    c->buckets[b] = r;
+    c->n_entries++;
+    grow_locked(c);
+    r->chain = c->buckets[hash & (c->n_buckets - 1)];
+    c->buckets[hash & (c->n_buckets - 1)] = r;
     r->next = c->lru.next;
     r->prev = &c->lru;
     c->lru.next->prev = r;

@@ -58,6 +58,12 @@ typedef struct pq_footer_view {
 /* pq_footer_cache_get, the footer as `as` (may be NULL: as read) sees it. */
 int pq_footer_cache_get_as(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
                            const pq_footer_view *as, pq_footer_ref **out, pq_error *err);
+/* The same, a miss read from `file` (may be NULL: opened here), the caller's
+ * open file of `path`, already checked against `id`: what the footer's read
+ * brings in besides the footer stays with that file for its later reads (a
+ * small file's data: read once, in one request). */
+int pq_footer_cache_get_from(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
+                             const pq_footer_view *as, pq_file *file, pq_footer_ref **out, pq_error *err);
 const pq_footer *pq_footer_ref_get(const pq_footer_ref *r);
 void pq_footer_ref_put(pq_footer_cache *c, pq_footer_ref *r);
 

@@ -518,7 +518,7 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
             }
         }
     }
-    l->footers = pq_footer_cache_new(256u << 20, &l->cc);
+    l->footers = pq_footer_cache_new(64u << 20, &l->cc);
     if (!l->footers) goto oom;
     if (pq_store_cached_new(o->store, o->metadata_ttl_ms, &l->cc, &l->store, err) != PQ_OK) {
         pq_store_destroy(o->store);

@@ -90,7 +90,12 @@ static int open_snapshot_file(void *ctx, int f, pq_scan_file *sf, pq_error *err)
                        : pq_file_check_listed(oc->files[f].file, &tf->st, err)) != PQ_OK)
             return lake_forget_listed(oc->l, oc->table_root, tf->path, err);
     }
-    if (!oc->refs[f] && lake_footer_get(oc->l, oc->t, tf->path, &tf->st, &oc->refs[f], err) != PQ_OK) {
+    pq_footer_view as;
+    lake_footer_view(oc->t, &as);
+    /* Read through the scan's own file: what the read brings in besides the
+     * footer (all of a small file) is not read again for its row groups. */
+    if (!oc->refs[f] && pq_footer_cache_get_from(oc->l->footers, oc->l->store, tf->path, &tf->st, &as,
+                                                 oc->files[f].file, &oc->refs[f], err) != PQ_OK) {
         (void)lake_forget_listed(oc->l, oc->table_root, tf->path, err); /* when it changed since */
         pq_error_prefix(err, "%s: ", tf->path);
         return PQ_ERR;

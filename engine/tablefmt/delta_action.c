@@ -441,7 +441,14 @@ int pq_delta_apply_action(pq_delta_log *log, const char *kind, const void *value
 int pq_delta_apply_json(pq_delta_log *log, const char *text, size_t len, const char *file, bool checkpoint,
                         pq_error *err)
 {
-    pq_delta_where w = {.file = file, .unit = "line", .checkpoint = checkpoint};
+    int64_t line = 0;
+    return pq_delta_apply_json_lines(log, text, len, file, checkpoint, &line, err);
+}
+
+int pq_delta_apply_json_lines(pq_delta_log *log, const char *text, size_t len, const char *file, bool checkpoint,
+                              int64_t *lines, pq_error *err)
+{
+    pq_delta_where w = {.file = file, .line = *lines, .unit = "line", .checkpoint = checkpoint};
     size_t at = 0;
     while (at < len) {
         const char *line = text + at;
@@ -468,6 +475,7 @@ int pq_delta_apply_json(pq_delta_log *log, const char *text, size_t len, const c
         json_decref(obj);
         PQ_TRY(rc);
     }
+    *lines = w.line;
     return PQ_OK;
 }
 

@@ -130,6 +130,11 @@ int pq_delta_apply_action(pq_delta_log *log, const char *kind, const void *value
  * actions; blank lines are allowed). */
 int pq_delta_apply_json(pq_delta_log *log, const char *text, size_t len, const char *file, bool checkpoint,
                         pq_error *err);
+/* The same for a part of a file that ends at a line's end: *line counts the
+ * lines before it, and is advanced (a file read in pieces, its line numbers
+ * in messages as in one piece). */
+int pq_delta_apply_json_lines(pq_delta_log *log, const char *text, size_t len, const char *file, bool checkpoint,
+                              int64_t *line, pq_error *err);
 /* After the last action: protocol and metaData present, the protocol one
  * this build reads (PQ_E_UNSUPPORTED naming the feature), schemaString
  * parsed, partition columns in it. */

@@ -93,15 +93,68 @@ static int read_whole(pq_store *store, const char *path, char **out, size_t *len
     return PQ_OK;
 }
 
+/* A commit (or v2 checkpoint JSON) is read and applied JSON_PIECE bytes at a
+ * time, whole lines each: a commit of 100,000 adds is 35 MB of JSON, which
+ * used to be held whole while its actions were taken from it.  A line longer
+ * than a piece grows the buffer to hold it (within PQ_DELTA_MAX_JSON_BYTES). */
+#define JSON_PIECE ((size_t)8 << 20)
+
+static int apply_json_pieces(pq_delta_log *log, pq_file *f, uint64_t size, const char *shown, bool checkpoint,
+                             pq_error *err)
+{
+    size_t cap = size < JSON_PIECE ? (size_t)size + 1 : JSON_PIECE;
+    char *buf = malloc(cap);
+    if (!buf) return PQ_NOMEM(err);
+    size_t have = 0;   /* bytes in buf: the start of a line not yet applied */
+    uint64_t off = 0;
+    int64_t line = 0;
+    int rc = PQ_OK;
+    while (rc == PQ_OK && (off < size || have)) {
+        if (have == cap) {
+            char *grown = realloc(buf, cap * 2);
+            if (!grown) {
+                rc = PQ_NOMEM(err);
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t n = cap - have;
+        if (n > size - off) n = (size_t)(size - off);
+        if (n && pq_read_at(f, buf + have, n, off, err) != PQ_OK) {
+            rc = PQ_ERR;
+            break;
+        }
+        off += n;
+        have += n;
+        /* Whole lines, or all that is left at the end of the file. */
+        size_t whole = have;
+        if (off < size) {
+            while (whole && buf[whole - 1] != '\n') whole--;
+            if (!whole) continue; /* one line longer than the buffer: grow it */
+        }
+        rc = pq_delta_apply_json_lines(log, buf, whole, shown, checkpoint, &line, err);
+        memmove(buf, buf + whole, have - whole);
+        have -= whole;
+    }
+    free(buf);
+    return rc;
+}
+
 static int apply_json_file(pq_delta_log *log, pq_store *store, const char *path, bool checkpoint, pq_error *err)
 {
-    char *text;
-    size_t len;
-    PQ_TRY(read_whole(store, path, &text, &len, err));
-    char *shown = pq_path_join(store->root, path);
-    int rc = shown ? pq_delta_apply_json(log, text, len, shown, checkpoint, err) : PQ_NOMEM(err);
+    pq_file *f;
+    PQ_TRY(store->ops->open(store, path, &f, err));
+    uint64_t size;
+    int rc = pq_file_size(f, &size, err);
+    if (rc == PQ_OK && size > PQ_DELTA_MAX_JSON_BYTES)
+        rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s: %llu bytes (a log file over %llu bytes is not read)", f->name,
+                     (unsigned long long)size, (unsigned long long)PQ_DELTA_MAX_JSON_BYTES);
+    char *shown = rc == PQ_OK ? pq_path_join(store->root, path) : NULL;
+    if (rc == PQ_OK && !shown) rc = PQ_NOMEM(err);
+    if (rc == PQ_OK) rc = apply_json_pieces(log, f, size, shown, checkpoint, err);
     free(shown);
-    free(text);
+    pq_file_close(f);
     return rc;
 }
 

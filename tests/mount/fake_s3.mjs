@@ -268,6 +268,41 @@ async function walkDir(rel, out) {
   }));
 }
 
+// With delimiter "/" only DIR's own level is read: its files, and each
+// subdirectory that holds a file somewhere below as KEY/ (a CommonPrefix, as
+// S3 rolls it up), found by a search that stops at the first file.  Walking
+// the whole tree for that made a listing of a 100,000-file table's root take
+// seconds, which no S3 does.
+async function hasFile(rel) {
+  let ents;
+  try { ents = await fsp.readdir(path.join(opts.root, rel), { withFileTypes: true }); } catch { return false; }
+  for (const e of ents) {
+    if (e.name.startsWith(TMP_PREFIX)) continue;
+    const key = `${rel}/${e.name}`;
+    let st;
+    try { st = await fsp.stat(path.join(opts.root, key)); } catch { continue; }
+    if (st.isFile() || (st.isDirectory() && await hasFile(key))) return true;
+  }
+  return false;
+}
+
+// The stats are synchronous: a thousand small stat() calls cost a few ms,
+// where as many promises cost tens of ms of the server's one thread.
+async function walkLevel(rel, out) {
+  let ents;
+  try { ents = await fsp.readdir(path.join(opts.root, rel)); } catch { return; }
+  const dirs = [];
+  for (const name of ents) {
+    if (name.startsWith(TMP_PREFIX)) continue;
+    const key = rel ? `${rel}/${name}` : name;
+    let st;
+    try { st = fs.statSync(path.join(opts.root, key)); } catch { continue; }
+    if (st.isFile()) out.push({ key, st });
+    else if (st.isDirectory()) dirs.push(key);
+  }
+  for (const key of dirs) if (await hasFile(key)) out.push({ key: `${key}/`, dir: true });
+}
+
 async function listObjects(ctx, q) {
   const prefix = q.get('prefix') ?? '', delimiter = q.get('delimiter') ?? '';
   const encType = q.get('encoding-type');
@@ -287,7 +322,8 @@ async function listObjects(ctx, q) {
   const slash = prefix.lastIndexOf('/');
   const base = slash > 0 && keySegments(prefix.slice(0, slash)) ? prefix.slice(0, slash) : '';
   const files = [];
-  await walkDir(base, files);
+  if (delimiter === '/') await walkLevel(base, files);
+  else await walkDir(base, files);
   const keys = files.filter((f) => f.key.startsWith(prefix) && cmp(f.key, startAfter) > 0).sort((a, b) => cmp(a.key, b.key));
 
   // Objects and rolled-up prefixes in one key-ordered list: they page together.
@@ -295,6 +331,7 @@ async function listObjects(ctx, q) {
   const entries = [];
   for (const f of keys) {
     const i = delimiter ? f.key.indexOf(delimiter, prefix.length) : -1;
+    if (i < 0 && f.dir) continue; /* a directory named by the prefix itself ("a/" for prefix "a/"): its files are listed at its own level */
     if (i < 0) entries.push({ name: f.key, file: f });
     else if (entries.at(-1)?.name !== f.key.slice(0, i + delimiter.length)) entries.push({ name: f.key.slice(0, i + delimiter.length) });
   }

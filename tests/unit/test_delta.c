@@ -10,6 +10,7 @@
 #include "delta_log.h"
 #include "tablefmt.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -607,6 +608,69 @@ static void test_deletion_vectors(void)
     pq_store_destroy(st);
 }
 
+/* A commit larger than the 8 MiB piece it is read in (delta_replay.c,
+ * JSON_PIECE): lines cut by a piece's end are applied whole, a line longer
+ * than a piece too, line numbers in messages count from the file's start,
+ * and the commit is read in several reads of at most a piece (it was one
+ * read of the whole file, held while it was applied). */
+static void test_commit_in_pieces(void)
+{
+    char dir[256], log[300], path[400];
+    new_table(dir, log, sizeof dir);
+    snprintf(path, sizeof path, "%s/00000000000000000000.json", log);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(PROTOCOL, f);
+    fputs(METADATA, f);
+    const int n = 60000; /* about 20 MB of adds */
+    char pad[301];
+    memset(pad, 'x', 300);
+    pad[300] = '\0';
+    for (int i = 0; i < n; i++)
+        fprintf(f, "{\"add\":{\"path\":\"p=%d/f%06d.parquet\",\"size\":%d,\"partitionValues\":{\"p\":\"%d\"},"
+                   "\"stats\":\"{\\\"numRecords\\\":1,\\\"pad\\\":\\\"%s\\\"}\"}}\n",
+                i % 7, i, i + 1, i % 7, pad);
+    /* One line of 9 MiB: longer than a piece. */
+    fputs("{\"commitInfo\":{\"note\":\"", f);
+    for (int i = 0; i < 9 * 1024; i++) fprintf(f, "%01024d", 0);
+    fputs("\"}}\n", f);
+    long lines = n + 3;
+    fclose(f);
+
+    pq_store *st;
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(pq_store_local_new(dir, &st, &err), PQ_OK);
+    pq_tf_opts o = {.version = -1};
+    pq_tf_snapshot *s = NULL;
+    CHECK_EQ_INT(pq_tf_open(st, "", &o, &s, &err), PQ_OK);
+    if (s) {
+        CHECK_EQ_INT(s->table->n_files, n);
+        CHECK_EQ_INT(s->table->files[n - 1].st.size, n);
+        CHECK(s->files && s->files[12345].stats && strstr(s->files[12345].stats, pad) != NULL);
+        pq_tf_snapshot_free(s);
+    }
+    struct stat sb;
+    CHECK_EQ_INT(stat(path, &sb), 0);
+    uint64_t reads = atomic_load(&st->counters.read_requests), bytes = atomic_load(&st->counters.read_bytes);
+    CHECK(reads >= 4 && reads <= 8);
+    CHECK(bytes >= (uint64_t)sb.st_size);
+    pq_store_destroy(st);
+
+    /* A bad line after a few pieces is named by its line in the file. */
+    f = fopen(path, "a");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"add\":{\"path\":\"z\",\"size\":-1}}\n", f);
+    fclose(f);
+    CHECK_EQ_INT(open_table(dir, -1, &s, &err), PQ_ERR);
+    char says[64];
+    snprintf(says, sizeof says, "line %ld: add.size", lines + 1);
+    if (!strstr(err.msg, says)) fprintf(stderr, "'%s' does not say '%s'\n", err.msg, says);
+    CHECK(strstr(err.msg, says) != NULL);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -619,6 +683,7 @@ int main(void)
     test_names_and_choice();
     test_replay_on_store();
     test_deletion_vectors();
+    test_commit_in_pieces();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
