@@ -316,6 +316,34 @@ static int discover_table(pq_lake *l, const char *name, const char *root, int64_
     return PQ_OK;
 }
 
+/* A table format's schema file: the newest live file that holds every
+ * column of its schema (the newest, as a rule: one footer read; a column
+ * added later is not in older files, and one added but not yet written
+ * may be in none, which the views then say). */
+static int format_ref(pq_lake *l, table_info *t, pq_error *err)
+{
+    const pq_table *pt = t->snap->table;
+    for (int f = pt->n_files - 1; f >= 0; f--) {
+        pq_footer_ref *ref;
+        if (lake_footer_get(l, t, pt->files[f].path, &pt->files[f].st, &ref, err) != PQ_OK) {
+            pq_error_prefix(err, "%s: ", pt->files[f].path);
+            return PQ_ERR;
+        }
+        pq_error why;
+        bool covers = pq_tf_check_file_schema(t->snap, &pq_footer_ref_get(ref)->schema, "", &why) == PQ_OK;
+        pq_footer_ref_put(l->footers, ref);
+        if (!covers) continue;
+        if (f == pt->n_files - 1) return PQ_OK;
+        char *path = strdup(pt->files[f].path);
+        if (!path) return PQ_NOMEM(err);
+        free(t->ref_path);
+        t->ref_path = path;
+        t->ref_id = pt->files[f].st;
+        return PQ_OK;
+    }
+    return PQ_OK;
+}
+
 int lake_table_get(pq_lake *l, const char *name, const char *root, int64_t version, table_info **out, pq_error *err)
 {
     uint64_t now = pq_now_ms();
@@ -355,6 +383,10 @@ int lake_table_get(pq_lake *l, const char *name, const char *root, int64_t versi
         return PQ_ERR;
     }
     t->snap = snap;
+    if (snap && t->ref_path && format_ref(l, t, err) != PQ_OK) {
+        table_info_free(t);
+        return PQ_ERR;
+    }
     /* Trusted from when the discovery ended: a discovery that takes longer
      * than metadata_ttl (hundreds of directories over a slow link) was
      * stored already expired, and every lookup started another. */

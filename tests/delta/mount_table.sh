@@ -34,6 +34,7 @@ gap=$(sed -n "s/^    \[$name\]=\"\(.*\)\"$/\1/p" "$here/table.sh")
 declare -A PARQUET_GAPS=(
     [checkpoint-v2-table]="INT96 timestamp"
     [delta-stats-optional]="INT96 timestamp"
+    [delta-1.2.1-only-struct-stats]="INT96 timestamp"
 )
 
 cp -r "$TABLE" "$WORK/table"
