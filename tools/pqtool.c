@@ -278,12 +278,28 @@ static void scan_opts_for(pq_scan_opts *o, inputs *in, bool log_stats);
  * they hold at most 16 MiB. */
 #define UNION_KEEP_BYTES ((size_t)16 << 20)
 
-static int table_union(inputs *in, pq_error *err)
+static int compile_query(inputs *in, const char *path, const pq_query_spec *spec, pq_query **q, pq_error *err);
+
+/* The union of the files the query's partition filter lets through: a
+ * file it rules out is not read for its schema either (a partition path
+ * is the same: its files' union is its schema).  The filter is the query
+ * compiled against the first file's schema, the partition columns' types
+ * being the table's whatever the files hold; one that does not compile
+ * there (a column only later files have) rules nothing out. */
+static int table_union(inputs *in, const pq_query_spec *spec, pq_error *err)
 {
     pq_scan_opts o;
     pq_scan_opts_init(&o);
-    scan_opts_for(&o, in, false); /* every footer is read: no rung before one */
-    PQ_TRY(pq_scan_schema_union(in->files, in->n_files, &o, UNION_KEEP_BYTES, &in->schema_ft, err));
+    scan_opts_for(&o, in, false);
+    pq_query *q = NULL;
+    if (spec && (spec->n_wheres || in->n_eq) && in->table && in->table->n_parts) {
+        PQ_TRY(open_table_file(in, 0, &in->files[0], err));
+        pq_error ignore;
+        if (compile_query(in, "", spec, &q, &ignore) != PQ_OK) q = NULL;
+    }
+    int rc = pq_scan_schema_union(in->files, in->n_files, q, &o, UNION_KEEP_BYTES, &in->schema_ft, err);
+    pq_query_free(q);
+    PQ_TRY(rc);
     if (in->snap) pq_tf_apply_types(in->snap, &in->schema_ft->schema);
     return PQ_OK;
 }
@@ -520,7 +536,8 @@ static int open_partition_root(inputs *in, pq_error *err)
     return PQ_OK;
 }
 
-static int open_inputs(const char **paths, int n_paths, int64_t version, inputs *in, pq_error *err)
+static int open_inputs(const char **paths, int n_paths, int64_t version, const pq_query_spec *spec, inputs *in,
+                       pq_error *err)
 {
     memset(in, 0, sizeof *in);
     struct stat st;
@@ -581,7 +598,7 @@ static int open_inputs(const char **paths, int n_paths, int64_t version, inputs 
          * files), which it must. */
         in->ref = delta ? in->n_files - 1 : 0;
         if (delta) return delta_table_schema(in, err);
-        if (in->n_files > 1) PQ_TRY(table_union(in, err));
+        if (in->n_files > 1) PQ_TRY(table_union(in, spec, err));
         else PQ_TRY(open_table_file(in, in->ref, &in->files[in->ref], err));
         return PQ_OK;
     }
@@ -602,7 +619,7 @@ static int open_inputs(const char **paths, int n_paths, int64_t version, inputs 
         }
         in->files[in->n_files++] = (pq_scan_file){.file = f, .footer = ft};
     }
-    if (in->n_files > 1) PQ_TRY(table_union(in, err));
+    if (in->n_files > 1) PQ_TRY(table_union(in, spec, err));
     if (remote_file) {
         /* Named as given (an S3 object's file is named by its endpoint's
          * URL), without credentials. */
@@ -825,7 +842,7 @@ static int cmd_cat(int argc, char **argv)
     int rc = 0;
     inputs in;
     pq_query *q = NULL;
-    if (open_inputs(a.paths, a.n_paths, a.version, &in, &err) != PQ_OK) {
+    if (open_inputs(a.paths, a.n_paths, a.version, &a.spec, &in, &err) != PQ_OK) {
         rc = report(&err);
         goto out;
     }
@@ -892,7 +909,7 @@ static int cmd_plan(int argc, char **argv)
     pq_query *q = NULL;
     pq_buf out;
     pq_buf_init(&out);
-    int ok = open_inputs(a.paths, a.n_paths, a.version, &in, &err) == PQ_OK;
+    int ok = open_inputs(a.paths, a.n_paths, a.version, &a.spec, &in, &err) == PQ_OK;
     /* Which snapshot of a table format the plan is of. */
     if (ok && in.snap) (void)pq_tf_describe(in.snap, &out);
     bool no_files = ok && in.snap && in.n_files == 0;

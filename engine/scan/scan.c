@@ -665,8 +665,8 @@ static size_t footer_bytes(const pq_footer *ft)
     return ft ? sizeof *ft + ft->meta_len + ft->arena.reserved + ft->schema.arena.reserved : 0;
 }
 
-int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *opts, size_t keep_bytes,
-                         pq_footer **out, pq_error *err)
+int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_query *q, const pq_scan_opts *opts,
+                         size_t keep_bytes, pq_footer **out, pq_error *err)
 {
     size_t kept = 0;
     *out = NULL;
@@ -682,9 +682,12 @@ int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *o
         bool lazy = false;
         for (int f = 0; f < m; f++) lazy |= opened[f];
         if (lazy && !opts->open_file) rc = pq_fail(err, PQ_E_USAGE, "a file without a footer and no way to open it");
-        if (rc == PQ_OK && lazy) rc = open_files_parallel(opts, NULL, files, at, m, err);
+        if (rc == PQ_OK && lazy) rc = open_files_parallel(opts, q, files, at, m, err);
+        /* A file q's rungs before the footer rule out is not opened (its
+         * rows are none of the scan's) and is not part of its schema. */
         for (int f = 0; f < m && rc == PQ_OK; f++)
-            rc = pq_schema_union_add(u, files[at + f].footer, scan_file_name(&files[at + f]), err);
+            if (files[at + f].footer && !(q && ruled_out_before_footer(q, opts, at + f, &files[at + f])))
+                rc = pq_schema_union_add(u, files[at + f].footer, scan_file_name(&files[at + f]), err);
         for (int f = 0; f < m && opts->release_file; f++) {
             if (!opened[f] || (!files[at + f].footer && !files[at + f].file)) continue;
             /* Kept for the scan while they fit the budget. */
@@ -698,6 +701,8 @@ int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *o
             files[at + f].file = NULL;
         }
     }
+    if (rc == PQ_OK && pq_schema_union_files(u) == 0 && n_files > 0 && files[0].footer)
+        rc = pq_schema_union_add(u, files[0].footer, scan_file_name(&files[0]), err);
     if (rc == PQ_OK) rc = pq_schema_union_finish(u, out, err);
     pq_schema_union_free(u);
     return rc;

@@ -110,10 +110,14 @@ int pq_scan_parquet(const pq_query *q, const pq_footer *ref, const pq_scan_file 
  * footer read twice) while the memory they hold (encoded and decoded) adds
  * up to at most `keep_bytes`; the rest are released (opts->release_file;
  * the scan reads them again as it reaches them), so a table of any size
- * holds at most that much and a batch.  *out: pq_schema_union_finish's footer, for
- * pq_query_compile (its schema) and pq_scan_parquet (ref). */
-int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_scan_opts *opts, size_t keep_bytes,
-                         pq_footer **out, pq_error *err);
+ * holds at most that much and a batch.  With q (may be NULL), a file whose
+ * partition values (or log statistics) q's predicate rules out before its
+ * footer is neither opened nor part of the union: the schema is that of the
+ * files the scan may read (the first file's when q rules out every one).
+ * *out: pq_schema_union_finish's footer, for pq_query_compile (its schema)
+ * and pq_scan_parquet (ref). */
+int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_query *q, const pq_scan_opts *opts,
+                         size_t keep_bytes, pq_footer **out, pq_error *err);
 
 /* The access plan of the query over the files as text (pqtool plan,
  * plan.txt), without reading data pages. */
