@@ -54,6 +54,7 @@ sample() {
 import os, sys, time
 pid, lake, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 most = most_lake = samples = hwm = 0
+open(out + '.ready', 'w').close() # what it samples may start now (gated)
 while not os.path.exists(out + '.stop'):
     try:
         fds = os.listdir('/proc/%d/fd' % pid)
@@ -81,8 +82,22 @@ stop_sample() {
     touch "$1.stop"
     wait "$SAMPLER" || true
     read -r FD_MOST FD_LAKE FD_SAMPLES PEAK_KIB <"$1"
-    rm -f "$1" "$1.stop"
+    rm -f "$1" "$1.stop" "$1.ready"
 }
+# gated READY CMD...: CMD in the background (its pid in $!), started only
+# once READY exists: a sampler of its pid is then sampling from its first
+# moment, however slowly the sampler itself started (a short run under
+# load was over before the first sample: 0 samples, no peak).
+gated() {
+    local ready=$1
+    shift
+    (
+        while [ ! -e "$ready" ]; do sleep 0.005; done
+        exec "$@"
+    ) &
+}
+# sampled_ready READY: waits for a sampler started before a view is read.
+sampled_ready() { while [ ! -e "$1" ]; do sleep 0.005; done; }
 check_bounds() { # WHAT PEAK_BOUND_KIB
     if [ "$FD_LAKE" -le "$BUDGET" ] && [ "$FD_MOST" -lt "$LIMIT" ] && [ "$FD_SAMPLES" -gt 0 ]; then
         pass "$1: at most $FD_LAKE lake descriptors ($FD_MOST in all, $FD_SAMPLES samples)"
@@ -134,7 +149,7 @@ for table in hive delta; do
     for i in 0 1 2; do
         w=${queries[$i]} name=${names[$i]}
         t0=$(date +%s.%N)
-        "$PQTOOL" cat "$DATA/$table" ${w:+--where "$w"} --stats >"$WORK/out.csv" 2>"$WORK/err" &
+        gated "$WORK/fds.ready" "$PQTOOL" cat "$DATA/$table" ${w:+--where "$w"} --stats >"$WORK/out.csv" 2>"$WORK/err"
         pid=$!
         sample "$pid" "$WORK/fds"
         rc=0
@@ -172,6 +187,7 @@ for table in hive delta; do
         start_pqfs "$WORK/pqfs.log" "$DATA" "$MNT" -o "cache_dir=$WORK/cache"
         daemon=$PQFS_PID
         sample "$daemon" "$WORK/fds"
+        sampled_ready "$WORK/fds.ready"
         what="mount $table/${views[$i]}"
         t0=$(date +%s.%N)
         if cat "$MNT/$table/${views[$i]}/data.csv" >"$WORK/out.csv" 2>"$WORK/err"; then
