@@ -505,3 +505,17 @@ bool pq_schema_equal(const pq_schema *a, const pq_schema *b)
 {
     return node_equal(a->root, b->root);
 }
+
+static int32_t subtree_end(const pq_file_meta *m, int32_t i, int depth)
+{
+    if (i < 0 || i >= m->n_schema || depth > 64) return -1;
+    int32_t n = m->schema[i].has_num_children ? m->schema[i].num_children : 0;
+    int32_t at = i + 1;
+    for (int32_t k = 0; k < n && at >= 0; k++) at = subtree_end(m, at, depth + 1);
+    return at;
+}
+
+int32_t pq_schema_subtree_end(const pq_file_meta *m, int32_t i)
+{
+    return subtree_end(m, i, 0);
+}

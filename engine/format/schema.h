@@ -82,6 +82,9 @@ void pq_schema_free(pq_schema *s);
 
 /* The top-level field called `name` (exact match), or NULL. */
 const pq_node *pq_schema_find(const pq_schema *s, const char *name);
+/* The index just past element i's subtree in m's schema elements
+ * (children follow depth first), or -1 when the elements end first. */
+int32_t pq_schema_subtree_end(const pq_file_meta *m, int32_t i);
 
 /* Text of a node's type for schema.txt / pqtool meta, e.g. "INT64",
  * "DECIMAL(12,2)", "TIMESTAMP(MICROS,UTC)", "LIST<STRING>",

@@ -151,16 +151,6 @@ void pq_schema_union_free(pq_schema_union *u)
     free(u);
 }
 
-/* The index just past element i's subtree, or -1 when the elements end
- * first. */
-static int32_t subtree_end(const pq_file_meta *m, int32_t i, int depth)
-{
-    if (i < 0 || i >= m->n_schema || depth > 64) return -1;
-    int32_t n = m->schema[i].has_num_children ? m->schema[i].num_children : 0;
-    int32_t at = i + 1;
-    for (int32_t k = 0; k < n && at >= 0; k++) at = subtree_end(m, at, depth + 1);
-    return at;
-}
 
 static char *dup(pq_arena *a, const char *s)
 {
@@ -195,7 +185,7 @@ static int add_column(pq_schema_union *u, const pq_footer *ft, const pq_node *nd
         u->cap = cap;
     }
     const pq_file_meta *m = &ft->meta;
-    int32_t end = subtree_end(m, nd->element_index, 0);
+    int32_t end = pq_schema_subtree_end(m, nd->element_index);
     if (end < 0) return pq_fail(err, PQ_E_CORRUPT, "%s: column '%s': schema elements end early", file, nd->name);
     ucol *c = &u->cols[u->n_cols];
     memset(c, 0, sizeof *c);

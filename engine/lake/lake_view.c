@@ -399,13 +399,16 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         if (!eq) return pq_fail(err, PQ_E_NOTFOUND, "no such file or view component '%s'", c);
         size_t kl = (size_t)(eq - c);
         const char *val = eq + 1;
-        /* A partition of a table format's table, whatever its column is
-         * named (as_of, limit, where, select): that filter. */
-        int taken = t->snap ? take_format_partition(v, c, kl, val, err) : 0;
+        bool keyword = (kl == 5 && (!strncmp(c, "where", 5) || !strncmp(c, "limit", 5))) ||
+                       (kl == 6 && !strncmp(c, "select", 6)) || is_as_of(c);
+        /* A partition of a table format's table whose column is named as a
+         * keyword (as_of, limit, where, select): that filter when VALUE is
+         * one of the column's values in the log (any other COL=VALUE is a
+         * filter anyway, below: no need to look through the files). */
+        int taken = t->snap && keyword ? take_format_partition(v, c, kl, val, err) : 0;
         if (taken < 0) return PQ_ERR;
         if (taken || (t->snap && is_as_of(c))) continue; /* as_of=: resolve_as_of took it */
-        bool keyword = (kl == 5 && (!strncmp(c, "where", 5) || !strncmp(c, "limit", 5))) ||
-                       (kl == 6 && !strncmp(c, "select", 6));
+        keyword &= !is_as_of(c);
         if (keyword) {
             /* A partition column named where, select or limit: its real
              * directories, which readdir lists, are directories (SPEC

@@ -30,16 +30,6 @@ int32_t pq_parquet_out_leaves(const pq_parquet_out *po)
     return po->n_leaves;
 }
 
-/* The index just past element i's subtree (children follow depth first), or
- * -1 when the elements end first. */
-static int32_t subtree_end(const pq_file_meta *m, int32_t i, int depth)
-{
-    if (i < 0 || i >= m->n_schema || depth > 64) return -1;
-    int32_t n = m->schema[i].has_num_children ? m->schema[i].num_children : 0;
-    int32_t at = i + 1;
-    for (int32_t k = 0; k < n && at >= 0; k++) at = subtree_end(m, at, depth + 1);
-    return at;
-}
 
 /* The node of element i in nd's subtree (NULL: none). */
 static const pq_node *node_at(const pq_node *nd, int32_t i, int depth)
@@ -125,7 +115,7 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
             continue;
         }
         const pq_node *nd = q->cols[col].node;
-        int32_t end = subtree_end(m, nd->element_index, 0);
+        int32_t end = pq_schema_subtree_end(m, nd->element_index);
         if (end < 0) rc = pq_fail(err, PQ_E_CORRUPT, "column %s: schema elements end early", q->cols[col].name);
         else n += end - nd->element_index;
         po->n_leaves += nd->n_leaves;
@@ -149,7 +139,7 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
             int col = q->out[j];
             if (col < q->n_data) {
                 const pq_node *nd = q->cols[col].node;
-                int32_t end = subtree_end(m, nd->element_index, 0);
+                int32_t end = pq_schema_subtree_end(m, nd->element_index);
                 for (int32_t i = nd->element_index; i < end; i++) {
                     pq_schema_element *e = &po->schema[po->n_schema++];
                     *e = m->schema[i];

@@ -181,6 +181,12 @@ typedef struct pq_delta_stats_col {
 int pq_delta_stats_ranges(const char *stats, size_t len, const pq_delta_stats_col *cols, int n_cols,
                           int32_t prefix_len, pq_arena *a, pq_col_range *out);
 
+/* A log file opened with its size checked against PQ_DELTA_MAX_JSON_BYTES
+ * (a larger one is PQ_E_UNSUPPORTED, nothing left open); and its bytes,
+ * whole, NUL-terminated (*out malloc'd). */
+int pq_delta_open_log_file(pq_store *store, const char *path, pq_file **out, uint64_t *size, pq_error *err);
+int pq_delta_read_log_file(pq_store *store, const char *path, char **out, size_t *len, pq_error *err);
+
 /* Reader features this build reads (protocol readerFeatures). */
 bool pq_delta_reader_feature_supported(const char *name);
 

@@ -69,16 +69,28 @@ static bool has_commit(const log_listing *l, int64_t v)
     return bsearch(&v, l->commits, (size_t)l->n_commits, sizeof v, cmp_i64) != NULL;
 }
 
-/* A log file's bytes, whole (bounded by PQ_DELTA_MAX_JSON_BYTES). */
-static int read_whole(pq_store *store, const char *path, char **out, size_t *len, pq_error *err)
+int pq_delta_open_log_file(pq_store *store, const char *path, pq_file **out, uint64_t *size, pq_error *err)
 {
     pq_file *f;
     PQ_TRY(store->ops->open(store, path, &f, err));
-    uint64_t size;
-    int rc = pq_file_size(f, &size, err);
-    if (rc == PQ_OK && size > PQ_DELTA_MAX_JSON_BYTES)
+    int rc = pq_file_size(f, size, err);
+    if (rc == PQ_OK && *size > PQ_DELTA_MAX_JSON_BYTES)
         rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s: %llu bytes (a log file over %llu bytes is not read)", f->name,
-                     (unsigned long long)size, (unsigned long long)PQ_DELTA_MAX_JSON_BYTES);
+                     (unsigned long long)*size, (unsigned long long)PQ_DELTA_MAX_JSON_BYTES);
+    if (rc != PQ_OK) {
+        pq_file_close(f);
+        return PQ_ERR;
+    }
+    *out = f;
+    return PQ_OK;
+}
+
+int pq_delta_read_log_file(pq_store *store, const char *path, char **out, size_t *len, pq_error *err)
+{
+    pq_file *f;
+    uint64_t size;
+    PQ_TRY(pq_delta_open_log_file(store, path, &f, &size, err));
+    int rc = PQ_OK;
     char *buf = NULL;
     if (rc == PQ_OK && !(buf = malloc(size + 1))) rc = PQ_NOMEM(err);
     if (rc == PQ_OK && size && pq_read_at(f, buf, size, 0, err) != PQ_OK) rc = PQ_ERR;
@@ -144,13 +156,10 @@ static int apply_json_pieces(pq_delta_log *log, pq_file *f, uint64_t size, const
 static int apply_json_file(pq_delta_log *log, pq_store *store, const char *path, bool checkpoint, pq_error *err)
 {
     pq_file *f;
-    PQ_TRY(store->ops->open(store, path, &f, err));
     uint64_t size;
-    int rc = pq_file_size(f, &size, err);
-    if (rc == PQ_OK && size > PQ_DELTA_MAX_JSON_BYTES)
-        rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s: %llu bytes (a log file over %llu bytes is not read)", f->name,
-                     (unsigned long long)size, (unsigned long long)PQ_DELTA_MAX_JSON_BYTES);
-    char *shown = rc == PQ_OK ? pq_path_join(store->root, path) : NULL;
+    PQ_TRY(pq_delta_open_log_file(store, path, &f, &size, err));
+    int rc = PQ_OK;
+    char *shown = pq_path_join(store->root, path);
     if (rc == PQ_OK && !shown) rc = PQ_NOMEM(err);
     if (rc == PQ_OK) rc = apply_json_pieces(log, f, size, shown, checkpoint, err);
     free(shown);
@@ -301,7 +310,7 @@ static int64_t read_last_checkpoint(pq_store *store, const char *logdir, pq_erro
     size_t len = 0;
     pq_error why;
     int64_t v = -1;
-    if (read_whole(store, path, &text, &len, &why) == PQ_OK) {
+    if (pq_delta_read_log_file(store, path, &text, &len, &why) == PQ_OK) {
         json_error_t jerr;
         json_t *o = json_loadb(text, len, 0, &jerr);
         const json_t *jv = json_is_object(o) ? json_object_get(o, "version") : NULL;

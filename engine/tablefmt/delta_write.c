@@ -252,15 +252,10 @@ static char *commit_text(const pq_tf_snapshot *s, const pq_tf_new_file *f, int64
 static int read_back(pq_store *store, const char *path, const char *txn, bool *ours, pq_error *err)
 {
     *ours = false;
-    pq_file *f;
-    PQ_TRY(store->ops->open(store, path, &f, err));
-    uint64_t size;
-    int rc = pq_file_size(f, &size, err);
-    char *text = NULL;
-    if (rc == PQ_OK && size > PQ_DELTA_MAX_JSON_BYTES)
-        rc = pq_fail(err, PQ_E_UNSUPPORTED, "%s: a commit of %llu bytes", f->name, (unsigned long long)size);
-    if (rc == PQ_OK && !(text = malloc(size + 1))) rc = PQ_NOMEM(err);
-    if (rc == PQ_OK && size && pq_read_at(f, text, size, 0, err) != PQ_OK) rc = PQ_ERR;
+    char *text;
+    size_t size;
+    PQ_TRY(pq_delta_read_log_file(store, path, &text, &size, err));
+    int rc = PQ_OK;
     bool changed = false;
     for (char *line = text, *end; rc == PQ_OK && line && line < text + size; line = end + 1) {
         end = memchr(line, '\n', (size_t)(text + size - line));
@@ -270,7 +265,7 @@ static int read_back(pq_store *store, const char *path, const char *txn, bool *o
         if (!n) continue;
         json_t *o = json_loadb(line, n, 0, NULL);
         if (!json_is_object(o)) {
-            rc = pq_fail(err, PQ_E_IO, "%s: a concurrent commit holds a line that is not a JSON object", f->name);
+            rc = pq_fail(err, PQ_E_IO, "%s: a concurrent commit holds a line that is not a JSON object", path);
         } else {
             const json_t *id = json_object_get(json_object_get(o, "commitInfo"), "txnId");
             if (json_is_string(id) && !strcmp(json_string_value(id), txn)) *ours = true;
@@ -281,9 +276,8 @@ static int read_back(pq_store *store, const char *path, const char *txn, bool *o
     if (rc == PQ_OK && changed && !*ours)
         rc = pq_fail(err, PQ_E_IO,
                      "%s: a concurrent commit changed the table's schema or protocol: the append is not committed",
-                     f->name);
+                     path);
     free(text);
-    pq_file_close(f);
     return rc;
 }
 
