@@ -594,6 +594,7 @@ void pq_lake_close(pq_lake *l)
         l->tables = t->next;
         if (--t->refs == 0) table_info_free(t);
     }
+    lake_unions_free(l);
     for (int i = 0; i < ERROR_RING; i++) free(l->errors[i]);
     for (int i = 0; i < l->n_decls; i++) {
         for (int p = 0; p < l->decls[i].n_parts; p++) free((char *)l->decls[i].parts[p].name);
@@ -896,11 +897,14 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
     case K_VIEW_DIR: {
         pq_query *q = NULL;
         pq_footer_ref *ref = NULL;
-        if (v.n_eq || v.n_wheres) {
-            if (lake_compile_view(l, &v, &q, &ref, err) != PQ_OK) {
+        /* The filters prune the listing; one that names a column only
+         * later files have (lake_resolve checked it) prunes nothing. */
+        if ((v.n_eq || v.n_wheres) && lake_compile_view(l, &v, &q, &ref, err) != PQ_OK) {
+            if (v.t->snap || v.t->n_files < 2) {
                 rc = PQ_ERR;
                 break;
             }
+            q = NULL;
         }
         r.q = q;
         if (v.t->snap) rc = list_format_partitions(l, &v, q, cb, ctx, err);

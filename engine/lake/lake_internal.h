@@ -45,6 +45,8 @@ typedef struct result_entry {
     uint64_t size;               /* once complete */
 } result_entry;
 
+typedef struct lake_union lake_union;
+
 typedef struct lake_counters {
     _Atomic uint64_t views_opened, results_reused, results_started, results_cancelled;
     _Atomic uint64_t files_total, files_pruned, files_pruned_log, dirs_pruned, row_groups_total, row_groups_pruned[PQ_RUNG_COUNT];
@@ -82,6 +84,7 @@ struct pq_lake {
     char **made_tables;          /* tables made by mkdir in this mount (no files yet) */
     int n_made;
     lake_counters c;
+    lake_union *unions;          /* Hive views' schemas (lake_schema.c), under mu */
     /* Held while a write makes partition directories and starts its part
      * file in them, and while a failed write removes the directories it
      * made: a directory another write has just found is never removed
@@ -165,6 +168,11 @@ void lake_footer_view(const table_info *t, pq_footer_view *as);
 int lake_footer_get(pq_lake *l, const table_info *t, const char *path, const pq_stat *id, pq_footer_ref **out,
                     pq_error *err);
 
+/* The footer of t's schema file (its first file; a table format's: the
+ * newest that holds every column), held until pq_footer_ref_put. */
+int lake_schema_file(pq_lake *l, const table_info *t, pq_footer_ref **ref, pq_error *err);
+/* The view's query, compiled against the schema of schema_ft. */
+int lake_compile_against(const view *v, const pq_footer *schema_ft, pq_query **q, pq_error *err);
 /* The view's query, compiled against its table's schema file (whose
  * footer *ref holds until pq_footer_ref_put). */
 int lake_compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **ref, pq_error *err);
@@ -176,9 +184,12 @@ typedef struct snapshot {
     int n_parts;
     char ***values;              /* full partition values per file */
     char *key;                   /* normalized view + file identities */
+    char digest[65];             /* of the files' identities (path, size, mtime), hex */
 } snapshot;
 
 int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err);
+/* s's key anew, for the view's query q (s's files as they were listed). */
+int lake_snapshot_rekey(const view *v, const pq_query *q, snapshot *s, pq_error *err);
 void lake_snapshot_free(snapshot *s);
 /* The first part of a result's key: the table's layout and schema file,
  * the view's normalized components and its format (the files' identities
@@ -195,7 +206,37 @@ typedef struct prune_ctx {
  * listed. */
 bool lake_prune_dir(void *ctx, int depth, const char *const *names, const char *const *values);
 
+/* ------------------------------------------------------------------ view schemas (lake_schema.c) */
+
+/* A view's query, the schema it is compiled against and its files. */
+typedef struct view_query {
+    pq_query *q;
+    pq_footer_ref *ref;          /* the table's schema file's footer */
+    lake_union *u;               /* the union of the files' schemas (NULL: not known yet) */
+    snapshot s;                  /* the files, and the view's result key (s.key) */
+} view_query;
+
+/* The view's files and result key, its query compiled against the schema
+ * file; or, when the query names a column the schema file lacks, against
+ * the union of the files' schemas (and the key by that query). */
+int lake_view_files(pq_lake *l, const view *v, view_query *vq, pq_error *err);
+/* After lake_view_files: the query against the union of the files'
+ * schemas (reads the footers the memo does not know yet). */
+int lake_view_query_complete(pq_lake *l, const view *v, view_query *vq, pq_error *err);
+/* Both. */
+int lake_view_query(pq_lake *l, const view *v, view_query *vq, pq_error *err);
+/* The footer whose schema vq->q is compiled against (pq_scan_parquet's ref). */
+const pq_footer *lake_view_schema(const view_query *vq);
+void lake_view_query_free(pq_lake *l, view_query *vq);
+void lake_unions_free(pq_lake *l);
+
 /* ------------------------------------------------------------------ results (lake_results.c) */
+
+/* The union by name of seed's schema and those of the snapshot's files
+ * (with q, may be NULL: the files its partition filter rules out are not
+ * read). */
+int lake_files_union(pq_lake *l, const view *v, const snapshot *s, const pq_query *q, const pq_footer *seed,
+                     pq_footer **out, pq_error *err);
 
 /* Finds or starts the result of a data.csv or data.parquet view (one
  * reader more): *key_out its key (malloc'd).  Takes over the view when it

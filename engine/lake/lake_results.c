@@ -20,7 +20,7 @@
 typedef struct data_job {
     pq_lake *l;
     view v;                      /* owns its arena; v.t referenced */
-    snapshot snap;
+    view_query vq;               /* its files, its query (against their union once the job runs) */
     bool plan_only;              /* plan.txt */
     bool parquet;                /* data.parquet */
     char what[512];              /* the view, for debug log lines */
@@ -29,7 +29,7 @@ typedef struct data_job {
 static void data_job_free(void *p)
 {
     data_job *j = p;
-    lake_snapshot_free(&j->snap);
+    lake_view_query_free(j->l, &j->vq);
     lake_view_free(j->l, &j->v);
     free(j);
 }
@@ -193,14 +193,15 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
     data_job *j = ctx;
     pq_lake *l = j->l;
     uint64_t started = pq_now_ms();
-    pq_query *q = NULL;
-    pq_footer_ref *ref = NULL;
     open_ctx oc = {0};
-    int rc = lake_compile_view(l, &j->v, &q, &ref, err);
-    if (rc == PQ_OK) rc = open_files(l, &j->snap, &j->v, &oc, err);
+    /* The union of the files' schemas: on the job's thread, not the open's. */
+    int rc = lake_view_query_complete(l, &j->v, &j->vq, err);
+    const pq_query *q = j->vq.q;
+    const snapshot *snap = &j->vq.s;
+    if (rc == PQ_OK) rc = open_files(l, snap, &j->v, &oc, err);
     if (rc == PQ_OK) {
         pq_scan_opts o;
-        scan_opts_for(l, &j->snap, &oc, &o);
+        scan_opts_for(l, snap, &oc, &o);
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
         if (j->parquet) {
@@ -210,8 +211,8 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
             pq_write_opts wo;
             pq_write_opts_init(&wo);
             if (d && d->has_write) wo = d->write;
-            rc = pq_scan_parquet(q, pq_footer_ref_get(ref), oc.files, j->snap.files->n_files, &o, &wo, sink, &st, err);
-        } else if (j->snap.files->n_files == 0) {
+            rc = pq_scan_parquet(q, lake_view_schema(&j->vq), oc.files, snap->files->n_files, &o, &wo, sink, &st, err);
+        } else if (snap->files->n_files == 0) {
             /* No file can match: the header only. */
             pq_buf h;
             pq_buf_init(&h);
@@ -220,7 +221,7 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
             pq_buf_free(&h);
             st.plan.dirs_pruned = o.dirs_pruned;
         } else {
-            rc = pq_scan_csv(q, oc.files, j->snap.files->n_files, &o, sink, &st, err);
+            rc = pq_scan_csv(q, oc.files, snap->files->n_files, &o, sink, &st, err);
         }
         /* A file found changed when it was opened again (the descriptor
          * set had closed it): the message names it, so every listing goes. */
@@ -234,8 +235,6 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
                       (unsigned long long)st.plan.row_groups, (unsigned long long)st.bytes_fetched);
     }
     close_files(&oc);
-    pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
     if (rc != PQ_OK && err->cls != PQ_E_CANCELLED) pq_lake_report(l, err);
     return rc;
 }
@@ -244,9 +243,9 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
 
 int lake_schema_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
 {
-    pq_query *q;
-    pq_footer_ref *ref;
-    PQ_TRY(lake_compile_view(l, v, &q, &ref, err));
+    view_query vq;
+    PQ_TRY(lake_view_query(l, v, &vq, err));
+    const pq_query *q = vq.q;
     int rc = pq_buf_puts(out, "name,type,nullable,partition\n");
     for (int j = 0; j < q->n_out && !rc; j++) {
         const pq_expr_column *c = &q->cols[q->out[j]];
@@ -260,8 +259,7 @@ int lake_schema_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
         rc |= pq_buf_printf(out, ",%s,%s\n", nd->nullable ? "true" : "false", c->partition ? "true" : "false");
         pq_buf_free(&ty);
     }
-    pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
+    lake_view_query_free(l, &vq);
     return rc ? PQ_NOMEM(err) : PQ_OK;
 }
 
@@ -294,37 +292,47 @@ int lake_format_no_files_text(const view *v, pq_buf *out, pq_error *err)
 
 int lake_plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
 {
-    pq_query *q;
-    pq_footer_ref *ref;
-    PQ_TRY(lake_compile_view(l, v, &q, &ref, err));
-    snapshot s;
-    open_ctx oc = {0};
     /* Which snapshot of a table format the plan is of. */
-    if (v->t->snap && pq_tf_describe(v->t->snap, out)) {
-        pq_query_free(q);
-        pq_footer_ref_put(l->footers, ref);
-        return PQ_NOMEM(err);
-    }
-    int rc = lake_snapshot_take(l, v, q, &s, err);
-    if (rc == PQ_OK) rc = open_files(l, &s, v, &oc, err);
+    if (v->t->snap && pq_tf_describe(v->t->snap, out)) return PQ_NOMEM(err);
+    view_query vq;
+    PQ_TRY(lake_view_query(l, v, &vq, err));
+    const snapshot *s = &vq.s;
+    open_ctx oc = {0};
+    int rc = open_files(l, s, v, &oc, err);
     if (rc == PQ_OK) {
         pq_scan_opts o;
-        scan_opts_for(l, &s, &oc, &o);
+        scan_opts_for(l, s, &oc, &o);
         o.release_file = NULL; /* the plan holds what it opened until it is done, as before */
-        if (s.files->n_files == 0) {
+        if (s->files->n_files == 0) {
             int e = pq_buf_puts(out, "no files can match\n");
             if (o.dirs_pruned)
                 e |= pq_buf_printf(out, "files: 0 total; %llu partition director%s pruned at listing (files not listed)\n",
                                    (unsigned long long)o.dirs_pruned, o.dirs_pruned == 1 ? "y" : "ies");
             rc = e ? PQ_NOMEM(err) : PQ_OK;
         }
-        else rc = pq_scan_plan(q, oc.files, s.files->n_files, &o, out, NULL, err);
+        else rc = pq_scan_plan(vq.q, oc.files, s->files->n_files, &o, out, NULL, err);
         if (rc != PQ_OK) (void)lake_forget_listed(l, oc.table_root, NULL, err); /* as data_job_run */
     }
     close_files(&oc);
-    lake_snapshot_free(&s);
-    pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
+    lake_view_query_free(l, &vq);
+    return rc;
+}
+
+/* The union of the snapshot's files' schemas, their footers read as a
+ * scan reads them (through the footer cache, open_parallel at once), none
+ * held after: the cache keeps them for the scan within its budget. */
+int lake_files_union(pq_lake *l, const view *v, const snapshot *s, const pq_query *q, const pq_footer *seed,
+                     pq_footer **out, pq_error *err)
+{
+    open_ctx oc = {0};
+    int rc = open_files(l, s, v, &oc, err);
+    if (rc == PQ_OK) {
+        pq_scan_opts o;
+        scan_opts_for(l, s, &oc, &o);
+        rc = pq_scan_schema_union_from(seed, v->t->ref_path, oc.files, s->files->n_files, q, &o, 0, out, err);
+        if (rc != PQ_OK) (void)lake_forget_listed(l, oc.table_root, NULL, err); /* as data_job_run */
+    }
+    close_files(&oc);
     return rc;
 }
 
@@ -349,26 +357,16 @@ static void describe_view(const view *v, char *out, size_t cap)
 
 int lake_get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_error *err)
 {
-    pq_query *q;
-    pq_footer_ref *ref;
-    PQ_TRY(lake_compile_view(l, v, &q, &ref, err));
     data_job *j = calloc(1, sizeof *j);
-    if (!j) {
-        pq_query_free(q);
-        pq_footer_ref_put(l->footers, ref);
-        return PQ_NOMEM(err);
-    }
-    int rc = lake_snapshot_take(l, v, q, &j->snap, err);
-    pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
-    if (rc != PQ_OK) {
+    if (!j) return PQ_NOMEM(err);
+    if (lake_view_files(l, v, &j->vq, err) != PQ_OK) {
         free(j);
         return PQ_ERR;
     }
     uint64_t now = pq_now_ms();
     pthread_mutex_lock(&l->mu);
     for (result_entry *e = l->results; e; e = e->next) {
-        if (strcmp(e->key, j->snap.key)) continue;
+        if (strcmp(e->key, j->vq.s.key)) continue;
         pq_result_state st;
         pq_result_state_of(e->res, &st);
         if (st.failed) continue;
@@ -385,25 +383,25 @@ int lake_get_result(pq_lake *l, view *v, pq_result **out, char **key_out, pq_err
             lake_logf(l, PQ_LOG_DEBUG, "%s: served from the result cache (%llu bytes%s)", what,
                       (unsigned long long)st.size, st.done ? "" : " so far, still running");
         }
-        lake_snapshot_free(&j->snap);
+        lake_view_query_free(l, &j->vq);
         free(j);
         return *key_out ? PQ_OK : PQ_NOMEM(err);
     }
     pthread_mutex_unlock(&l->mu);
     result_entry *e = calloc(1, sizeof *e);
-    char *key = strdup(j->snap.key);
+    char *key = strdup(j->vq.s.key);
     if (!e || !key) {
         free(e);
         free(key);
-        lake_snapshot_free(&j->snap);
+        lake_view_query_free(l, &j->vq);
         free(j);
         return PQ_NOMEM(err);
     }
     e->key = strdup(key);
     if (l->log_level >= PQ_LOG_DEBUG) {
         describe_view(v, j->what, sizeof j->what);
-        lake_logf(l, PQ_LOG_DEBUG, "%s: scan started over %d file%s", j->what, j->snap.files->n_files,
-                  j->snap.files->n_files == 1 ? "" : "s");
+        lake_logf(l, PQ_LOG_DEBUG, "%s: scan started over %d file%s", j->what, j->vq.s.files->n_files,
+                  j->vq.s.files->n_files == 1 ? "" : "s");
     }
     j->l = l;
     j->parquet = v->kind == K_VIEW_FILE && v->file == F_DATA_PARQUET;
@@ -554,16 +552,21 @@ uint64_t lake_version_of_key(const char *key)
 
 bool lake_take_held_version(pq_lake *l, const view *v, uint64_t version, pq_result **out, char **key_out)
 {
+    /* The key's view part: the query against the schema file, without a
+     * listing when it compiles there (lake_view_files). */
+    view_query vq = {0};
     pq_query *q;
     pq_footer_ref *ref;
     pq_error err;
     pq_error_clear(&err);
-    if (lake_compile_view(l, v, &q, &ref, &err) != PQ_OK) return false;
+    if (lake_compile_view(l, v, &q, &ref, &err) == PQ_OK) pq_footer_ref_put(l->footers, ref);
+    else if (lake_view_files(l, v, &vq, &err) == PQ_OK) q = vq.q, vq.q = NULL;
+    else return false;
     pq_buf prefix;
     pq_buf_init(&prefix);
     int bad = lake_view_key(v, q, &prefix);
     pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
+    lake_view_query_free(l, &vq);
     bool found = false;
     pthread_mutex_lock(&l->mu);
     for (result_entry *e = bad ? NULL : l->results; e; e = e->next) {
@@ -590,28 +593,22 @@ bool lake_take_held_version(pq_lake *l, const view *v, uint64_t version, pq_resu
 
 bool lake_result_size(pq_lake *l, const view *v, uint64_t *size)
 {
-    pq_query *q;
-    pq_footer_ref *ref;
-    snapshot s;
+    view_query vq;
     pq_error err;
     bool found = false;
-    if (lake_compile_view(l, v, &q, &ref, &err) != PQ_OK) return false;
-    if (lake_snapshot_take(l, v, q, &s, &err) == PQ_OK) {
-        pthread_mutex_lock(&l->mu);
-        for (result_entry *e = l->results; e; e = e->next) {
-            if (strcmp(e->key, s.key)) continue;
-            pq_result_state st;
-            pq_result_state_of(e->res, &st);
-            if (st.done && !st.failed) {
-                *size = st.size;
-                found = true;
-            }
-            break;
+    if (lake_view_files(l, v, &vq, &err) != PQ_OK) return false;
+    pthread_mutex_lock(&l->mu);
+    for (result_entry *e = l->results; e; e = e->next) {
+        if (strcmp(e->key, vq.s.key)) continue;
+        pq_result_state st;
+        pq_result_state_of(e->res, &st);
+        if (st.done && !st.failed) {
+            *size = st.size;
+            found = true;
         }
-        pthread_mutex_unlock(&l->mu);
-        lake_snapshot_free(&s);
+        break;
     }
-    pq_query_free(q);
-    pq_footer_ref_put(l->footers, ref);
+    pthread_mutex_unlock(&l->mu);
+    lake_view_query_free(l, &vq);
     return found;
 }

@@ -464,20 +464,25 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
      * to check against: its COL=VALUE directories must resolve, so that a
      * first write can go into them. */
     if ((v->n_eq || v->n_wheres || v->n_select) && t->ref_path) {
-        /* Validate: unknown columns, bad expressions fail the lookup. */
+        /* Validate: unknown columns, bad expressions fail the lookup.  A
+         * column the schema file lacks may be a later file's (schema
+         * evolution): then the files' union decides. */
         pq_query *q;
         pq_footer_ref *ref;
-        if (lake_compile_view(l, v, &q, &ref, err) != PQ_OK) return PQ_ERR;
-        pq_query_free(q);
-        pq_footer_ref_put(l->footers, ref);
+        if (lake_compile_view(l, v, &q, &ref, err) == PQ_OK) {
+            pq_query_free(q);
+            pq_footer_ref_put(l->footers, ref);
+        } else {
+            view_query vq;
+            if (t->snap || t->n_files < 2 || lake_view_files(l, v, &vq, err) != PQ_OK) return PQ_ERR;
+            lake_view_query_free(l, &vq);
+        }
     }
     return PQ_OK;
 }
 
-int lake_compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **ref, pq_error *err)
+int lake_schema_file(pq_lake *l, const table_info *t, pq_footer_ref **ref, pq_error *err)
 {
-    const table_info *t = v->t;
-    *q = NULL;
     *ref = NULL;
     if (!t->ref_path)
         return pq_fail(err, PQ_E_CORRUPT, "table '%s' has no data files", lake_table_label(t->name));
@@ -489,7 +494,14 @@ int lake_compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **r
         pq_error_prefix(err, "%s: ", t->ref_path);
         return PQ_ERR;
     }
-    const pq_schema *schema = &pq_footer_ref_get(*ref)->schema;
+    return PQ_OK;
+}
+
+int lake_compile_against(const view *v, const pq_footer *schema_ft, pq_query **q, pq_error *err)
+{
+    const table_info *t = v->t;
+    const pq_schema *schema = &schema_ft->schema;
+    *q = NULL;
     pq_query_spec spec = {
         .wheres = v->wheres, .n_wheres = v->n_wheres,
         .eq_cols = v->eq_cols, .eq_vals = v->eq_vals, .n_eq = v->n_eq,
@@ -511,12 +523,18 @@ int lake_compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **r
     if (rc == PQ_OK)
         rc = pq_query_compile(schema, (const char *const *)t->part_names, t->part_types, t->n_parts, &spec, q, err);
     free(order);
-    if (rc != PQ_OK) {
+    return rc;
+}
+
+int lake_compile_view(pq_lake *l, const view *v, pq_query **q, pq_footer_ref **ref, pq_error *err)
+{
+    *q = NULL;
+    PQ_TRY(lake_schema_file(l, v->t, ref, err));
+    if (lake_compile_against(v, pq_footer_ref_get(*ref), q, err) != PQ_OK) {
         pq_footer_ref_put(l->footers, *ref);
         *ref = NULL;
         return PQ_ERR;
     }
-    /* Real partition directories are filters too. */
     return PQ_OK;
 }
 
@@ -649,25 +667,11 @@ static int snapshot_of_hive(pq_lake *l, const view *v, const pq_query *q, snapsh
     return PQ_OK;
 }
 
-int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err)
+/* The SHA-256 of every file's identity (path, size, mtime), in hex. */
+static int files_digest(const snapshot *s, char *hex, pq_error *err)
 {
-    memset(s, 0, sizeof *s);
-    if ((v->t->snap ? snapshot_of_format(v->t, s, err) : snapshot_of_hive(l, v, q, s, err)) != PQ_OK) {
-        lake_snapshot_free(s);
-        return PQ_ERR;
-    }
-    /* The key: the view's normalized components, then the SHA-256 of every
-     * file's identity (path, size, mtime). Kept whole, the file list made
-     * each cached result's key as long as the table's listing (0.5 MB at
-     * 7,000 files, held by the cache entry and each handle). */
-    pq_buf k;
-    pq_buf_init(&k);
-    if (lake_view_key(v, q, &k)) {
-        pq_buf_free(&k);
-        goto oom;
-    }
     pq_sha256_ctx files_digest;
-    if (pq_sha256_init(&files_digest, err) != PQ_OK) goto fail_key;
+    PQ_TRY(pq_sha256_init(&files_digest, err));
     char line[64];
     for (int f = 0; f < s->files->n_files; f++) {
         const pq_table_file *tf = &s->files->files[f];
@@ -676,21 +680,35 @@ int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s
         pq_sha256_update(&files_digest, line, (size_t)n);
     }
     uint8_t digest[32];
-    if (pq_sha256_final(&files_digest, digest, err) != PQ_OK) goto fail_key;
-    pq_buf_printf(&k, "files %d ", s->files->n_files);
-    for (int i = 0; i < 32; i++) pq_buf_printf(&k, "%02x", digest[i]);
-    if (pq_buf_append(&k, "\n", 2)) {
-        pq_buf_free(&k);
-        goto oom;
-    }
-    s->key = k.data;
+    PQ_TRY(pq_sha256_final(&files_digest, digest, err));
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", digest[i]);
     return PQ_OK;
-oom:
-    lake_snapshot_free(s);
-    return PQ_NOMEM(err);
-fail_key:
-    pq_buf_free(&k);
-    lake_snapshot_free(s);
-    return PQ_ERR;
 }
 
+int lake_snapshot_rekey(const view *v, const pq_query *q, snapshot *s, pq_error *err)
+{
+    /* The key: the view's normalized components, then the digest of its
+     * files.  Kept whole, the file list made each cached result's key as
+     * long as the table's listing (0.5 MB at 7,000 files, held by the cache
+     * entry and each handle). */
+    pq_buf k;
+    pq_buf_init(&k);
+    if (lake_view_key(v, q, &k) || pq_buf_printf(&k, "files %d %s\n", s->files->n_files, s->digest) ||
+        pq_buf_append(&k, "", 1)) {
+        pq_buf_free(&k);
+        return PQ_NOMEM(err);
+    }
+    free(s->key);
+    s->key = k.data;
+    return PQ_OK;
+}
+
+int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err)
+{
+    memset(s, 0, sizeof *s);
+    int rc = v->t->snap ? snapshot_of_format(v->t, s, err) : snapshot_of_hive(l, v, q, s, err);
+    if (rc == PQ_OK) rc = files_digest(s, s->digest, err);
+    if (rc == PQ_OK) rc = lake_snapshot_rekey(v, q, s, err);
+    if (rc != PQ_OK) lake_snapshot_free(s);
+    return rc;
+}

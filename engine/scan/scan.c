@@ -668,11 +668,18 @@ static size_t footer_bytes(const pq_footer *ft)
 int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_query *q, const pq_scan_opts *opts,
                          size_t keep_bytes, pq_footer **out, pq_error *err)
 {
+    return pq_scan_schema_union_from(NULL, NULL, files, n_files, q, opts, keep_bytes, out, err);
+}
+
+int pq_scan_schema_union_from(const pq_footer *seed, const char *seed_name, pq_scan_file *files, int n_files,
+                              const pq_query *q, const pq_scan_opts *opts, size_t keep_bytes, pq_footer **out,
+                              pq_error *err)
+{
     size_t kept = 0;
     *out = NULL;
     pq_schema_union *u;
     PQ_TRY(pq_schema_union_new(false, &u, err));
-    int rc = PQ_OK;
+    int rc = seed ? pq_schema_union_add(u, seed, seed_name, err) : PQ_OK;
     /* The first file alone: its footer's size is what the others' tail
      * reads are sized from (pqtool's open_file), not a 64 KiB guess each. */
     for (int at = 0, m = 1; at < n_files && rc == PQ_OK; at += m, m = PQ_SCAN_FILES_AT_ONCE) {

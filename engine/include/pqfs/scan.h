@@ -118,6 +118,11 @@ int pq_scan_parquet(const pq_query *q, const pq_footer *ref, const pq_scan_file 
  * and pq_scan_parquet (ref). */
 int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_query *q, const pq_scan_opts *opts,
                          size_t keep_bytes, pq_footer **out, pq_error *err);
+/* The same, the union starting from `seed`'s schema (named seed_name in
+ * messages): its columns first and always, whichever files hold them. */
+int pq_scan_schema_union_from(const pq_footer *seed, const char *seed_name, pq_scan_file *files, int n_files,
+                              const pq_query *q, const pq_scan_opts *opts, size_t keep_bytes, pq_footer **out,
+                              pq_error *err);
 
 /* The access plan of the query over the files as text (pqtool plan,
  * plan.txt), without reading data pages. */
