@@ -581,6 +581,65 @@ static int open_output(pq_lake *l, view *v, const write_target *wt, const char *
     return rc;
 }
 
+/* A top-level integer column (any width, either sign; not a date, time,
+ * decimal or timestamp): one that widens to DOUBLE (schema_union.c). */
+static bool widens_to_double(const pq_schema_element *e)
+{
+    if (!e->has_type || (e->type != PQ_INT32 && e->type != PQ_INT64) || e->has_num_children) return false;
+    if (e->has_logical) return e->logical.kind == PQ_LT_INTEGER;
+    return e->converted_type == PQ_CT_NONE || (e->converted_type >= PQ_CT_UINT_8 && e->converted_type <= PQ_CT_INT_64);
+}
+
+/* A CSV into a Hive table that has a schema: written with the table's
+ * types, except that an integer column one of whose values does not fit
+ * (`12.5` where the table wrote `30`) is DOUBLE in this file, as schema
+ * evolution widens it (SPEC section 2: int to double), and the import
+ * starts again; once per column.  A value that is not a number either
+ * fails as it did against the table's type.  (A Delta table's types are
+ * its log's: never widened by a write.) */
+static int import_widening(pq_file *in, const char *name, const pq_footer *table_ft, pq_import_opts *io,
+                           const pq_sink *sink, upload_sink *us, int64_t *rows, pq_error *err)
+{
+    int32_t n = table_ft->meta.n_schema;
+    const pq_schema_element *use = table_ft->meta.schema;
+    pq_schema_element *widened = NULL;
+    pq_error *why = NULL; /* per widened element: its failure against the table's type */
+    int rc;
+    for (;;) {
+        int32_t bad = -1;
+        io->mismatch_element = &bad;
+        rc = pq_csv_import(in, name, use, n, io, sink, rows, err);
+        io->mismatch_element = NULL;
+        if (rc == PQ_OK || err->cls != PQ_E_USAGE || bad <= 0 || bad >= n) break;
+        if (widened && widened[bad].type == PQ_DOUBLE && widens_to_double(&table_ft->meta.schema[bad])) {
+            *err = why[bad]; /* not a number either */
+            break;
+        }
+        if (!widens_to_double(&use[bad])) break;
+        if (!widened) {
+            widened = malloc(sizeof *widened * (size_t)n);
+            why = calloc((size_t)n, sizeof *why);
+            if (!widened || !why) {
+                rc = PQ_NOMEM(err);
+                break;
+            }
+            memcpy(widened, use, sizeof *widened * (size_t)n);
+            use = widened;
+        }
+        why[bad] = *err;
+        widened[bad].type = PQ_DOUBLE;
+        widened[bad].type_length = 0;
+        widened[bad].converted_type = PQ_CT_NONE;
+        widened[bad].has_logical = false;
+        widened[bad].has_scale = widened[bad].has_precision = false;
+        *rows = 0;
+        if ((rc = upload_restart(us, err)) != PQ_OK) break;
+    }
+    free(widened);
+    free(why);
+    return rc;
+}
+
 static int do_commit(pq_lake_upload *u, pq_error *err)
 {
     pq_lake *l = u->l;
@@ -674,7 +733,9 @@ static int do_commit(pq_lake_upload *u, pq_error *err)
             io.n_fixed = wt.n_parts;
             /* A new table's types: from the CSV. */
             if (table_ft) {
-                rc = pq_csv_import(in, u->path, table_ft->meta.schema, table_ft->meta.n_schema, &io, &sink, &rows, err);
+                rc = t->snap ? pq_csv_import(in, u->path, table_ft->meta.schema, table_ft->meta.n_schema, &io, &sink,
+                                             &rows, err)
+                             : import_widening(in, u->path, table_ft, &io, &sink, &us, &rows, err);
                 /* A table CSV cannot fill (nested columns, an odd type): the
                  * input does not fit, EINVAL, not a storage error. */
                 if (rc != PQ_OK && err->cls == PQ_E_UNSUPPORTED) err->cls = PQ_E_USAGE;

@@ -249,6 +249,7 @@ typedef struct importer {
     int32_t pending_slices;    /* parsed and not yet freed */
     bool failed;               /* a column task failed: stop parsing */
     _Atomic bool mismatch;     /* a value did not fit its column's type */
+    int32_t mismatch_element;  /* the schema element of the column whose error is returned (-1: none) */
 } importer;
 
 /* Adds n_rows rows of a column (levels, dense values) to its writer, in
@@ -528,6 +529,8 @@ static int finish_job(importer *im, pq_filewriter *fw, pq_error *err)
     int rc = PQ_OK;
     if (failed >= 0) {
         *err = j->errs[failed];
+        if (j->bad_row[failed] != INT64_MAX && im->mismatch_element < 0)
+            im->mismatch_element = im->tc[failed].leaf->node->element_index;
         rc = PQ_ERR;
     } else if (j->encode) {
         rc = pq_filewriter_add_row_group(fw, j->chunks, err);
@@ -800,7 +803,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     if (rc == PQ_OK) rc = pq_filewriter_new(sink, elements, n_elements, n_cols, &fw, err);
     if (rc == PQ_OK && n_sort > 0) rc = pq_filewriter_set_sorting(fw, sorting, n_sort, err);
 
-    importer im = {.tc = tc, .n_cols = n_cols, .name = name, .wopts = &opts->write};
+    importer im = {.tc = tc, .n_cols = n_cols, .name = name, .wopts = &opts->write, .mismatch_element = -1};
     pthread_mutex_init(&im.mu, NULL);
     pthread_cond_init(&im.work, NULL);
     pthread_cond_init(&im.done, NULL);
@@ -904,6 +907,7 @@ int pq_csv_import(pq_file *in, const char *name, const pq_schema_element *elemen
     if (rc == PQ_OK) rc = pq_filewriter_finish(fw, err);
     if (rc == PQ_OK && rows_out) *rows_out = total;
     if (opts->mismatch) *opts->mismatch = rc != PQ_OK && im.mismatch;
+    if (opts->mismatch_element) *opts->mismatch_element = rc != PQ_OK ? im.mismatch_element : -1;
     pq_filewriter_free(fw);
     if (im.vidx)
         for (int32_t c = 0; c < n_cols; c++) free(im.vidx[c]);

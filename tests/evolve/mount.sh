@@ -12,7 +12,9 @@
 #     metadata_ttl; the union is computed once per set of files (a second
 #     read of schema.txt reads no file);
 #   - conflict: a string beside an integer fails only the views that read
-#     that column, naming the file, the column and both types.
+#     that column, naming the file, the column and both types;
+#   - a CSV written into a table may widen it: fare written first as 30,
+#     then 12.5, is DOUBLE in the second file and in the table.
 #   tests/evolve/mount.sh BUILD_DIR
 set -euo pipefail
 
@@ -117,6 +119,30 @@ check "conflict: the view of id alone reads both files" \
 check "conflict: data.csv (which reads code) fails: EIO" "! cat '$C/data.csv' >/dev/null 2>&1"
 check "conflict: the error names the file, the column and both types" \
     "grep -q \"b.parquet: column 'code' is STRING in this file but INT32 in the table's schema\" '$MNT/.pqfs/errors'"
+
+# ------------------------------------------------------------------ a CSV write widens
+# fare written first as 30 (BIGINT), then 12.5: the second file's fare is
+# DOUBLE, the table's too; a value that is no number fails (EINVAL) as the
+# table's type says, writing nothing.
+mkdir "$MNT/fares"
+printf 'trip,fare\n1,30\n2,7\n' >"$WORK/fares1.csv"
+printf 'trip,fare\n3,12.5\n4,\n' >"$WORK/fares2.csv"
+printf 'trip,fare\n5,abc\n' >"$WORK/fares3.csv"
+check "fares: the first CSV makes the table (fare BIGINT)" \
+    "cp '$WORK/fares1.csv' '$MNT/fares/' && grep -qx 'fare,INT64,true,false' '$MNT/fares/schema.txt'"
+check "fares: 12.5 into it is written (its file's fare DOUBLE)" "cp '$WORK/fares2.csv' '$MNT/fares/'"
+sleep 1.2
+check "fares: the table's fare is DOUBLE now" "grep -qx 'fare,DOUBLE,true,false' '$MNT/fares/schema.txt'"
+printf 'trip,fare\n1,30.0\n2,7.0\n3,12.5\n4,\n' >"$WORK/fares.csv"
+same "fares: every row, 30 as 30.0" "$WORK/fares.csv" "$MNT/fares/data.csv"
+check "fares: DuckDB reads the files as one table with the same rows" \
+    "[ \"\$(duck \"SELECT string_agg(trip || ':' || coalesce(fare::VARCHAR, 'NULL'), ' ' ORDER BY trip) FROM read_parquet($(sq "$LAKE/fares/*.parquet"), union_by_name = true)\")\" = '1:30.0 2:7.0 3:12.5 4:NULL' ]"
+if cp "$WORK/fares3.csv" "$MNT/fares/" 2>"$WORK/fares3.err"; then fail "fares: 'abc' written"
+elif grep -q "Invalid argument" "$WORK/fares3.err" && grep -q "fares3.csv: line 2, column fare: 'abc'" "$WORK/pqfs.log" &&
+    ! grep "fares3.csv: line 2, column fare" "$WORK/pqfs.log" | grep -q DOUBLE; then
+    pass "fares: 'abc' fails with EINVAL, the message naming the table's type"
+else fail "fares: 'abc': $(cat "$WORK/fares3.err"); log: $(grep fares3 "$WORK/pqfs.log" | head -3)"; fi
+check "fares: nothing of it written" "[ \"\$(ls '$LAKE/fares' | wc -l)\" = 2 ]"
 
 stop_pqfs "$MNT" "$PQFS_PID"
 summary evolve.mount

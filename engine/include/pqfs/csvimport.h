@@ -61,6 +61,7 @@ typedef struct pq_import_opts {
     const pq_import_fixed *fixed;
     int n_fixed;
     bool *mismatch;            /* out (may be NULL): failed because a value did not fit its column's type */
+    int32_t *mismatch_element; /* out (may be NULL): that column's index in `elements` (-1: another failure) */
 } pq_import_opts;
 
 void pq_import_opts_init(pq_import_opts *o);
