@@ -102,7 +102,8 @@ bool pq_schema_equal(const pq_schema *a, const pq_schema *b);
  * column whose files hold types a and b: *out is a copy of a with the
  * widest of both (integers to the narrowest integer holding both, unsigned
  * ones in a signed type of twice their width, at most 64 bits; FLOAT and
- * DOUBLE to DOUBLE; INT64 timestamps of one UTC-ness to the finer unit).
+ * DOUBLE to DOUBLE, and an integer beside either to DOUBLE; INT64
+ * timestamps of one UTC-ness to the finer unit).
  * -1 when no type holds both (a string and an integer, ...). */
 int pq_node_union_type(const pq_node *a, const pq_node *b, pq_node *out);
 
@@ -114,6 +115,13 @@ typedef enum pq_widen {
     PQ_WIDEN_F32_F64,          /* FLOAT to DOUBLE */
     PQ_WIDEN_TS_X1000,         /* timestamp to a unit 1,000 times finer */
     PQ_WIDEN_TS_X1000000,      /* timestamp, milliseconds to nanoseconds */
+    /* Integers to DOUBLE: the nearest double (exact up to 2^53 in
+     * magnitude; past it several integers are one double).  uint8/uint16
+     * are INT32s that read as U32. */
+    PQ_WIDEN_I32_F64,          /* INT32 (int8, int16, int32) */
+    PQ_WIDEN_U32_F64,          /* uint8, uint16, uint32 (INT32) */
+    PQ_WIDEN_I64_F64,          /* INT64 */
+    PQ_WIDEN_U64_F64,          /* uint64 (INT64) */
 } pq_widen;
 /* The conversion of a file's column of type `from` to the table's `to`, or
  * -1 when `to` does not hold every value of `from` (not primitives, or

@@ -5,8 +5,11 @@
  * DuckDB's union_by_name for the types below): integers of any width and
  * sign to the narrowest signed or unsigned integer that holds both (int32
  * and uint32: int64; never past 64 bits), FLOAT and DOUBLE to DOUBLE,
- * timestamps of one UTC-ness to the finer unit.  Anything else must be one
- * type (pq_node_same_type), or nested columns one shape (pq_schema_equal):
+ * timestamps of one UTC-ness to the finer unit.  An integer beside a FLOAT
+ * or DOUBLE is DOUBLE (the SPEC's int to double; DuckDB makes int and FLOAT
+ * a FLOAT): int64 values past 2^53 round to the nearest double, as DuckDB's
+ * BIGINT to DOUBLE cast does.  Anything else must be one type
+ * (pq_node_same_type), or nested columns one shape (pq_schema_equal):
  * otherwise the pair is incompatible. */
 #include "footer.h"
 
@@ -76,8 +79,11 @@ int pq_node_union_type(const pq_node *a, const pq_node *b, pq_node *out)
         out->converted = int_converted(is_signed, bits);
         return 0;
     }
-    if (plain_float(a) && plain_float(b)) {
+    /* FLOAT and DOUBLE, or an integer beside either: DOUBLE. */
+    if ((plain_float(a) || int_class(a, &sa, &wa)) && (plain_float(b) || int_class(b, &sb, &wb))) {
         out->phys = PQ_DOUBLE;
+        out->type_length = 0;
+        out->logical = (pq_logical){.kind = PQ_LT_NONE};
         out->converted = PQ_CT_NONE;
         return 0;
     }
@@ -99,11 +105,17 @@ int pq_node_widen(const pq_node *from, const pq_node *to)
     pq_node u;
     if (pq_node_union_type(from, to, &u) != 0 || !pq_node_same_type(&u, to)) return -1;
     if (from->phys == PQ_INT32 && to->phys == PQ_INT64) {
-        bool s;
-        int w;
-        return int_class(from, &s, &w) && !s ? PQ_WIDEN_U32_I64 : PQ_WIDEN_I32_I64;
+        bool s32;
+        int w32;
+        return int_class(from, &s32, &w32) && !s32 ? PQ_WIDEN_U32_I64 : PQ_WIDEN_I32_I64;
     }
     if (from->phys == PQ_FLOAT && to->phys == PQ_DOUBLE) return PQ_WIDEN_F32_F64;
+    bool s;
+    int w;
+    if (to->phys == PQ_DOUBLE && int_class(from, &s, &w)) {
+        if (from->phys == PQ_INT32) return s ? PQ_WIDEN_I32_F64 : PQ_WIDEN_U32_F64;
+        return s ? PQ_WIDEN_I64_F64 : PQ_WIDEN_U64_F64;
+    }
     if (int64_timestamp(from) && from->logical.unit != to->logical.unit)
         return to->logical.unit - from->logical.unit == 1 ? PQ_WIDEN_TS_X1000 : PQ_WIDEN_TS_X1000000;
     return PQ_WIDEN_NONE; /* INT32 in INT32 (int8 as int16...), INT64 in INT64 */

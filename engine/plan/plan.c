@@ -129,6 +129,69 @@ static int single_column(const pq_expr *conj)
     return n == 1 ? cols[0] : -1;
 }
 
+/* ------------------------------------------------------------------ schema evolution */
+
+/* The widening of a leaf to the table's type (plan.h leaf_widen). */
+static int widen_of(const pq_plan_input *in, int32_t leaf)
+{
+    return in->leaf_widen ? in->leaf_widen[leaf] : PQ_WIDEN_NONE;
+}
+
+static bool widens_to_double(int w)
+{
+    return w == PQ_WIDEN_I32_F64 || w == PQ_WIDEN_U32_F64 || w == PQ_WIDEN_I64_F64 || w == PQ_WIDEN_U64_F64;
+}
+
+/* A value of a widened leaf as the file's node reads it (a bound, a
+ * dictionary entry) in the table's domain, the predicate's: an integer
+ * widened to DOUBLE becomes the double the scan makes of it (widen_batch,
+ * C's nearest).  That rounding is monotone, so bounds converted stay
+ * bounds of the converted values.  The other widenings read in the
+ * table's domain already (INT, TIMESTAMP in nanoseconds, DOUBLE).  -1 when
+ * v is not of the domain the widening reads: it proves nothing. */
+static int widen_value(int w, pq_value *v)
+{
+    if (!widens_to_double(w)) return 0;
+    double d;
+    if (v->type == PQ_V_INT && w != PQ_WIDEN_U64_F64) {
+        d = (double)v->u.i;
+    } else if (v->type == PQ_V_DECIMAL && w == PQ_WIDEN_U64_F64 && v->u.dec.scale == 0 && v->u.dec.unscaled >= 0 &&
+               v->u.dec.unscaled <= (__int128)UINT64_MAX) {
+        d = (double)(uint64_t)v->u.dec.unscaled;
+    } else {
+        return -1;
+    }
+    *v = (pq_value){.type = PQ_V_DOUBLE};
+    v->u.d = d;
+    return 0;
+}
+
+/* A range's bounds in the table's domain (widen_value); none when they do
+ * not convert. */
+static void widen_range(int w, pq_col_range *r)
+{
+    if (!r->has_min && !r->has_max) return;
+    if ((r->has_min && widen_value(w, &r->min) != 0) || (r->has_max && widen_value(w, &r->max) != 0))
+        r->has_min = r->has_max = r->exact_min = r->exact_max = false;
+}
+
+/* The bloom filter's probe for literal v (the table's DOUBLE) on a leaf of
+ * integers widened to DOUBLE: 1 when no integer converts to v (not
+ * integral: no row equals it), 0 with *out the one integer that does (an
+ * integral v below 2^53 in magnitude, where every integer is a double of
+ * its own), -1 when several may (2^53 itself is also 2^53 + 1 rounded;
+ * past it many are) or v is no double: the filter cannot tell. */
+static int integer_probe(const pq_value *v, pq_value *out)
+{
+    if (v->type != PQ_V_DOUBLE || !isfinite(v->u.d)) return -1;
+    double d = v->u.d;
+    if (d != floor(d)) return 1;
+    if (fabs(d) >= 0x1p53) return -1;
+    *out = (pq_value){.type = PQ_V_INT};
+    out->u.i = (int64_t)d;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ dictionary rung */
 
 /* All data pages of the chunk are dictionary-encoded (else the dictionary does
@@ -213,8 +276,9 @@ static int load_dictionary(const pq_plan_input *in, const pq_column_chunk *cc, c
     return PQ_OK;
 }
 
-/* Whether the dictionary holds a value equal to v (by value: -0.0 = 0.0). */
-static bool dict_contains(const pq_node *n, const pq_dict *d, const pq_value *v)
+/* Whether the dictionary holds a value equal to v (by value: -0.0 = 0.0),
+ * each value widened (w) to the table's type, v's. */
+static bool dict_contains(const pq_node *n, int w, const pq_dict *d, const pq_value *v)
 {
     size_t vs = pq_value_size(d->type);
     uint8_t plain[16];
@@ -236,7 +300,7 @@ static bool dict_contains(const pq_node *n, const pq_dict *d, const pq_value *v)
             len = vs;
         }
         pq_value dv;
-        if (pq_value_from_plain(n, p, len, &dv) != 0) return true; /* cannot tell: keep */
+        if (pq_value_from_plain(n, p, len, &dv) != 0 || widen_value(w, &dv) != 0) return true; /* cannot tell: keep */
         if (dv.type == v->type && pq_value_cmp(&dv, v) == 0) return true;
     }
     return false;
@@ -270,7 +334,7 @@ static int dictionary_rung(const pq_plan_input *in, const pq_row_group *g, const
         int rc = load_dictionary(in, cc, lf, arena, &dict, bufs, &start, &head_len, err);
         if (rc == PQ_OK && dict.values) {
             bool any = false;
-            for (int k = 0; k < nv && !any; k++) any = dict_contains(lf->node, &dict, &values[k]);
+            for (int k = 0; k < nv && !any; k++) any = dict_contains(lf->node, widen_of(in, leaf), &dict, &values[k]);
             if (!any) *pruned = true;
         }
         if (rc == PQ_OK && !*pruned && !keep->bytes) *keep = (kept_bytes){bufs[0], start, head_len};
@@ -342,6 +406,7 @@ static int bloom_rung(const pq_plan_input *in, const pq_row_group *g, const pq_e
         const pq_column_chunk *cc = &g->columns[leaf];
         if (!cc->has_meta) continue;
         const pq_node *node = in->footer->schema.leaves[leaf].node;
+        bool to_double = widens_to_double(widen_of(in, leaf));
         uint8_t *raw;
         size_t raw_len;
         pq_bloom bloom;
@@ -351,7 +416,15 @@ static int bloom_rung(const pq_plan_input *in, const pq_row_group *g, const pq_e
         for (int k = 0; k < nv && !any; k++) {
             uint8_t plain[64];
             uint8_t *big = NULL;
-            int pl = pq_value_to_plain(node, &values[k], plain, sizeof plain);
+            pq_value probe = values[k];
+            /* The values are the table's (DOUBLE), the filter hashes the file's integers. */
+            int ip = to_double ? integer_probe(&values[k], &probe) : 0;
+            if (ip > 0) continue;
+            if (ip < 0) {
+                any = true;
+                break;
+            }
+            int pl = pq_value_to_plain(node, &probe, plain, sizeof plain);
             if (pl < 0 && values[k].type == PQ_V_STRING) {
                 /* long string literal: encode into a heap buffer */
                 big = malloc(values[k].u.s.len + 16);
@@ -363,7 +436,11 @@ static int bloom_rung(const pq_plan_input *in, const pq_row_group *g, const pq_e
                     break;
                 }
             }
-            if (pl < 0) continue; /* no exact representation: no row equals it */
+            if (pl == -1) continue; /* no exact representation: no row equals it */
+            if (pl < 0) {
+                any = true; /* cannot tell: keep */
+                break;
+            }
             any = pq_bloom_may_contain(&bloom, big ? big : plain, (size_t)pl);
             free(big);
         }
@@ -505,6 +582,7 @@ static int page_index_rung(const pq_plan_input *in, const pq_row_group *g, const
                     r->has_min = r->has_max = true;
                     r->min = lo;
                     r->max = hi;
+                    widen_range(widen_of(in, leaf), r);
                 }
             }
             if (pq_expr_prune(conj[c], ranges) == PQ_TRI_FALSE) continue;
@@ -685,6 +763,7 @@ int pq_plan_row_group(const pq_plan_input *in, int32_t rg, pq_arena *arena, pq_r
             if (!cc->has_meta) continue;
             pq_range_from_stats(&ft->schema.leaves[leaf], &cc->meta.stats, cc->meta.has_stats, g->num_rows,
                                 &ranges[c]);
+            widen_range(widen_of(in, leaf), &ranges[c]);
         }
         pq_tri t = pq_expr_prune(in->pred, ranges);
         if (t == PQ_TRI_FALSE) {

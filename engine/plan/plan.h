@@ -70,6 +70,14 @@ typedef struct pq_plan_input {
     const pq_expr_column *cols;    /* the table's columns (data + partition) */
     int n_cols;
     const int32_t *col_leaf;       /* per column: leaf index in this file; -1: partition or nested */
+    /* Schema evolution: per leaf of this file, the pq_widen (schema.h) that
+     * makes its values the table's type (NULL: none).  The predicate's
+     * literals are in the table's type, the file's statistics, page index,
+     * dictionary and bloom filter in the file's: an integer leaf widened to
+     * DOUBLE has its bounds and dictionary values converted as the scan
+     * converts its values, and a bloom filter probed only with the one
+     * integer a literal can be. */
+    const uint8_t *leaf_widen;
     const int32_t *read_leaves;    /* leaves the scan reads (projection and filter), for bytes */
     int32_t n_read_leaves;
     bool no_stats, no_dictionary, no_page_index, no_bloom; /* disable rungs (tests, benchmarks) */

@@ -232,6 +232,7 @@ void scan_plan_input_of(const scan_state *s, int f, pq_plan_input *in)
     in->cols = s->q->cols;
     in->n_cols = s->q->n_cols;
     in->col_leaf = fs->col_leaf;
+    in->leaf_widen = fs->leaf_widen;
     in->read_leaves = fs->read_leaves;
     in->n_read_leaves = fs->n_read;
     in->no_stats = s->opts->no_stats;

@@ -146,7 +146,28 @@ static int widen_batch(unit_ctx *c, int32_t leaf, pq_col_batch *b, pq_error *err
         for (size_t i = 0; i < n; i++) dd[i] = (double)f[i];
         break;
     }
-    default: {
+    /* Integers to DOUBLE: C's conversion, the nearest double (DuckDB's
+     * BIGINT and UBIGINT to DOUBLE casts round alike). */
+    case PQ_WIDEN_I32_F64:
+    case PQ_WIDEN_U32_F64: {
+        double *dd = wb->vals;
+        if (w == PQ_WIDEN_I32_F64)
+            for (size_t i = 0; i < n; i++) dd[i] = (double)i32[i];
+        else
+            for (size_t i = 0; i < n; i++) dd[i] = (double)(uint32_t)i32[i];
+        break;
+    }
+    case PQ_WIDEN_I64_F64:
+    case PQ_WIDEN_U64_F64: {
+        double *dd = wb->vals;
+        if (w == PQ_WIDEN_I64_F64)
+            for (size_t i = 0; i < n; i++) dd[i] = (double)i64[i];
+        else
+            for (size_t i = 0; i < n; i++) dd[i] = (double)(uint64_t)i64[i];
+        break;
+    }
+    case PQ_WIDEN_TS_X1000:
+    case PQ_WIDEN_TS_X1000000: {
         int64_t k = w == PQ_WIDEN_TS_X1000 ? 1000 : 1000000;
         for (size_t i = 0; i < n; i++) {
             if (i64[i] > INT64_MAX / k || i64[i] < INT64_MIN / k)
@@ -156,6 +177,9 @@ static int widen_batch(unit_ctx *c, int32_t leaf, pq_col_batch *b, pq_error *err
         }
         break;
     }
+    default:
+        return pq_fail(err, PQ_E_UNSUPPORTED, "column '%s': no conversion %d to the table's type",
+                       c->ft->schema.leaves[leaf].path, w);
     }
     b->values = wb->vals;
     return PQ_OK;

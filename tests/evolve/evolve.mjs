@@ -5,6 +5,10 @@
 //     in --where, in pruning), a column dropped later, another order;
 //   - widen: int32 beside int64, uint32 beside int32 (int64), int8 beside
 //     int16, float beside double, timestamp ms beside us;
+//   - intdouble: int32, int64, uint32, uint64 beside double (DOUBLE; 2^53 + 1
+//     rounds as DuckDB's cast does), every pruning rung (statistics, page
+//     index, dictionary, bloom filter) on converted values, Parquet output;
+//   - intfloat: integers beside a FLOAT are DOUBLE (DuckDB's union is FLOAT);
 //   - hive: partition directories whose files' schemas differ;
 //   - files: several files named on the command line;
 //   - conflict: a string beside an integer fails what reads the column
@@ -181,6 +185,174 @@ async function parquetOut(what, args, from, where, select) {
   check(o.copied === nb && rowGroups(path.join(T, 'a.parquet')) > 0,
     `widen: --select id,n,f copies b.parquet's ${nb} row groups only (copied ${o.copied})`);
   await parquetOut('widen: --format parquet with a filter', [T], from, 'n > 2147483646 OR u = 4294967295', 'id,n,u');
+}
+
+// ---------------------------------------------------------------- intdouble: integers beside doubles
+// The SPEC's int to double: int32, int64, uint32 and uint64 files beside a
+// double file read as DOUBLE (DuckDB's union type too), each value the
+// nearest double (2^53 + 1 is 2^53, 2^63 - 1 is 2^63, as DuckDB casts).
+// The predicate's literals are DOUBLEs, the files' statistics, page
+// indexes, dictionaries and bloom filters the files' integers: every rung
+// must convert before it prunes (a dictionary of INT 2 does hold the
+// DOUBLE 2.0), and prune where the converted bounds allow.  DuckDB writes
+// dictionaries and bloom filters (no page index); pqtool rewrite, sorted,
+// with small pages, adds page indexes.  The oracle is DuckDB's union
+// materialized as a table, then filtered: DuckDB 1.5.6 pushes a filter on
+// a union_by_name column into a file of integers cast to the file's type
+// (x = 2.5 finds the int32 2, x = 9.007199254740992e15 misses the int64
+// 2^53 + 1, which reads as that double), where its rows read whole are right.
+
+// Every row's `col` as pqtool renders it, against DuckDB's (doubles exactly:
+// csvcmp.py allows a relative 1e-6, which 2^53 + 1 against 2^53 passes).
+function exactly(what, got, want, col) {
+  const bad = [];
+  const have = new Map(got.map((r) => [String(r.id), r[col]]));
+  for (const w of want) {
+    const id = String(w.id), v = w[col] === null ? null : Number(w[col]);
+    if (!have.has(id) || have.get(id) !== v) bad.push(`id ${id}: ${have.has(id) ? have.get(id) : 'missing'} (wanted ${v})`);
+  }
+  check(bad.length === 0 && got.length === want.length,
+    `${what}: ${col} exactly as DuckDB's (${got.length} rows, wanted ${want.length})`, bad.slice(0, 5).join('; '));
+}
+// pqtool cat's id,col rows, the cells parsed as numbers.
+function pqRows(args, col) {
+  const r = pqtool(['cat', ...args, '--select', `id,${col}`]);
+  return r.out.trim().split('\n').slice(1).filter((l) => l).map((l) => {
+    const [id, v] = l.split(',');
+    return { id, [col]: v === '' ? null : Number(v) };
+  });
+}
+// The decision for each row group of `file` in pqtool plan's text.
+function planOf(args, file) {
+  const r = pqtool(['plan', ...args]);
+  const lines = r.out.split('\n');
+  const at = lines.findIndex((l) => l.startsWith(`file ${file}:`));
+  const out = [];
+  for (let i = at + 1; at >= 0 && i < lines.length && lines[i].startsWith('  row group'); i++) out.push(lines[i].trim());
+  return { out, text: r.out + r.err };
+}
+{
+  const T = path.join(WORK, 'intdouble');
+  const nul = (i) => `i % 10 = 0 THEN NULL`;
+  // Even steps: odd values inside each file's bounds are absent.
+  await write('intdouble/a_i32.parquet', `SELECT i::INTEGER AS id, (CASE WHEN ${nul('i')} WHEN i = 1 THEN 2147483647
+    WHEN i = 2 THEN -2147483648 ELSE (i % 50) * 2 - 50 END)::INTEGER AS x FROM range(0, 3000) t(i)`);
+  await write('intdouble/b_i64.parquet', `SELECT i::INTEGER AS id, (CASE WHEN ${nul('i')} WHEN i = 3001 THEN 9007199254740993
+    WHEN i = 3002 THEN -9007199254740993 WHEN i = 3003 THEN 9223372036854775807 WHEN i = 3004 THEN -9223372036854775808
+    WHEN i = 3005 THEN 9007199254740995 ELSE (i % 50) * 2 + 1000 END)::BIGINT AS x FROM range(3000, 6000) t(i)`);
+  await write('intdouble/c_u32.parquet', `SELECT i::INTEGER AS id, (CASE WHEN ${nul('i')} WHEN i = 6001 THEN 4294967295
+    ELSE (i % 50) * 2 + 2000 END)::UINTEGER AS x FROM range(6000, 9000) t(i)`);
+  await write('intdouble/d_u64.parquet', `SELECT i::INTEGER AS id, (CASE WHEN ${nul('i')} WHEN i = 9001 THEN 18446744073709551615
+    WHEN i = 9002 THEN 9007199254740993 WHEN i = 9003 THEN 9223372036854775808 ELSE (i % 50) * 2 + 3000 END)::UBIGINT AS x
+    FROM range(9000, 12000) t(i)`);
+  await write('intdouble/e_dbl.parquet', `SELECT i::INTEGER AS id, (CASE WHEN ${nul('i')} WHEN i = 12001 THEN 9007199254740992.0
+    ELSE (i % 50) * 0.5 - 5 END)::DOUBLE AS x FROM range(12000, 15000) t(i)`);
+  const files = ['a_i32', 'b_i64', 'c_u32', 'd_u64', 'e_dbl'];
+  // The same rows sorted by x, with page indexes and small pages (and
+  // dictionaries and bloom filters) by pqtool's writer.
+  const P = path.join(WORK, 'intdouble_pi');
+  fs.mkdirSync(P, { recursive: true });
+  for (const f of files) {
+    const w = pqtool(['rewrite', path.join(T, `${f}.parquet`), '-o', path.join(P, `${f}.parquet`), '--sort-by', 'x',
+      '--page-size', '256', '--bloom-filter', 'x', '--row-group-rows', '1500']);
+    check(w.code === 0, `intdouble: pqtool rewrite ${f}`, w.err);
+  }
+  for (const [dir, what] of [[T, 'DuckDB'], [P, 'pqtool rewrite']]) {
+    for (const f of files) {
+      const m = pqtool(['meta', path.join(dir, `${f}.parquet`)]).out;
+      const x = m.split('\n').filter((l) => /^\s+x: /.test(l) && /encodings=/.test(l));
+      check(x.length > 0 && x.every((l) => /DICTIONARY/.test(l) && /bloom_filter=/.test(l) && (dir === T || /column_index=/.test(l))),
+        `intdouble: ${what}'s ${f}.parquet has x with a dictionary and a bloom filter${dir === T ? '' : ' and a page index'}`,
+        x.join(' | '));
+    }
+  }
+  const described = await queryRows(db.conn, `DESCRIBE SELECT * FROM ${source(T)}`);
+  const types = described.map((c) => `${c.column_name}:${c.column_type}`).join(',');
+  check(types === 'id:INTEGER,x:DOUBLE', `intdouble: DuckDB's union types are ${types}`);
+  await db.conn.run(`CREATE TABLE intdouble AS SELECT * FROM ${source(T)}`);
+  const from = 'intdouble';
+  const h = pqtool(['cat', T, '--limit', '0', '--select', 'x', '--format', 'parquet', '-o', path.join(WORK, 'intdouble-h.parquet')]);
+  check(h.code === 0 && /x: DOUBLE/.test(pqtool(['meta', path.join(WORK, 'intdouble-h.parquet')]).out), 'intdouble: the table\'s x is DOUBLE', h.err);
+  const wheres = [
+    null,
+    'x = 2', 'x = 3', 'x = 2.5', 'x = 1002', 'x = 1001', 'x = 2002', 'x = 3002', 'x = -50',
+    'x = 2147483647', 'x = -2147483648', 'x = 4294967295',
+    'x = 9.007199254740992e15', 'x = -9.007199254740992e15', 'x = 9007199254740996',
+    'x = 9.223372036854775807e18', 'x = -9.223372036854775808e18', 'x = 1.8446744073709552e19',
+    'x IN (3, 1002, 2002, 3002, 2.5)', 'x IN (1001, 1003, 2001)', 'x IN (2, 9.007199254740992e15)',
+    'x > 9.0e15', 'x < -1.0e15', 'x BETWEEN 1000 AND 1010', 'x >= 4294967295', 'x BETWEEN 2001 AND 2003',
+    'x < -40', 'x IS NULL', 'x IS NOT NULL AND x < 0', 'x <> 2', 'NOT (x < 3000)', 'x = 2 OR x = 1002',
+  ];
+  for (const [dir, tag] of [[T, 'intdouble'], [P, 'intdouble (page index)']]) {
+    for (const w of wheres) await agree(`${tag}: ${w || 'every row'}`, [dir], from, w);
+    // One rung at a time: each alone must keep every matching row group.
+    for (const only of [['--no-bloom', '--no-page-index'], ['--no-dictionary', '--no-page-index'], ['--no-dictionary', '--no-bloom']])
+      for (const w of ['x = 2', 'x = 9.007199254740992e15', 'x = 9.223372036854775807e18', 'x IN (2, 1002, 2002, 3002)', 'x BETWEEN 1000 AND 1010'])
+        await agree(`${tag} ${only.join(' ')}: ${w}`, [dir, '--no-stats', ...only], from, w);
+    exactly(`${tag}: every row`, pqRows([dir], 'x'), await queryRows(db.conn, `SELECT id, x FROM ${from}`), 'x');
+  }
+  // The rungs prune with converted bounds and values (not only keep).
+  const a = path.join(T, 'a_i32.parquet'), b = path.join(T, 'b_i64.parquet');
+  // (The first row group of each file holds its extremes: statistics and
+  // page indexes prove nothing there.)
+  let p = planOf([T, '--where', 'x BETWEEN 2000 AND 2100'], a);
+  check(p.out.length > 1 && p.out.slice(1).every((l) => /skip \(statistics\)/.test(l)),
+    'intdouble: statistics prune the int32 file for x BETWEEN 2000 AND 2100', p.out.join(' | '));
+  p = planOf([T, '--where', 'x = 1001', '--no-bloom'], b);
+  check(p.out.length > 0 && p.out.every((l) => /skip/.test(l)) && /skip \(dictionary\)/.test(p.out[0]),
+    'intdouble: the dictionary prunes the int64 file for x = 1001', p.out.join(' | '));
+  p = planOf([T, '--where', 'x = 1001'], b);
+  check(p.out.length > 0 && p.out.every((l) => /skip/.test(l)) && /skip \(bloom filter\)/.test(p.out[0]),
+    'intdouble: the bloom filter prunes the int64 file for x = 1001', p.out.join(' | '));
+  // 2^53 is also 2^53 + 1 rounded: the filter, which hashes integers, cannot
+  // rule out a row group it lacks 2^53 in.
+  p = planOf([T, '--where', 'x = 9.007199254740992e15', '--no-dictionary'], b);
+  check(p.out.length > 0 && !/skip/.test(p.out[0]), 'intdouble: the bloom filter keeps x = 2^53 (2^53 + 1 in the file)', p.out.join(' | '));
+  const bp = path.join(P, 'b_i64.parquet');
+  p = planOf([P, '--where', 'x BETWEEN 1000 AND 1010', '--no-stats'], bp);
+  check(p.out.length > 0 && p.out.some((l) => /select \d+ rows/.test(l) && /pages [1-9]\d* pruned/.test(l)),
+    'intdouble (page index): pages of the int64 file pruned for x BETWEEN 1000 AND 1010', p.out.join(' | '));
+  // Parquet output: DOUBLE, read back by DuckDB to the same values; the
+  // double file's row groups are copied, the integers' re-encoded.
+  const o = await parquetOut('intdouble: --format parquet', [T], from);
+  check(/x: DOUBLE/.test(o.meta), 'intdouble: --format parquet writes x as DOUBLE', o.meta.split('\n').slice(5, 9).join(' | '));
+  check(o.copied === rowGroups(path.join(T, 'e_dbl.parquet')),
+    `intdouble: --format parquet copies only the double file's row groups (copied ${o.copied})`);
+  if (o.out) exactly('intdouble: --format parquet', await queryRows(db.conn, `SELECT id, x FROM read_parquet(${sqlString(o.out)})`),
+    await queryRows(db.conn, `SELECT id, x FROM ${from}`), 'x');
+  const w = 'x > 9.0e15 OR x = 2 OR x = 4294967295';
+  const o2 = await parquetOut(`intdouble: --format parquet --where ${w}`, [T], from, w);
+  if (o2.out) exactly('intdouble: --format parquet with a filter', await queryRows(db.conn, `SELECT id, x FROM read_parquet(${sqlString(o2.out)})`),
+    await queryRows(db.conn, `SELECT id, x FROM ${from} WHERE ${w}`), 'x');
+  await parquetOut('intdouble (page index): --format parquet', [P], from, 'x BETWEEN 1000 AND 1010 OR x < -40');
+}
+
+// ---------------------------------------------------------------- intfloat: integers beside a FLOAT
+// Here DOUBLE (the SPEC: int to double, float to double); DuckDB's union is
+// FLOAT, which would round 16777217 to 16777216: the oracle casts each
+// file's x to DOUBLE itself.
+{
+  const T = path.join(WORK, 'intfloat');
+  const fa = await write('intfloat/a.parquet', `SELECT i::INTEGER AS id, (CASE WHEN i % 9 = 0 THEN NULL WHEN i = 1 THEN 16777217
+    WHEN i = 2 THEN -16777217 ELSE i % 20 - 10 END)::INTEGER AS x FROM range(0, 3000) t(i)`);
+  const fb = await write('intfloat/b.parquet', `SELECT i::INTEGER AS id, (CASE WHEN i % 9 = 0 THEN NULL WHEN i = 3001 THEN 9007199254740993
+    ELSE i % 20 + 100 END)::BIGINT AS x FROM range(3000, 6000) t(i)`);
+  const fc = await write('intfloat/c.parquet', `SELECT i::INTEGER AS id, (CASE WHEN i % 9 = 0 THEN NULL WHEN i = 6001 THEN 0.1
+    ELSE (i % 20) * 0.25 END)::FLOAT AS x FROM range(6000, 9000) t(i)`);
+  const described = await queryRows(db.conn, `DESCRIBE SELECT * FROM ${source(T)}`);
+  const types = described.map((c) => `${c.column_name}:${c.column_type}`).join(',');
+  check(types === 'id:INTEGER,x:FLOAT', `intfloat: DuckDB's union types are ${types} (FLOAT; pqtool's DOUBLE)`);
+  await db.conn.run(`CREATE TABLE intfloat AS ${[fa, fb, fc].map((f) => `SELECT id, x::DOUBLE AS x FROM read_parquet(${sqlString(f)})`).join(' UNION ALL ')}`);
+  const from = 'intfloat';
+  for (const w of [null, 'x = 16777217', 'x = -16777217', 'x > 16777216', 'x = 0.10000000149011612', 'x = 0.1', 'x = 2.5',
+    'x = 3', 'x = 103', 'x IN (3, 101, 0.25, 1.5)', 'x = 9.007199254740992e15', 'x BETWEEN -10 AND 1', 'x IS NULL'])
+    await agree(`intfloat: ${w || 'every row'}`, [T], from, w);
+  exactly('intfloat: every row', pqRows([T], 'x'), await queryRows(db.conn, `SELECT id, x FROM ${from}`), 'x');
+  const o = await parquetOut('intfloat: --format parquet', [T], from);
+  check(/x: DOUBLE/.test(o.meta), 'intfloat: --format parquet writes x as DOUBLE', o.meta.split('\n').slice(5, 9).join(' | '));
+  check(o.copied === 0, `intfloat: no row group is copied (each file's x is another type; copied ${o.copied})`);
+  if (o.out) exactly('intfloat: --format parquet', await queryRows(db.conn, `SELECT id, x FROM read_parquet(${sqlString(o.out)})`),
+    await queryRows(db.conn, `SELECT id, x FROM ${from}`), 'x');
 }
 
 // ---------------------------------------------------------------- hive: partitions with different schemas

@@ -760,6 +760,114 @@ static void test_page_index(void)
     free_synth(&s);
 }
 
+/* Schema evolution: the synthetic file's a (INT64) and b (INT32) in a
+ * table where every column is DOUBLE (an int and a double file's union).
+ * The predicate's literals are the table's doubles, the page index's
+ * bounds the file's integers: converted as the scan converts the values
+ * (pq_plan_input.leaf_widen), they prune as the table's values would;
+ * unconverted, a bound of another type proves nothing (never a wrong skip). */
+static int plan_widened(synth *s, const pq_schema *table, const char *where, bool widen, pq_arena *arena,
+                        pq_rg_plan *p)
+{
+    const char *wheres[1] = {where};
+    pq_query_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.wheres = wheres;
+    spec.n_wheres = 1;
+    spec.limit = -1;
+    pq_query *q = NULL;
+    pq_error err;
+    if (pq_query_compile(table, NULL, NULL, 0, &spec, &q, &err) != PQ_OK) {
+        fprintf(stderr, "compile %s: %s\n", where, err.msg);
+        return -1;
+    }
+    int32_t col_leaf[8];
+    const pq_node *col_node[8];
+    pq_col_fit fit[8];
+    uint8_t leaf_widen[3] = {0, 0, 0};
+    int rc = -1;
+    if (q->n_cols <= 8 && pq_query_bind_file(q, &s->ft->schema, col_leaf, col_node, fit, &err) == PQ_OK) {
+        for (int i = 0; i < q->n_cols; i++)
+            if (col_leaf[i] >= 0 && col_leaf[i] < 3) leaf_widen[col_leaf[i]] = fit[i].widen;
+        CHECK(leaf_widen[0] == PQ_WIDEN_I64_F64 && leaf_widen[1] == PQ_WIDEN_I32_F64 && leaf_widen[2] == PQ_WIDEN_NONE);
+        int32_t read[3] = {0, 1, 2};
+        pq_plan_input in;
+        memset(&in, 0, sizeof in);
+        in.file = s->f;
+        in.footer = s->ft;
+        in.pred = q->pred;
+        in.cols = q->cols;
+        in.n_cols = q->n_cols;
+        in.col_leaf = col_leaf;
+        in.leaf_widen = widen ? leaf_widen : NULL;
+        in.read_leaves = read;
+        in.n_read_leaves = 3;
+        rc = pq_plan_row_group(&in, 0, arena, p, &err) == PQ_OK ? 0 : -1;
+        if (rc) fprintf(stderr, "plan %s: %s\n", where, err.msg);
+    }
+    pq_query_free(q);
+    return rc;
+}
+
+static void test_widened_page_index(void)
+{
+    synth s;
+    if (!build_synth(&s, false)) {
+        CHECK(!"synthetic file");
+        return;
+    }
+    pq_schema_element se[4];
+    memset(se, 0, sizeof se);
+    static const char *const names[4] = {"schema", "a", "b", "c"};
+    for (int i = 0; i < 4; i++) {
+        se[i].name = names[i];
+        se[i].converted_type = PQ_CT_NONE;
+        se[i].has_num_children = i == 0;
+        se[i].num_children = i == 0 ? 3 : 0;
+        se[i].has_type = se[i].has_repetition = i > 0;
+        se[i].type = PQ_DOUBLE;
+        se[i].repetition = PQ_OPTIONAL;
+    }
+    pq_file_meta fm;
+    memset(&fm, 0, sizeof fm);
+    fm.version = 1;
+    fm.schema = se;
+    fm.n_schema = 4;
+    pq_schema table;
+    pq_error err;
+    if (pq_schema_build(&fm, &table, &err) != PQ_OK) {
+        CHECK(!"table schema");
+        free_synth(&s);
+        return;
+    }
+    pq_arena arena;
+    pq_arena_init(&arena, 0);
+    pq_rg_plan p;
+    CHECK(plan_widened(&s, &table, "a BETWEEN 30 AND 40.5", true, &arena, &p) == 0);
+    CHECK(has_ranges(&p, 1, (const int64_t[]){25, 50}) && p.pages_pruned == 3);
+    CHECK(plan_widened(&s, &table, "a > 74.5", true, &arena, &p) == 0);
+    CHECK(has_ranges(&p, 1, (const int64_t[]){75, 100}));
+    CHECK(plan_widened(&s, &table, "b = 6", true, &arena, &p) == 0);
+    CHECK(has_ranges(&p, 1, (const int64_t[]){40, 70}));
+    CHECK(plan_widened(&s, &table, "b IN (5, 7.0)", true, &arena, &p) == 0);
+    CHECK(has_ranges(&p, 2, (const int64_t[]){0, 40, 70, 100}));
+    CHECK(plan_widened(&s, &table, "b > 6.5", true, &arena, &p) == 0);
+    CHECK(has_ranges(&p, 1, (const int64_t[]){70, 100}));
+    /* No page holds 6.5 (between its integers' bounds): skipped. */
+    CHECK(plan_widened(&s, &table, "b = 6.5", true, &arena, &p) == 0);
+    CHECK(p.decision == PQ_RG_SKIP && p.pruned_by == PQ_RUNG_PAGE_INDEX);
+    /* Without the widening the bounds are INTs beside DOUBLE literals: they
+     * prove nothing, every row is kept. */
+    for (int i = 0; i < 3; i++) {
+        static const char *const keep[3] = {"a BETWEEN 30 AND 40.5", "b = 6", "b = 6.5"};
+        CHECK(plan_widened(&s, &table, keep[i], false, &arena, &p) == 0);
+        CHECK(p.decision == PQ_RG_SCAN && p.pages_pruned == 0);
+    }
+    pq_arena_free(&arena);
+    pq_schema_free(&table);
+    free_synth(&s);
+}
+
 /* Deleted rows (a Delta deletion vector) leave the selection: a page
  * index's ranges lose them, a scan becomes a selection around them, a
  * skipped row group stays skipped, and the row filter is still run where
@@ -1289,6 +1397,7 @@ int main(void)
     test_bloom_hash();
     test_bloom_corpus();
     test_page_index();
+    test_widened_page_index();
     test_deleted_rows();
     return check_report();
 }

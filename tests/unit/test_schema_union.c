@@ -1,7 +1,8 @@
 /* Schema evolution's building blocks (format/schema_union.c): the union type
  * of two primitives (DuckDB's union_by_name rules for integers, floats and
- * timestamps), the widening a file's column needs to read as the table's,
- * and the union of footers: the order of first appearance, optional where a
+ * timestamps; an integer beside a float is DOUBLE, the SPEC's int to
+ * double), the widening a file's column needs to read as the table's, and
+ * the union of footers: the order of first appearance, optional where a
  * file lacks the column, widened elements, strict mode's error naming the
  * column, both files and both types, and the lenient mode's first type. */
 #include <stdlib.h>
@@ -53,7 +54,20 @@ static void test_union_types(void)
     CHECK(pq_node_union_type(&u64, &i64, &out) == -1); /* 128 bits */
     CHECK(pq_node_union_type(&f, &d, &out) == 0 && out.phys == PQ_DOUBLE);
     CHECK(pq_node_union_type(&s, &i32, &out) == -1);
-    CHECK(pq_node_union_type(&i32, &d, &out) == -1); /* not done: int to double */
+    /* An integer beside a FLOAT or DOUBLE: DOUBLE (the SPEC's int to double;
+     * DuckDB makes int and FLOAT a FLOAT), either way round, the integer's
+     * annotation gone. */
+    CHECK(pq_node_union_type(&i32, &d, &out) == 0 && out.phys == PQ_DOUBLE && out.logical.kind == PQ_LT_NONE &&
+          out.converted == PQ_CT_NONE && pq_node_same_type(&out, &d));
+    CHECK(pq_node_union_type(&d, &i64, &out) == 0 && pq_node_same_type(&out, &d));
+    CHECK(pq_node_union_type(&u64, &d, &out) == 0 && pq_node_same_type(&out, &d));
+    CHECK(pq_node_union_type(&u8, &d, &out) == 0 && pq_node_same_type(&out, &d));
+    CHECK(pq_node_union_type(&i32, &f, &out) == 0 && pq_node_same_type(&out, &d));
+    CHECK(pq_node_union_type(&f, &u32, &out) == 0 && pq_node_same_type(&out, &d));
+    CHECK(pq_node_union_type(&s, &d, &out) == -1);
+    pq_node dec = prim(PQ_INT64, PQ_LT_DECIMAL, 0, false), day = prim(PQ_INT32, PQ_LT_DATE, 0, false);
+    CHECK(pq_node_union_type(&dec, &d, &out) == -1); /* not done: DECIMAL to DOUBLE */
+    CHECK(pq_node_union_type(&day, &d, &out) == -1);
     pq_node ms = ts(PQ_UNIT_MILLIS, true), us = ts(PQ_UNIT_MICROS, true), ns = ts(PQ_UNIT_NANOS, true);
     pq_node us_local = ts(PQ_UNIT_MICROS, false);
     CHECK(pq_node_union_type(&ms, &us, &out) == 0 && out.logical.unit == PQ_UNIT_MICROS &&
@@ -67,6 +81,15 @@ static void test_union_types(void)
     CHECK_EQ_INT(pq_node_widen(&ms, &us), PQ_WIDEN_TS_X1000);
     CHECK_EQ_INT(pq_node_widen(&us, &ns), PQ_WIDEN_TS_X1000);
     CHECK_EQ_INT(pq_node_widen(&ms, &ns), PQ_WIDEN_TS_X1000000);
+    CHECK_EQ_INT(pq_node_widen(&i32, &d), PQ_WIDEN_I32_F64);
+    CHECK_EQ_INT(pq_node_widen(&i8, &d), PQ_WIDEN_I32_F64);
+    CHECK_EQ_INT(pq_node_widen(&u32, &d), PQ_WIDEN_U32_F64);
+    CHECK_EQ_INT(pq_node_widen(&u8, &d), PQ_WIDEN_U32_F64);
+    CHECK_EQ_INT(pq_node_widen(&i64, &d), PQ_WIDEN_I64_F64);
+    CHECK_EQ_INT(pq_node_widen(&u64, &d), PQ_WIDEN_U64_F64);
+    CHECK_EQ_INT(pq_node_widen(&i32, &f), -1); /* FLOAT is no table's type beside an integer */
+    CHECK_EQ_INT(pq_node_widen(&d, &i64), -1);
+    CHECK_EQ_INT(pq_node_widen(&dec, &d), -1);
     CHECK_EQ_INT(pq_node_widen(&i64, &i32), -1); /* narrowing */
     CHECK_EQ_INT(pq_node_widen(&u32, &i32), -1);
     CHECK_EQ_INT(pq_node_widen(&d, &f), -1);
@@ -173,6 +196,34 @@ static void test_union_of_footers(void)
     pq_schema_union_free(u);
     pq_footer_free(fa);
     pq_footer_free(fc);
+
+    /* Integers beside floats: DOUBLE elements without the integers'
+     * annotation (uint32's UINT_32 must not stay on a DOUBLE). */
+    const char *ia[] = {"v:u32", "w:i64!", "z:f"};
+    const char *ib[] = {"v:d", "w:d!", "z:i32"};
+    fa = footer_of(ia, 3);
+    fb = footer_of(ib, 3);
+    CHECK(pq_schema_union_new(true, &u, &err) == PQ_OK);
+    CHECK(pq_schema_union_add(u, fa, "a.parquet", &err) == PQ_OK);
+    CHECK(pq_schema_union_add(u, fb, "b.parquet", &err) == PQ_OK);
+    CHECK(pq_schema_union_finish(u, &t, &err) == PQ_OK);
+    pq_schema_union_free(u);
+    CHECK(t && t->schema.root->n_children == 3);
+    if (t && t->schema.root->n_children == 3) {
+        CHECK(!strcmp(col_text(t, 0, &txt), "v:DOUBLE"));
+        CHECK(!strcmp(col_text(t, 1, &txt), "w:DOUBLE!"));
+        CHECK(!strcmp(col_text(t, 2, &txt), "z:DOUBLE"));
+        for (int i = 1; i <= 3; i++)
+            CHECK(t->meta.schema[i].type == PQ_DOUBLE && t->meta.schema[i].converted_type == PQ_CT_NONE &&
+                  !t->meta.schema[i].has_logical);
+        CHECK_EQ_INT(pq_node_widen(fa->schema.root->children[0], t->schema.root->children[0]), PQ_WIDEN_U32_F64);
+        CHECK_EQ_INT(pq_node_widen(fa->schema.root->children[1], t->schema.root->children[1]), PQ_WIDEN_I64_F64);
+        CHECK_EQ_INT(pq_node_widen(fb->schema.root->children[2], t->schema.root->children[2]), PQ_WIDEN_I32_F64);
+        CHECK_EQ_INT(pq_node_widen(fa->schema.root->children[2], t->schema.root->children[2]), PQ_WIDEN_F32_F64);
+    }
+    pq_footer_free(t);
+    pq_footer_free(fa);
+    pq_footer_free(fb);
     pq_buf_free(&txt);
 }
 
