@@ -344,13 +344,44 @@ static int format_ref(pq_lake *l, table_info *t, pq_error *err)
     return PQ_OK;
 }
 
+/* Whether the kept older version t is still of the table at its root: a
+ * version never changes, but the table may be made anew at the same place
+ * (deleted and created again), whose version N is another.  Its identity
+ * (Delta metaData.id) must be the latest version's; without one to compare,
+ * it is not known to be. */
+static bool kept_version_current(pq_lake *l, const char *name, const table_info *t)
+{
+    table_info *latest;
+    pq_error ignore;
+    if (lake_table_get(l, name, t->root, -1, &latest, &ignore) != PQ_OK) return false;
+    bool same = latest->snap && t->snap && latest->snap->table_id && t->snap->table_id &&
+                !strcmp(latest->snap->table_id, t->snap->table_id) && latest->snap->version >= t->snap->version;
+    lake_table_info_put(l, latest);
+    return same;
+}
+
 int lake_table_get(pq_lake *l, const char *name, const char *root, int64_t version, table_info **out, pq_error *err)
 {
     uint64_t now = pq_now_ms();
     char *was_left_out = NULL; /* the expired discovery's report, said once */
     pthread_mutex_lock(&l->mu);
     table_info *t = cached_table_locked(l, root, version, now, &was_left_out);
+    /* A kept older version is checked against the table once a TTL. */
+    bool check_kept = t && version >= 0 && now > t->fetched_ms && now - t->fetched_ms > l->ttl_ms;
     pthread_mutex_unlock(&l->mu);
+    if (check_kept) {
+        if (kept_version_current(l, name, t)) {
+            pthread_mutex_lock(&l->mu);
+            t->fetched_ms = now;
+            pthread_mutex_unlock(&l->mu);
+        } else {
+            lake_logf(l, PQ_LOG_INFO, "table '%s': version %lld kept is no longer the table's (made anew?): read again",
+                      lake_table_label(name), (long long)version);
+            lake_table_info_put(l, t);
+            lake_table_forget(l, root);
+            t = NULL;
+        }
+    }
     if (t) {
         *out = t;
         return PQ_OK;

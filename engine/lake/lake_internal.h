@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "query.h"
 #include "result.h"
+#include "scan.h"
 #include "tablefmt.h"
 
 #define MAX_COMPONENTS 128
@@ -220,9 +221,16 @@ typedef struct view_query {
  * file; or, when the query names a column the schema file lacks, against
  * the union of the files' schemas (and the key by that query). */
 int lake_view_files(pq_lake *l, const view *v, view_query *vq, pq_error *err);
+/* A scan's files (parallel to its snapshot's) and the options that open
+ * them. */
+typedef struct lake_scan_files {
+    pq_scan_file *files;
+    const pq_scan_opts *opts;
+} lake_scan_files;
 /* After lake_view_files: the query against the union of the files'
- * schemas (reads the footers the memo does not know yet). */
-int lake_view_query_complete(pq_lake *l, const view *v, view_query *vq, pq_error *err);
+ * schemas (reads the footers the memo does not know yet: through `scan`
+ * when given, keeping them for it, else on their own). */
+int lake_view_query_complete(pq_lake *l, const view *v, view_query *vq, const lake_scan_files *scan, pq_error *err);
 /* Both. */
 int lake_view_query(pq_lake *l, const view *v, view_query *vq, pq_error *err);
 /* The footer whose schema vq->q is compiled against (pq_scan_parquet's ref). */

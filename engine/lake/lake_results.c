@@ -194,14 +194,17 @@ static int data_job_run(void *ctx, const pq_sink *sink, pq_error *err)
     pq_lake *l = j->l;
     uint64_t started = pq_now_ms();
     open_ctx oc = {0};
-    /* The union of the files' schemas: on the job's thread, not the open's. */
-    int rc = lake_view_query_complete(l, &j->v, &j->vq, err);
-    const pq_query *q = j->vq.q;
     const snapshot *snap = &j->vq.s;
-    if (rc == PQ_OK) rc = open_files(l, snap, &j->v, &oc, err);
+    int rc = open_files(l, snap, &j->v, &oc, err);
+    pq_scan_opts o;
+    if (rc == PQ_OK) scan_opts_for(l, snap, &oc, &o);
+    /* The union of the files' schemas: on the job's thread, not the
+     * open's, its footers kept for the scan. */
+    lake_scan_files sf = {oc.files, &o};
+    if (rc == PQ_OK && lake_view_query_complete(l, &j->v, &j->vq, &sf, err) != PQ_OK)
+        rc = lake_forget_listed(l, oc.table_root, NULL, err); /* a file changed since: as the scan */
+    const pq_query *q = j->vq.q;
     if (rc == PQ_OK) {
-        pq_scan_opts o;
-        scan_opts_for(l, snap, &oc, &o);
         pq_scan_stats st;
         memset(&st, 0, sizeof st);
         if (j->parquet) {

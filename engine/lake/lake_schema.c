@@ -30,6 +30,10 @@
  * least recently used one no view holds goes; one every slot's view holds
  * is computed for its view alone and freed after it. */
 #define UNION_MEMO_ENTRIES 32
+/* A scan's union pass keeps this much of its files' footers (and their
+ * files) for the scan, as pqtool does: a table within it reads each file
+ * once. */
+#define UNION_KEEP_BYTES ((size_t)16 << 20)
 
 struct lake_union {
     struct lake_union *next;
@@ -148,9 +152,11 @@ static bool same_schema(const pq_schema *a, const pq_schema *b)
     return pq_schema_equal(a, b) && same_nodes(a->root, b->root);
 }
 
-/* The union of the snapshot's files' schemas, from the memo or read. */
+/* The union of the snapshot's files' schemas, from the memo or read:
+ * through `scan` (its files, opened by the scan's options, keeping their
+ * footers for the scan) when given. */
 static int union_get(pq_lake *l, const view *v, const pq_query *q_ref, const pq_footer *ref_ft, const snapshot *s,
-                     lake_union **out, pq_error *err)
+                     const lake_scan_files *scan, lake_union **out, pq_error *err)
 {
     *out = NULL;
     char *key = union_key(v, q_ref, s);
@@ -164,7 +170,10 @@ static int union_get(pq_lake *l, const view *v, const pq_query *q_ref, const pq_
         return PQ_OK;
     }
     pq_footer *ft = NULL;
-    if (lake_files_union(l, v, s, q_ref, ref_ft, &ft, err) != PQ_OK) {
+    int rc = scan ? pq_scan_schema_union_from(ref_ft, v->t->ref_path, scan->files, s->files->n_files, q_ref, scan->opts,
+                                              UNION_KEEP_BYTES, &ft, err)
+                  : lake_files_union(l, v, s, q_ref, ref_ft, &ft, err);
+    if (rc != PQ_OK) {
         free(key);
         return PQ_ERR;
     }
@@ -227,7 +236,7 @@ int lake_view_files(pq_lake *l, const view *v, view_query *vq, pq_error *err)
     if (rc == PQ_OK && !compiled) {
         /* A column the schema file lacks: the query against the union of
          * every file the view may read, and the key by it. */
-        rc = union_get(l, v, NULL, pq_footer_ref_get(vq->ref), &vq->s, &vq->u, err);
+        rc = union_get(l, v, NULL, pq_footer_ref_get(vq->ref), &vq->s, NULL, &vq->u, err);
         if (rc == PQ_OK && !vq->u->ft) {
             *err = why;
             rc = PQ_ERR;
@@ -239,10 +248,10 @@ int lake_view_files(pq_lake *l, const view *v, view_query *vq, pq_error *err)
     return rc;
 }
 
-int lake_view_query_complete(pq_lake *l, const view *v, view_query *vq, pq_error *err)
+int lake_view_query_complete(pq_lake *l, const view *v, view_query *vq, const lake_scan_files *scan, pq_error *err)
 {
     if (vq->u || !may_evolve(v->t)) return PQ_OK;
-    PQ_TRY(union_get(l, v, vq->q, pq_footer_ref_get(vq->ref), &vq->s, &vq->u, err));
+    PQ_TRY(union_get(l, v, vq->q, pq_footer_ref_get(vq->ref), &vq->s, scan, &vq->u, err));
     if (!vq->u->ft) return PQ_OK;
     pq_query *q;
     PQ_TRY(lake_compile_against(v, vq->u->ft, &q, err));
@@ -254,7 +263,7 @@ int lake_view_query_complete(pq_lake *l, const view *v, view_query *vq, pq_error
 int lake_view_query(pq_lake *l, const view *v, view_query *vq, pq_error *err)
 {
     PQ_TRY(lake_view_files(l, v, vq, err));
-    if (lake_view_query_complete(l, v, vq, err) != PQ_OK) {
+    if (lake_view_query_complete(l, v, vq, NULL, err) != PQ_OK) {
         lake_view_query_free(l, vq);
         return PQ_ERR;
     }

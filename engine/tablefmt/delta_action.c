@@ -372,6 +372,7 @@ static int apply_metadata(pq_delta_log *log, const json_t *obj, const pq_delta_w
 {
     if (!json_is_object(obj)) return bad(err, w, "metaData is not an object");
     PQ_TRY(get_string(log, obj, "metaData", "schemaString", true, &log->schema_string, w, err));
+    PQ_TRY(get_string(log, obj, "metaData", "id", false, &log->table_id, w, err));
     PQ_TRY(get_string_array(log, obj, "metaData", "partitionColumns", &log->part_cols, &log->n_part_cols, w, err));
     const json_t *conf = json_object_get(obj, "configuration");
     log->mapping_mode = NULL;

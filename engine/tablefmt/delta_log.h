@@ -81,6 +81,7 @@ typedef struct pq_delta_log {
     /* metaData */
     bool has_metadata;
     const char *schema_string;
+    const char *table_id;      /* metaData.id (NULL: none written) */
     const char **part_cols;    /* partitionColumns (logical names) */
     int n_part_cols;
     const char *mapping_mode;  /* delta.columnMapping.mode, NULL: none */

@@ -330,6 +330,7 @@ int pq_tf_open(pq_store *store, const char *root, const pq_tf_opts *opts, pq_tf_
         if (rc == PQ_OK)
             s->schema_tag = (pq_hash_str(log->schema_string) ^ (log->mapping_by_name ? 0x9e3779b97f4a7c15u : 0) ^
                              (log->mapping_by_id ? 0x5851f42d4c957f2du : 0)) | 1;
+        if (rc == PQ_OK) s->table_id = log->table_id;
     }
     free(what);
     if (rc != PQ_OK) {

@@ -70,6 +70,9 @@ typedef struct pq_tf_snapshot {
      * hash of the Delta schemaString and its column mapping): footers seen
      * through one tag may be shared; 0 for Hive. */
     uint64_t schema_tag;
+    /* The table's identity (Delta: metaData.id, which a table made anew
+     * at the same place does not share); NULL for Hive or when absent. */
+    const char *table_id;
     void *priv;                /* the format's own state */
 } pq_tf_snapshot;
 
