@@ -27,6 +27,8 @@ BUILD=$(cd "$1" && pwd)
 FILES=${2:-20000}
 # shellcheck source=../mount/lib.sh
 . "$root/tests/mount/lib.sh"
+# shellcheck source=../lib/sampler.sh
+. "$root/tests/lib/sampler.sh"
 mount_test_init
 GEN=$BUILD/tests/gen_files
 [ -x "$GEN" ] || { echo "no $GEN" >&2; exit 2; }
@@ -44,69 +46,10 @@ PER=$((FILES / 100))
 # sanitizer's allocator keeps freed memory in quarantine: there the peak is
 # printed, not bounded.
 PQTOOL_PEAK_KIB=$((64 * 1024 + FILES * 1)) MOUNT_PEAK_KIB=$((160 * 1024 + FILES * 1))
-SANITIZED=0
-grep -qE '^PQFS_(SANITIZE|TSAN):BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null && SANITIZED=1
-
-# sample PID OUT: until PID ends or OUT.stop exists, the most descriptors
-# PID held on the lake's Parquet files, all of them, and its VmHWM, into OUT.
-sample() {
-    python3 - "$1" "$DATA/" "$2" <<'PY' &
-import os, sys, time
-pid, lake, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-most = most_lake = samples = hwm = 0
-open(out + '.ready', 'w').close() # what it samples may start now (gated)
-while not os.path.exists(out + '.stop'):
-    try:
-        fds = os.listdir('/proc/%d/fd' % pid)
-        with open('/proc/%d/status' % pid) as st:
-            for line in st:
-                if line.startswith('VmHWM:'):
-                    hwm = max(hwm, int(line.split()[1]))
-    except OSError:
-        break
-    on_lake = 0
-    for fd in fds:
-        try:
-            t = os.readlink('/proc/%d/fd/%s' % (pid, fd))
-            on_lake += t.startswith(lake) and t.endswith('.parquet')
-        except OSError:
-            pass
-    most, most_lake, samples = max(most, len(fds)), max(most_lake, on_lake), samples + 1
-    time.sleep(0.005)
-with open(out, 'w') as f:
-    f.write('%d %d %d %d\n' % (most, most_lake, samples, hwm))
-PY
-    SAMPLER=$!
-}
-stop_sample() {
-    touch "$1.stop"
-    wait "$SAMPLER" || true
-    read -r FD_MOST FD_LAKE FD_SAMPLES PEAK_KIB <"$1"
-    rm -f "$1" "$1.stop" "$1.ready"
-}
-# gated READY CMD...: CMD in the background (its pid in $!), started only
-# once READY exists: a sampler of its pid is then sampling from its first
-# moment, however slowly the sampler itself started (a short run under
-# load was over before the first sample: 0 samples, no peak).
-gated() {
-    local ready=$1
-    shift
-    (
-        while [ ! -e "$ready" ]; do sleep 0.005; done
-        exec "$@"
-    ) &
-}
-# sampled_ready READY: waits for a sampler started before a view is read.
-sampled_ready() { while [ ! -e "$1" ]; do sleep 0.005; done; }
+sanitized_build "$BUILD"
 check_bounds() { # WHAT PEAK_BOUND_KIB
-    if [ "$FD_LAKE" -le "$BUDGET" ] && [ "$FD_MOST" -lt "$LIMIT" ] && [ "$FD_SAMPLES" -gt 0 ]; then
-        pass "$1: at most $FD_LAKE lake descriptors ($FD_MOST in all, $FD_SAMPLES samples)"
-    else
-        fail "$1: $FD_LAKE lake descriptors, $FD_MOST in all, $FD_SAMPLES samples (budget $BUDGET; limit $LIMIT)"
-    fi
-    if [ "$SANITIZED" = 1 ]; then echo "files: $1: peak RSS $((PEAK_KIB / 1024)) MiB (sanitizer build: not bounded)"
-    elif [ "$PEAK_KIB" -gt 0 ] && [ "$PEAK_KIB" -le "$2" ]; then pass "$1: peak RSS $((PEAK_KIB / 1024)) MiB (bound $(($2 / 1024)) MiB)"
-    else fail "$1: peak RSS $PEAK_KIB KiB, bound $2 KiB"; fi
+    check_fd_bound "$1"
+    check_peak_rss "$1" "$2"
 }
 
 # sums CSV: "count sum(id) sum(p) sum(value*4) sum(length(name))" of a CSV
@@ -150,12 +93,9 @@ for table in hive delta; do
         w=${queries[$i]} name=${names[$i]}
         t0=$(date +%s.%N)
         gated "$WORK/fds.ready" "$PQTOOL" cat "$DATA/$table" ${w:+--where "$w"} --stats >"$WORK/out.csv" 2>"$WORK/err"
-        pid=$!
-        sample "$pid" "$WORK/fds"
-        rc=0
-        wait "$pid" || rc=$?
-        stop_sample "$WORK/fds"
-        t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+        wait_sampled $! "$DATA/" "$WORK/fds"
+        rc=$SAMPLED_RC
+        t=$(seconds_since "$t0")
         what="pqtool $table ${w:-full}"
         if [ "$rc" -ne 0 ]; then fail "$what: exit $rc: $(head -c 300 "$WORK/err")"; continue; fi
         echo "files: $what: ${t}s"
@@ -186,19 +126,19 @@ for table in hive delta; do
         # A fresh mount for each view: its peak is that view's, from cold caches.
         start_pqfs "$WORK/pqfs.log" "$DATA" "$MNT" -o "cache_dir=$WORK/cache"
         daemon=$PQFS_PID
-        sample "$daemon" "$WORK/fds"
+        sample_process "$daemon" "$DATA/" "$WORK/fds"
         sampled_ready "$WORK/fds.ready"
         what="mount $table/${views[$i]}"
         t0=$(date +%s.%N)
         if cat "$MNT/$table/${views[$i]}/data.csv" >"$WORK/out.csv" 2>"$WORK/err"; then
-            t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+            t=$(seconds_since "$t0")
             echo "files: $what: ${t}s"
             check_sums "$what" "$WORK/out.csv" "${names[$i]}"
         else
             fail "$what: cat failed: $(head -c 300 "$WORK/err")"
         fi
         reads=$(stat_of source_read_requests)
-        stop_sample "$WORK/fds"
+        stop_sampling "$WORK/fds"
         check_bounds "$what" "$MOUNT_PEAK_KIB"
         # A Hive view's schema is the union of its files' (schema
         # evolution), read before the scan: at most two reads a file, as

@@ -24,77 +24,58 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 [ $# -eq 1 ] || { echo "usage: append.sh BUILD_DIR" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd)
-# shellcheck source=../mount/lib.sh
-. "$here/../mount/lib.sh"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 mount_test_init
-DELTA=$SHARED/testdata/delta
-[ -d "$DELTA/simple_table/_delta_log" ] || skip "no $DELTA"
+require_delta_testdata
 
 LAKE=$WORK/lake MNT=$WORK/mnt MNT2=$WORK/mnt2
 mkdir -p "$LAKE"
 cp -r "$DELTA/simple_table" "$DELTA/delta-0.8.0-partitioned" "$DELTA/table_with_column_mapping" "$LAKE/"
 
-parquet() {
-    printf '%s' "$2" >"$WORK/in.csv"
-    "$PQTOOL" write "$WORK/in.csv" "$1"
-}
-commit() {
-    local t=$1 v=$2
-    shift 2
-    mkdir -p "$t/_delta_log"
-    printf '%s\n' "$@" >"$t/_delta_log/$(printf '%020d' "$v").json"
-}
-schema_of() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
-metadata() { printf '{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%s,"partitionColumns":[],"configuration":%s,"createdTime":1}}' "$(schema_of "$1")" "${2:-{\}}"; }
-add() { printf '{"add":{"path":"%s","partitionValues":{},"size":%s,"modificationTime":1,"dataChange":true}}' "$2" "$(stat -c %s "$1/$2")"; }
-ID_SCHEMA='{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
-
 # Tables an append must refuse: each with one file (id 1).
 refusing() {
     local t=$LAKE/$1 protocol=$2 schema=$3 conf=${4:-"{}"}
     mkdir -p "$t"
-    parquet "$t/f.parquet" $'id\n1\n'
-    commit "$t" 0 "$protocol" "$(metadata "$schema" "$conf")" "$(add "$t" f.parquet)"
+    write_parquet "$t/f.parquet" $'id\n1\n'
+    write_commit "$t" 0 "$protocol" "$(metadata_action "$schema" "[]" "$conf")" "$(add_action "$t" f.parquet)"
 }
-P1='{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}'
 refusing rowtracking '{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["rowTracking","domainMetadata"]}}' "$ID_SCHEMA"
-refusing invariant "$P1" '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{"delta.invariants":"{\"expression\":{\"expression\":\"id > 0\"}}"}}]}'
+refusing invariant "$DELTA_PROTOCOL" '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{"delta.invariants":"{\"expression\":{\"expression\":\"id > 0\"}}"}}]}'
 refusing constrained '{"protocol":{"minReaderVersion":1,"minWriterVersion":3}}' "$ID_SCHEMA" '{"delta.constraints.positive":"id > 0"}'
 mkdir -p "$LAKE/empty"
-commit "$LAKE/empty" 0 "$P1" "$(metadata "$ID_SCHEMA")"
+write_commit "$LAKE/empty" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA")"
 # Tables other writers commit to while a mount holds an older version.
 for t in racer changer; do
     mkdir -p "$LAKE/$t"
-    parquet "$LAKE/$t/f0.parquet" $'id\n1\n'
-    commit "$LAKE/$t" 0 "$P1" "$(metadata "$ID_SCHEMA")" "$(add "$LAKE/$t" f0.parquet)"
+    write_parquet "$LAKE/$t/f0.parquet" $'id\n1\n'
+    write_commit "$LAKE/$t" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA")" "$(add_action "$LAKE/$t" f0.parquet)"
 done
 
 # A partitioned table for the checkpoint: f0 (p=a) removed at version 1,
 # just now (a tombstone the checkpoint keeps), f1 (p=b) added.
 T=$LAKE/cp
 mkdir -p "$T/p=a" "$T/p=b"
-parquet "$T/p=a/f0.parquet" $'id\n1\n'
-parquet "$T/p=b/f1.parquet" $'id\n2\n'
-commit "$T" 0 "$P1" "$(metadata "$(printf '%s' "$ID_SCHEMA" | sed 's/}]}$/},{"name":"p","type":"string","nullable":true,"metadata":{}}]}/')" | sed 's/"partitionColumns":\[\]/"partitionColumns":["p"]/')" \
-    "$(printf '{"add":{"path":"p=a/f0.parquet","partitionValues":{"p":"a"},"size":%s,"modificationTime":1,"dataChange":true}}' "$(stat -c %s "$T/p=a/f0.parquet")")"
-commit "$T" 1 "$(printf '{"remove":{"path":"p=a/f0.parquet","deletionTimestamp":%s000,"dataChange":true}}' "$(date +%s)")" \
-    "$(printf '{"add":{"path":"p=b/f1.parquet","partitionValues":{"p":"b"},"size":%s,"modificationTime":1,"dataChange":true}}' "$(stat -c %s "$T/p=b/f1.parquet")")"
+write_parquet "$T/p=a/f0.parquet" $'id\n1\n'
+write_parquet "$T/p=b/f1.parquet" $'id\n2\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json p string)")" '["p"]')" \
+    "$(add_action "$T" p=a/f0.parquet '{"p":"a"}')"
+write_commit "$T" 1 "$(remove_action p=a/f0.parquet "$(date +%s)000")" "$(add_action "$T" p=b/f1.parquet '{"p":"b"}')"
 
 # A long metadata_ttl: the mount keeps the version it read (the races
 # below need it to); its own appends forget it.
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,log_level=info,metadata_ttl=1h"
 DAEMON=$PQFS_PID
-rows() { tail -n +2 "$1" | sort -n | tr '\n' ' '; }
 
 # ------------------------------------------------------------ an append
-before=$(rows "$MNT/simple_table/data.csv")
+before=$(sorted_rows "$MNT/simple_table/data.csv")
 printf 'id\n100\n101\n' >"$WORK/a.csv"
 check "cp into a Delta table" 'cp "$WORK/a.csv" "$MNT/simple_table/"'
-check "the rows: the old ones and the new, through the mount" '[ "$(rows "$MNT/simple_table/data.csv")" = "${before}100 101 " ]'
+check "the rows: the old ones and the new, through the mount" '[ "$(sorted_rows "$MNT/simple_table/data.csv")" = "${before}100 101 " ]'
 "$PQTOOL" cat "$LAKE/simple_table" >"$WORK/after.csv"
-check "... and through pqtool, from the log on disk" '[ "$(rows "$WORK/after.csv")" = "${before}100 101 " ]'
+check "... and through pqtool, from the log on disk" '[ "$(sorted_rows "$WORK/after.csv")" = "${before}100 101 " ]'
 check "the next version (5) is committed" '[ -f "$LAKE/simple_table/_delta_log/00000000000000000005.json" ]'
-check "as_of=4 is the table before" '[ "$(rows "$MNT/simple_table/as_of=4/data.csv")" = "$before" ]'
+check "as_of=4 is the table before" '[ "$(sorted_rows "$MNT/simple_table/as_of=4/data.csv")" = "$before" ]'
 python3 - "$LAKE/simple_table/_delta_log/00000000000000000005.json" "$LAKE/simple_table" >"$WORK/commit.txt" 2>&1 <<'PY' || true
 import json, os, sys, urllib.parse
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -118,7 +99,7 @@ check "its stats prune the new file" 'grep -q "1 pruned by log statistics" "$MNT
 P=delta-0.8.0-partitioned
 printf 'value\n42\n' >"$WORK/b.csv"
 check "cp into a partition of a Delta table" 'cp "$WORK/b.csv" "$MNT/$P/year=2022/month=1/day=9/"'
-check "its rows in the partition" '[ "$(rows "$MNT/$P/year=2022/data.csv")" = "42,2022,1,9 " ]'
+check "its rows in the partition" '[ "$(sorted_rows "$MNT/$P/year=2022/data.csv")" = "42,2022,1,9 " ]'
 check "the add's partitionValues" 'grep -qF "\"partitionValues\":{\"year\":\"2022\",\"month\":\"1\",\"day\":\"9\"}" "$LAKE/$P/_delta_log/00000000000000000001.json"'
 check "the partition is listed" 'ls "$MNT/$P" | grep -qx "year=2022"'
 
@@ -136,7 +117,7 @@ check "pqtool replays from it" '"$PQTOOL" plan "$LAKE/cp" | head -n 1 | grep -qF
 mkdir -p "$WORK/cut" && cp -r "$LAKE/cp" "$WORK/cut/"
 rm "$WORK/cut/cp/_delta_log/"0000000000000000000[0-9].json
 "$PQTOOL" cat "$WORK/cut/cp" >"$WORK/cp-cut.csv" 2>&1 || true
-check "the checkpoint alone (commits 0-9 removed) is the table" '[ "$(rows "$WORK/cp-cut.csv")" = "$(rows "$WORK/cp-full.csv")" ] && [ "$(rows "$WORK/cp-full.csv")" = "2,b 12,c 13,c 14,c 15,c 16,c 17,c 18,c 19,c 20,c " ]'
+check "the checkpoint alone (commits 0-9 removed) is the table" '[ "$(sorted_rows "$WORK/cp-cut.csv")" = "$(sorted_rows "$WORK/cp-full.csv")" ] && [ "$(sorted_rows "$WORK/cp-full.csv")" = "2,b 12,c 13,c 14,c 15,c 16,c 17,c 18,c 19,c 20,c " ]'
 NODE_PATH=$root/tools/js/node_modules node -e '
 const { DuckDBInstance } = require("@duckdb/node-api");
 (async () => {
@@ -151,14 +132,14 @@ check "DuckDB reads the checkpoint: 10 adds, the tombstone, metaData, protocol, 
     '[ "$(cat "$WORK/cp-duck.txt")" = "[\"10\",\"1\",\"1\",\"1\",\"b\",false,\"p=a/f0.parquet\"]" ] || { cat "$WORK/cp-duck.txt" >&2; false; }'
 
 # ------------------------------------------------------------ races
-check "the racing tables read (version 0 kept)" '[ "$(rows "$MNT/racer/data.csv")" = "1 " ] && [ "$(rows "$MNT/changer/data.csv")" = "1 " ]'
-parquet "$LAKE/racer/f1.parquet" $'id\n2\n'
-commit "$LAKE/racer" 1 "$(add "$LAKE/racer" f1.parquet)"
+check "the racing tables read (version 0 kept)" '[ "$(sorted_rows "$MNT/racer/data.csv")" = "1 " ] && [ "$(sorted_rows "$MNT/changer/data.csv")" = "1 " ]'
+write_parquet "$LAKE/racer/f1.parquet" $'id\n2\n'
+write_commit "$LAKE/racer" 1 "$(add_action "$LAKE/racer" f1.parquet)"
 printf 'id\n3\n' >"$WORK/c.csv"
 check "another writer took version 1: the append follows it" 'cp "$WORK/c.csv" "$MNT/racer/"'
 check "... as version 2" '[ -f "$LAKE/racer/_delta_log/00000000000000000002.json" ]'
-check "... and no row is lost" '[ "$(rows "$MNT/racer/data.csv")" = "1 2 3 " ]'
-commit "$LAKE/changer" 1 "$(metadata '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"x","type":"string","nullable":true,"metadata":{}}]}')"
+check "... and no row is lost" '[ "$(sorted_rows "$MNT/racer/data.csv")" = "1 2 3 " ]'
+write_commit "$LAKE/changer" 1 "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json x string)")")"
 n_files=$(find "$LAKE/changer" -name '*.parquet' | wc -l)
 if cp "$WORK/c.csv" "$MNT/changer/" 2>"$WORK/cp.err"; then
     fail "an append after a schema change it did not see succeeded"
@@ -188,26 +169,31 @@ stop_pqfs "$MNT" "$DAEMON"
 check "nothing was written into the refusing tables" '[ "$(find "$LAKE/rowtracking" "$LAKE/invariant" "$LAKE/constrained" "$LAKE/empty" "$LAKE/table_with_column_mapping" -newer "$WORK/a.csv" -type f | wc -l)" = 0 ]'
 
 # ------------------------------------------------------------ two mounts at once
+# append_from_both_mounts N: WORK/a1..aN.csv copied into simple_table through
+# MNT and WORK/b1..bN.csv through MNT2, all at once; ok: how many succeeded.
+append_from_both_mounts() {
+    local i p pids=()
+    for i in $(seq 1 "$1"); do
+        cp "$WORK/a$i.csv" "$MNT/simple_table/" & pids+=($!)
+        cp "$WORK/b$i.csv" "$MNT2/simple_table/" & pids+=($!)
+    done
+    ok=0
+    for p in "${pids[@]}"; do wait "$p" && ok=$((ok + 1)); done
+}
 start_pqfs "$WORK/pqfs-a.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache-a,log_level=info"
 A=$PQFS_PID
 start_pqfs "$WORK/pqfs-b.log" "$LAKE" "$MNT2" -o "cache_dir=$WORK/cache-b,log_level=info"
 B=$PQFS_PID
-want=$(rows "$MNT/simple_table/data.csv")
+want=$(sorted_rows "$MNT/simple_table/data.csv")
 for i in $(seq 1 8); do
     printf 'id\n%d\n' $((1000 + i)) >"$WORK/a$i.csv"
     printf 'id\n%d\n' $((2000 + i)) >"$WORK/b$i.csv"
 done
-pids=()
-for i in $(seq 1 8); do
-    cp "$WORK/a$i.csv" "$MNT/simple_table/" & pids+=($!)
-    cp "$WORK/b$i.csv" "$MNT2/simple_table/" & pids+=($!)
-done
-ok=0
-for p in "${pids[@]}"; do wait "$p" && ok=$((ok + 1)); done
+append_from_both_mounts 8
 check "16 concurrent appends from two mounts all succeed" '[ "$ok" = 16 ]'
 "$PQTOOL" cat "$LAKE/simple_table" >"$WORK/both.csv"
 expect=$(printf '%s\n' $want $(seq 1001 1008) $(seq 2001 2008) | sort -n | tr '\n' ' ')
-check "... and lose nothing" '[ "$(rows "$WORK/both.csv")" = "$expect" ]'
+check "... and lose nothing" '[ "$(sorted_rows "$WORK/both.csv")" = "$expect" ]'
 check "... in 16 versions, 6 to 21" '[ "$(ls "$LAKE/simple_table/_delta_log/" | grep -c "json$")" = 22 ]'
 stop_pqfs "$MNT" "$A"
 stop_pqfs "$MNT2" "$B"
@@ -218,42 +204,22 @@ stop_pqfs "$MNT2" "$B"
 S3ROOT=$WORK/s3root
 mkdir -p "$S3ROOT/lake"
 cp -r "$DELTA/simple_table" "$S3ROOT/lake/"
-start_listener s3 node "$here/../mount/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST \
-    --secret-key SKTEST --log "$WORK/s3.log"
-[ -n "$LISTEN_PORT" ] || { fail "fake_s3 did not start: $(cat "$WORK/s3.err")"; summary "delta.append"; exit 1; }
-for m in a b; do
-    cat >"$WORK/s3-$m.ini" <<INI
-[pqfs]
-source = s3://bkt/lake
-cache_dir = $WORK/cache-s3-$m
-log_level = info
-
-[s3]
-endpoint = http://127.0.0.1:$LISTEN_PORT
-path_style = true
-access_key_id = AKTEST
-secret_access_key = SKTEST
-INI
-done
+start_fake_s3 s3
+[ -n "$FAKE_S3_PORT" ] || { fail "fake_s3 did not start: $(cat "$WORK/s3.err")"; summary "delta.append"; exit 1; }
+for m in a b; do write_s3_ini "$WORK/s3-$m.ini" "$WORK/cache-s3-$m"; done
 start_pqfs "$WORK/pqfs-s3a.log" "$WORK/s3-a.ini" "$MNT"
 A=$PQFS_PID
 start_pqfs "$WORK/pqfs-s3b.log" "$WORK/s3-b.ini" "$MNT2"
 B=$PQFS_PID
-want=$(rows "$MNT/simple_table/data.csv")
-pids=()
-for i in 1 2 3 4; do
-    cp "$WORK/a$i.csv" "$MNT/simple_table/" & pids+=($!)
-    cp "$WORK/b$i.csv" "$MNT2/simple_table/" & pids+=($!)
-done
-ok=0
-for p in "${pids[@]}"; do wait "$p" && ok=$((ok + 1)); done
+want=$(sorted_rows "$MNT/simple_table/data.csv")
+append_from_both_mounts 4
 check "S3: 8 concurrent appends from two mounts all succeed" '[ "$ok" = 8 ]'
 "$PQTOOL" cat "$S3ROOT/lake/simple_table" >"$WORK/s3both.csv"
 expect=$(printf '%s\n' $want 1001 1002 1003 1004 2001 2002 2003 2004 | sort -n | tr '\n' ' ')
-check "S3: ... and lose nothing" '[ "$(rows "$WORK/s3both.csv")" = "$expect" ]'
+check "S3: ... and lose nothing" '[ "$(sorted_rows "$WORK/s3both.csv")" = "$expect" ]'
 check "S3: ... in 8 versions, 5 to 12" '[ "$(ls "$S3ROOT/lake/simple_table/_delta_log/" | grep -c "json$")" = 13 ]'
 check "S3: a version was taken first at least once (412)" 'grep -q " 412 " "$WORK/s3.log"'
-check "S3: the mount reads the appended rows" '[ "$(rows "$MNT/simple_table/data.csv")" = "$expect" ]'
+check "S3: the mount reads the appended rows" '[ "$(sorted_rows "$MNT/simple_table/data.csv")" = "$expect" ]'
 stop_pqfs "$MNT" "$A"
 stop_pqfs "$MNT2" "$B"
 summary "delta.append"

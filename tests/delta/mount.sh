@@ -22,75 +22,48 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 [ $# -eq 1 ] || { echo "usage: mount.sh BUILD_DIR" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd)
-# shellcheck source=../mount/lib.sh
-. "$here/../mount/lib.sh"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 mount_test_init
 
 LAKE=$WORK/lake MNT=$WORK/mnt
 mkdir -p "$LAKE"
 
-# parquet OUT CSV_TEXT: a Parquet file of those rows (pqtool write).
-parquet() {
-    printf '%s' "$2" >"$WORK/in.csv"
-    "$PQTOOL" write "$WORK/in.csv" "$1"
-}
-size_of() { stat -c %s "$1"; }
-# commit TABLE VERSION LINE...: the JSON commit of that version.
-commit() {
-    local t=$1 v=$2
-    shift 2
-    mkdir -p "$t/_delta_log"
-    printf '%s\n' "$@" >"$t/_delta_log/$(printf '%020d' "$v").json"
-}
-protocol='{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}'
-# metadata SCHEMA_FIELDS PARTITION_COLUMNS: a metaData action.
-metadata() {
-    local fields=$1 parts=$2 schema
-    schema=$(printf '{"type":"struct","fields":[%s]}' "$fields" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')
-    printf '{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%s,"partitionColumns":[%s],"configuration":{},"createdTime":1}}' "$schema" "$parts"
-}
-field() { printf '{"name":"%s","type":"%s","nullable":true,"metadata":{}}' "$1" "$2"; }
-# add TABLE PATH [PARTITION_VALUES_JSON]
-add() {
-    printf '{"add":{"path":"%s","partitionValues":%s,"size":%s,"modificationTime":1,"dataChange":true}}' "$2" "${3:-{\}}" "$(size_of "$1/$2")"
-}
-remove() { printf '{"remove":{"path":"%s","deletionTimestamp":2,"dataChange":true}}' "$1"; }
-
 # An overwrite before VACUUM.
 T=$LAKE/overwrite
 mkdir -p "$T"
-parquet "$T/part-a.parquet" $'id\n1\n2\n3\n4\n5\n'
-parquet "$T/part-b.parquet" $'id\n6\n7\n8\n9\n10\n'
-commit "$T" 0 "$protocol" "$(metadata "$(field id long)" "")" "$(add "$T" part-a.parquet)"
-commit "$T" 1 "$(remove part-a.parquet)" "$(add "$T" part-b.parquet)"
+write_parquet "$T/part-a.parquet" $'id\n1\n2\n3\n4\n5\n'
+write_parquet "$T/part-b.parquet" $'id\n6\n7\n8\n9\n10\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA")" "$(add_action "$T" part-a.parquet)"
+write_commit "$T" 1 "$(remove_action part-a.parquet)" "$(add_action "$T" part-b.parquet)"
 
 # Partition values from the log: the files are at the table's root, and a
 # directory region=xx holds a file the log does not add.
 T=$LAKE/flatpart
 mkdir -p "$T/region=xx"
-parquet "$T/eu.parquet" $'id\n1\n2\n'
-parquet "$T/us.parquet" $'id\n3\n'
-parquet "$T/none.parquet" $'id\n4\n'
-parquet "$T/region=xx/decoy.parquet" $'id\n99\n'
-commit "$T" 0 "$protocol" "$(metadata "$(field id long),$(field region string)" '"region"')" \
-    "$(add "$T" eu.parquet '{"region":"eu"}')" "$(add "$T" us.parquet '{"region":"u/s"}')" \
-    "$(add "$T" none.parquet '{"region":null}')"
+write_parquet "$T/eu.parquet" $'id\n1\n2\n'
+write_parquet "$T/us.parquet" $'id\n3\n'
+write_parquet "$T/none.parquet" $'id\n4\n'
+write_parquet "$T/region=xx/decoy.parquet" $'id\n99\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json region string)")" '["region"]')" \
+    "$(add_action "$T" eu.parquet '{"region":"eu"}')" "$(add_action "$T" us.parquet '{"region":"u/s"}')" \
+    "$(add_action "$T" none.parquet '{"region":null}')"
 
 # A schema that a later version changes (an overwrite with a new column).
 T=$LAKE/evolve
 mkdir -p "$T"
-parquet "$T/e0.parquet" $'id\n1\n'
-parquet "$T/e1.parquet" $'id,name\n2,b\n'
-commit "$T" 0 "$protocol" "$(metadata "$(field id long)" "")" "$(add "$T" e0.parquet)"
-commit "$T" 1 "$(metadata "$(field id long),$(field name string)" "")" "$(remove e0.parquet)" "$(add "$T" e1.parquet)"
+write_parquet "$T/e0.parquet" $'id\n1\n'
+write_parquet "$T/e1.parquet" $'id,name\n2,b\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA")" "$(add_action "$T" e0.parquet)"
+write_commit "$T" 1 "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json name string)")")" "$(remove_action e0.parquet)" "$(add_action "$T" e1.parquet)"
 
 # Timed commits: a table of five versions whose commit files have these
 # modification times (version 3's is set back, before version 2's).
 T=$LAKE/timed
 mkdir -p "$T"
-for v in 0 1 2 3 4; do parquet "$T/v$v.parquet" "$(printf 'id\n%d\n' "$v")"; done
-commit "$T" 0 "$protocol" "$(metadata "$(field id long)" "")" "$(add "$T" v0.parquet)"
-for v in 1 2 3 4; do commit "$T" "$v" "$(add "$T" "v$v.parquet")"; done
+for v in 0 1 2 3 4; do write_parquet "$T/v$v.parquet" "$(printf 'id\n%d\n' "$v")"; done
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA")" "$(add_action "$T" v0.parquet)"
+for v in 1 2 3 4; do write_commit "$T" "$v" "$(add_action "$T" "v$v.parquet")"; done
 times=("2024-01-01 00:00:00Z" "2024-01-02 00:00:00Z" "2024-01-03 00:00:00Z" "2024-01-02 12:00:00Z" "2024-01-05 00:00:00Z")
 for v in 0 1 2 3 4; do touch -d "${times[$v]}" "$T/_delta_log/$(printf '%020d' "$v").json"; done
 
@@ -98,56 +71,54 @@ for v in 0 1 2 3 4; do touch -d "${times[$v]}" "$T/_delta_log/$(printf '%020d' "
 # nullCount): a file they rule out is never opened.
 T=$LAKE/stats
 mkdir -p "$T"
-parquet "$T/low.parquet" $'id\n1\n2\n3\n'
-parquet "$T/high.parquet" $'id\n7\n8\n9\n'
+write_parquet "$T/low.parquet" $'id\n1\n2\n3\n'
+write_parquet "$T/high.parquet" $'id\n7\n8\n9\n'
 stats_add() {
     printf '{"add":{"path":"%s","partitionValues":{},"size":%s,"modificationTime":1,"dataChange":true,"stats":"{\\"numRecords\\":3,\\"minValues\\":{\\"id\\":%s},\\"maxValues\\":{\\"id\\":%s},\\"nullCount\\":{\\"id\\":0}}"}}' \
-        "$1" "$(size_of "$T/$1")" "$2" "$3"
+        "$1" "$(stat -c %s "$T/$1")" "$2" "$3"
 }
-commit "$T" 0 "$protocol" "$(metadata "$(field id long)" "")" "$(stats_add low.parquet 1 3)" "$(stats_add high.parquet 7 9)"
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA")" "$(stats_add low.parquet 1 3)" "$(stats_add high.parquet 7 9)"
 
 # A Hive table beside them.
 mkdir -p "$LAKE/hive/p=1"
-parquet "$LAKE/hive/p=1/part-0.parquet" $'id,v\n1,a\n2,b\n'
+write_parquet "$LAKE/hive/p=1/part-0.parquet" $'id,v\n1,a\n2,b\n'
 before=$(find "$LAKE" -type f | sort | xargs md5sum | md5sum)
 
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,log_level=info"
 DAEMON=$PQFS_PID
-# rows PATH: the rows of a data.csv after its header, sorted, on one line.
-rows() { tail -n +2 "$1" | sort | tr '\n' ' '; }
 
 check "every table is listed" '[ "$(ls "$MNT" | tr "\n" " ")" = "evolve flatpart hive overwrite stats timed " ]'
-check "an overwrite: the removed file's rows are not shown" '[ "$(rows "$MNT/overwrite/data.csv")" = "10 6 7 8 9 " ]'
-check "an overwrite: as_of=0 shows the version before" '[ "$(rows "$MNT/overwrite/as_of=0/data.csv")" = "1 2 3 4 5 " ]'
-check "as_of= anywhere in the path" '[ "$(rows "$MNT/overwrite/where=id>2/as_of=0/data.csv")" = "3 4 5 " ]'
+check "an overwrite: the removed file's rows are not shown" '[ "$(sorted_rows "$MNT/overwrite/data.csv")" = "6 7 8 9 10 " ]'
+check "an overwrite: as_of=0 shows the version before" '[ "$(sorted_rows "$MNT/overwrite/as_of=0/data.csv")" = "1 2 3 4 5 " ]'
+check "as_of= anywhere in the path" '[ "$(sorted_rows "$MNT/overwrite/where=id>2/as_of=0/data.csv")" = "3 4 5 " ]'
 "$PQTOOL" cat "$MNT/overwrite/data.parquet" >"$WORK/ow.csv" 2>&1 || true
-check "an overwrite: data.parquet holds the live rows" '[ "$(rows "$WORK/ow.csv")" = "10 6 7 8 9 " ]'
+check "an overwrite: data.parquet holds the live rows" '[ "$(sorted_rows "$WORK/ow.csv")" = "6 7 8 9 10 " ]'
 check "plan.txt names the version" '[ "$(head -n 1 "$MNT/overwrite/plan.txt")" = "table: Delta Lake, version 1, 1 live file" ]'
 check "plan.txt of as_of=0 names it" '[ "$(head -n 1 "$MNT/overwrite/as_of=0/plan.txt")" = "table: Delta Lake, version 0, 1 live file" ]'
 check "as_of= is listed nowhere" '! ls "$MNT/overwrite" | grep -q as_of'
 
 check "partition values from the log: readdir lists them, not the directories" \
     '[ "$(ls "$MNT/flatpart" | tr "\n" " ")" = "data.csv data.parquet plan.txt region=__HIVE_DEFAULT_PARTITION__ region=eu region=u%2Fs schema.txt " ]'
-check "partition values from the log: every live file, no decoy" '[ "$(rows "$MNT/flatpart/data.csv")" = "1,eu 2,eu 3,u/s 4, " ]'
-check "a partition component filters by the log's value" '[ "$(rows "$MNT/flatpart/region=eu/data.csv")" = "1,eu 2,eu " ]'
-check "an escaped value" '[ "$(rows "$MNT/flatpart/region=u%2Fs/data.csv")" = "3,u/s " ]'
-check "the NULL partition" '[ "$(rows "$MNT/flatpart/region=__HIVE_DEFAULT_PARTITION__/data.csv")" = "4, " ]'
-check "a value no file has: no rows" '[ "$(rows "$MNT/flatpart/region=xx/data.csv")" = "" ]'
+check "partition values from the log: every live file, no decoy" '[ "$(sorted_rows "$MNT/flatpart/data.csv")" = "1,eu 2,eu 3,u/s 4, " ]'
+check "a partition component filters by the log's value" '[ "$(sorted_rows "$MNT/flatpart/region=eu/data.csv")" = "1,eu 2,eu " ]'
+check "an escaped value" '[ "$(sorted_rows "$MNT/flatpart/region=u%2Fs/data.csv")" = "3,u/s " ]'
+check "the NULL partition" '[ "$(sorted_rows "$MNT/flatpart/region=__HIVE_DEFAULT_PARTITION__/data.csv")" = "4, " ]'
+check "a value no file has: no rows" '[ "$(sorted_rows "$MNT/flatpart/region=xx/data.csv")" = "" ]'
 check "below a partition: no more partitions" '[ "$(ls "$MNT/flatpart/region=eu" | tr "\n" " ")" = "data.csv data.parquet plan.txt schema.txt " ]'
-check "where= on the partition column" '[ "$(rows "$MNT/flatpart/where=region>'"'"'f'"'"'/data.csv")" = "3,u/s " ]'
+check "where= on the partition column" '[ "$(sorted_rows "$MNT/flatpart/where=region>'"'"'f'"'"'/data.csv")" = "3,u/s " ]'
 check "readdir under a filter lists what can match" '[ "$(ls "$MNT/flatpart/where=region>'"'"'f'"'"'" | grep region= | tr "\n" " ")" = "region=u%2Fs " ]'
 check "plan.txt counts files pruned by partition values" 'grep -q "files: 3 total, 2 pruned by partition" "$MNT/flatpart/region=eu/plan.txt"'
 
-check "log statistics: the rows" '[ "$(rows "$MNT/stats/where=id>7/data.csv")" = "8 9 " ]'
+check "log statistics: the rows" '[ "$(sorted_rows "$MNT/stats/where=id>7/data.csv")" = "8 9 " ]'
 check "log statistics: plan.txt counts the file they prune" \
     'grep -q "files: 2 total, 0 pruned by partition, 1 pruned by log statistics" "$MNT/stats/where=id>7/plan.txt"'
 check "log statistics: /.pqfs/stats counts it" '[ "$(stat_val "$MNT" files_pruned_log_statistics)" -ge 1 ]'
 check "schema.txt of the latest version" '[ "$(tail -n +2 "$MNT/evolve/schema.txt" | cut -d, -f1 | tr "\n" " ")" = "id name " ]'
 check "schema.txt of as_of=0 is that version's" '[ "$(tail -n +2 "$MNT/evolve/as_of=0/schema.txt" | cut -d, -f1 | tr "\n" " ")" = "id " ]'
-check "the latest version's rows" '[ "$(rows "$MNT/evolve/data.csv")" = "2,b " ]'
-check "as_of=0's rows" '[ "$(rows "$MNT/evolve/as_of=0/data.csv")" = "1 " ]'
+check "the latest version's rows" '[ "$(sorted_rows "$MNT/evolve/data.csv")" = "2,b " ]'
+check "as_of=0's rows" '[ "$(sorted_rows "$MNT/evolve/as_of=0/data.csv")" = "1 " ]'
 
-at() { rows "$MNT/timed/as_of=$1/data.csv" 2>/dev/null; }
+at() { sorted_rows "$MNT/timed/as_of=$1/data.csv" 2>/dev/null; }
 check "as_of=a date: the commit at its midnight" '[ "$(at 2024-01-01)" = "0 " ]'
 check "as_of=TIMESTAMP between commits: the one before" '[ "$(at "2024-01-02 11:00:00")" = "0 1 " ]'
 check "a commit set back counts as 1 ms after the one before" '[ "$(at "2024-01-03 00:00:00")" = "0 1 2 " ]'
@@ -167,7 +138,7 @@ else
     check "a copy into an older version (as_of=0): EPERM" 'grep -q "Operation not permitted" "$WORK/cp.err"'
 fi
 check "mkdir in a Delta table: EPERM" '! mkdir "$MNT/overwrite/x=1" 2>/dev/null'
-check "the Hive table reads" '[ "$(rows "$MNT/hive/data.csv")" = "1,a,1 2,b,1 " ]'
+check "the Hive table reads" '[ "$(sorted_rows "$MNT/hive/data.csv")" = "1,a,1 2,b,1 " ]'
 stop_pqfs "$MNT" "$DAEMON"
 after=$(find "$LAKE" -type f | sort | xargs md5sum | md5sum)
 check "nothing was written into the lake" '[ "$before" = "$after" ]'

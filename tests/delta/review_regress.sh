@@ -22,60 +22,49 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 [ $# -eq 1 ] || { echo "usage: review_regress.sh BUILD_DIR" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd)
-# shellcheck source=../mount/lib.sh
-. "$here/../mount/lib.sh"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 mount_test_init
-DELTA=$SHARED/testdata/delta
-[ -d "$DELTA/simple_table/_delta_log" ] || skip "no $DELTA"
+require_delta_testdata
 
 LAKE=$WORK/lake MNT=$WORK/mnt
 mkdir -p "$LAKE"
-parquet() { printf '%s' "$2" >"$WORK/in.csv"; "$PQTOOL" write "$WORK/in.csv" "$1"; }
-commit() {
-    local t=$1 v=$2
-    shift 2
-    mkdir -p "$t/_delta_log"
-    printf '%s\n' "$@" >"$t/_delta_log/$(printf '%020d' "$v").json"
-}
-schema_of() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
-P1='{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}'
-meta() { printf '{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%s,"partitionColumns":%s,"configuration":{},"createdTime":1}}' "$(schema_of "$1")" "$2"; }
-addp() { printf '{"add":{"path":"%s","partitionValues":%s,"size":%s,"modificationTime":1,"dataChange":true}}' "$2" "$3" "$(stat -c %s "$1/$2")"; }
-schema2() { printf '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"%s","type":"%s","nullable":true,"metadata":{}}]}' "$1" "$2"; }
+# schema2 NAME TYPE: the schema of id (a long) and NAME of TYPE.
+schema2() { struct_schema "$(field_json id long)" "$(field_json "$1" "$2")"; }
 
 # A table partitioned by a date column named as_of: two partitions, two versions.
 T=$LAKE/asof; mkdir -p "$T"
-parquet "$T/a.parquet" $'id\n1\n'; parquet "$T/b.parquet" $'id\n2\n'
-commit "$T" 0 "$P1" "$(meta "$(schema2 as_of date)" '["as_of"]')" "$(addp "$T" a.parquet '{"as_of":"2024-01-05"}')"
-commit "$T" 1 "$(addp "$T" b.parquet '{"as_of":"2024-01-06"}')"
+write_parquet "$T/a.parquet" $'id\n1\n'; write_parquet "$T/b.parquet" $'id\n2\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(schema2 as_of date)" '["as_of"]')" "$(add_action "$T" a.parquet '{"as_of":"2024-01-05"}')"
+write_commit "$T" 1 "$(add_action "$T" b.parquet '{"as_of":"2024-01-06"}')"
 touch -d '2024-01-01 00:00:00 UTC' "$T/_delta_log/00000000000000000000.json"
 touch -d '2024-01-05 12:00:00 UTC' "$T/_delta_log/00000000000000000001.json"
 # Partitioned by a long column named limit.
 T=$LAKE/lim; mkdir -p "$T"
-parquet "$T/a.parquet" $'id\n1\n2\n3\n'; parquet "$T/b.parquet" $'id\n4\n'
-commit "$T" 0 "$P1" "$(meta "$(schema2 limit long)" '["limit"]')" "$(addp "$T" a.parquet '{"limit":"1"}')" "$(addp "$T" b.parquet '{"limit":"2"}')"
+write_parquet "$T/a.parquet" $'id\n1\n2\n3\n'; write_parquet "$T/b.parquet" $'id\n4\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(schema2 limit long)" '["limit"]')" "$(add_action "$T" a.parquet '{"limit":"1"}')" "$(add_action "$T" b.parquet '{"limit":"2"}')"
 # A long partition column whose log spells 5 two ways.
 T=$LAKE/five; mkdir -p "$T"
-parquet "$T/a.parquet" $'id\n1\n'; parquet "$T/b.parquet" $'id\n2\n'
-commit "$T" 0 "$P1" "$(meta "$(schema2 p long)" '["p"]')" "$(addp "$T" a.parquet '{"p":"05"}')" "$(addp "$T" b.parquet '{"p":"5"}')"
+write_parquet "$T/a.parquet" $'id\n1\n'; write_parquet "$T/b.parquet" $'id\n2\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(schema2 p long)" '["p"]')" "$(add_action "$T" a.parquet '{"p":"05"}')" "$(add_action "$T" b.parquet '{"p":"5"}')"
 # A string partition column holding the Hive NULL marker as a value, and a NULL.
 T=$LAKE/marker; mkdir -p "$T"
-parquet "$T/a.parquet" $'id\n1\n'; parquet "$T/b.parquet" $'id\n2\n'
-commit "$T" 0 "$P1" "$(meta "$(schema2 s string)" '["s"]')" "$(addp "$T" a.parquet '{"s":"__HIVE_DEFAULT_PARTITION__"}')" "$(addp "$T" b.parquet '{"s":null}')"
+write_parquet "$T/a.parquet" $'id\n1\n'; write_parquet "$T/b.parquet" $'id\n2\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(schema2 s string)" '["s"]')" "$(add_action "$T" a.parquet '{"s":"__HIVE_DEFAULT_PARTITION__"}')" "$(add_action "$T" b.parquet '{"s":null}')"
 # Typed partition columns an append writes values of.
 T=$LAKE/typed; mkdir -p "$T"
-parquet "$T/a.parquet" $'id\n1\n'
-commit "$T" 0 "$P1" "$(meta '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"b","type":"byte","nullable":true,"metadata":{}},{"name":"d","type":"double","nullable":true,"metadata":{}}]}' '["b","d"]')" "$(addp "$T" a.parquet '{"b":"1","d":"1.5"}')"
+write_parquet "$T/a.parquet" $'id\n1\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json b byte)" "$(field_json d double)")" '["b","d"]')" "$(add_action "$T" a.parquet '{"b":"1","d":"1.5"}')"
 
 # In-commit timestamps (writer feature inCommitTimestamp): the commits'
 # times are in commitInfo.inCommitTimestamp, not the files' mtimes (here a
 # copy's: every commit "made" in 2024-01-05).
 T=$LAKE/ict; mkdir -p "$T"
-parquet "$T/a.parquet" $'id\n1\n'; parquet "$T/b.parquet" $'id\n2\n'
-commit "$T" 0 '{"commitInfo":{"inCommitTimestamp":1600000000000,"timestamp":1600000000000,"operation":"WRITE"}}' \
+write_parquet "$T/a.parquet" $'id\n1\n'; write_parquet "$T/b.parquet" $'id\n2\n'
+write_commit "$T" 0 '{"commitInfo":{"inCommitTimestamp":1600000000000,"timestamp":1600000000000,"operation":"WRITE"}}' \
     '{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["inCommitTimestamp"]}}' \
-    "$(meta '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}' '[]')" "$(addp "$T" a.parquet '{}')"
-commit "$T" 1 '{"commitInfo":{"inCommitTimestamp":1800000000000,"timestamp":1800000000000,"operation":"WRITE"}}' "$(addp "$T" b.parquet '{}')"
+    "$(metadata_action "$ID_SCHEMA")" "$(add_action "$T" a.parquet '{}')"
+write_commit "$T" 1 '{"commitInfo":{"inCommitTimestamp":1800000000000,"timestamp":1800000000000,"operation":"WRITE"}}' "$(add_action "$T" b.parquet '{}')"
 touch -d '2024-01-05 00:00:00 UTC' "$T"/_delta_log/*.json
 
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,log_level=info"
@@ -137,21 +126,9 @@ stop_pqfs "$MNT" "$DAEMON"
 S3ROOT=$WORK/s3root
 mkdir -p "$S3ROOT/lake"
 cp -r "$DELTA/simple_table" "$S3ROOT/lake/"
-start_listener s3 node "$here/../mount/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST \
-    --secret-key SKTEST --lose-conditional-replies 1 --log "$WORK/s3.log"
-[ -n "$LISTEN_PORT" ] || { fail "fake_s3 did not start: $(cat "$WORK/s3.err")"; summary "delta.regress"; exit 1; }
-cat >"$WORK/s3.ini" <<INI
-[pqfs]
-source = s3://bkt/lake
-cache_dir = $WORK/cache-s3
-log_level = info
-
-[s3]
-endpoint = http://127.0.0.1:$LISTEN_PORT
-path_style = true
-access_key_id = AKTEST
-secret_access_key = SKTEST
-INI
+start_fake_s3 s3 --lose-conditional-replies 1
+[ -n "$FAKE_S3_PORT" ] || { fail "fake_s3 did not start: $(cat "$WORK/s3.err")"; summary "delta.regress"; exit 1; }
+write_s3_ini "$WORK/s3.ini" "$WORK/cache-s3"
 start_pqfs "$WORK/pqfs-s3.log" "$WORK/s3.ini" "$MNT"
 A=$PQFS_PID
 before=$(ls "$S3ROOT/lake/simple_table/_delta_log/" | grep -c 'json$')

@@ -26,6 +26,8 @@ root=$(cd "$here/../.." && pwd)
 BUILD=$(cd "$1" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+# shellcheck source=../lib/sampler.sh
+. "$root/tests/lib/sampler.sh"
 mount_test_init
 
 LIMIT=1024
@@ -53,64 +55,15 @@ for p in range(parts):
 PY
 }
 
-# sample_fds PID OUT: until PID ends or OUT.stop exists, the most descriptors
-# PID held, and the most of them on Parquet files of the lake, into OUT.
-sample_fds() {
-    python3 - "$1" "$LAKE/" "$2" <<'PY' &
-import os, sys, time
-pid, lake, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-most = most_lake = samples = hwm = 0
-while not os.path.exists(out + '.stop'):
-    try:
-        fds = os.listdir('/proc/%d/fd' % pid)
-        with open('/proc/%d/status' % pid) as st:
-            for line in st:
-                if line.startswith('VmHWM:'):
-                    hwm = max(hwm, int(line.split()[1]))
-    except OSError:
-        break
-    on_lake = 0
-    for fd in fds:
-        try:
-            target = os.readlink('/proc/%d/fd/%s' % (pid, fd))
-            on_lake += target.startswith(lake) and target.endswith('.parquet')
-        except OSError:
-            pass
-    most, most_lake, samples = max(most, len(fds)), max(most_lake, on_lake), samples + 1
-    time.sleep(0.005)
-with open(out, 'w') as f:
-    f.write('%d %d %d %d\n' % (most, most_lake, samples, hwm))
-PY
-    SAMPLER=$!
-}
-stop_sampling() {
-    touch "$1.stop"
-    wait "$SAMPLER" || true
-    read -r FD_MOST FD_LAKE FD_SAMPLES PEAK_KIB <"$1"
-}
-check_bound() {
-    local what=$1
-    if [ "$FD_LAKE" -le "$BUDGET" ] && [ "$FD_MOST" -lt "$LIMIT" ] && [ "$FD_SAMPLES" -gt 0 ]; then
-        pass "$what: at most $FD_LAKE lake descriptors ($FD_MOST in all, $FD_SAMPLES samples)"
-    else
-        fail "$what: $FD_LAKE lake descriptors, $FD_MOST in all, $FD_SAMPLES samples (budget $BUDGET; limit $LIMIT)"
-    fi
-}
-
-# check_peak WHAT KIB: the sampled process's peak RSS stayed under KIB.  A
-# scan holds a batch of footers at a time, not the table's (engine/include/pqfs/scan.h,
+# The peak RSS bounds (check_peak_rss): a scan holds a batch of footers at
+# a time, not the table's (engine/include/pqfs/scan.h,
 # PQ_SCAN_FILES_AT_ONCE): before, pqtool peaked at 161 MB on the 25,000
 # files, 15 MB after; the daemon's bound leaves room for its threads and
 # the sanitizers' shadow memory.
 # A sanitizer's allocator keeps freed memory in quarantine (ASan: 256 MiB),
 # so there the peak is printed, not bounded.
-PQTOOL_PEAK_KIB=$((64 * 1024)) MOUNT_PEAK_KIB=$((160 * 1024)) SANITIZED=0
-grep -qE '^PQFS_(SANITIZE|TSAN):BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null && SANITIZED=1
-check_peak() {
-    if [ "$SANITIZED" = 1 ]; then echo "fds: $1: peak RSS $((${PEAK_KIB:-0} / 1024)) MiB (a sanitizer build: not bounded)"
-    elif [ "${PEAK_KIB:-0}" -gt 0 ] && [ "$PEAK_KIB" -le "$2" ]; then pass "$1: peak RSS $((PEAK_KIB / 1024)) MiB (bound $(($2 / 1024)) MiB)"
-    else fail "$1: peak RSS ${PEAK_KIB:-?} KiB, bound $2 KiB"; fi
-}
+PQTOOL_PEAK_KIB=$((64 * 1024)) MOUNT_PEAK_KIB=$((160 * 1024))
+sanitized_build "$BUILD"
 
 # check_rows WHAT CSV ROWS PSUM: the CSV has ROWS rows whose column p sums to PSUM.
 check_rows() {
@@ -133,32 +86,29 @@ make_table one 1 1
 
 t0=$(date +%s.%N)
 "$PQTOOL" cat "$LAKE/big" >"$WORK/pqtool.csv" 2>"$WORK/pqtool.err" &
-PID=$!
-sample_fds "$PID" "$WORK/pqtool.fds"
-rc=0
-wait "$PID" || rc=$?
-stop_sampling "$WORK/pqtool.fds"
-t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+wait_sampled $! "$LAKE/" "$WORK/pqtool.fds"
+rc=$SAMPLED_RC
+t=$(seconds_since "$t0")
 if [ "$rc" -eq 0 ]; then pass "pqtool cat of 25,000 files (${t}s)"
 else fail "pqtool cat of 25,000 files: exit $rc: $(head -c 300 "$WORK/pqtool.err")"; fi
 check_rows "pqtool cat big" "$WORK/pqtool.csv" "$ROWS" "$PSUM"
-check_bound "pqtool cat big"
-check_peak "pqtool cat big" "$PQTOOL_PEAK_KIB"
+check_fd_bound "pqtool cat big"
+check_peak_rss "pqtool cat big" "$PQTOOL_PEAK_KIB"
 
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache"
 DAEMON=$PQFS_PID
-sample_fds "$DAEMON" "$WORK/mount.fds"
+sample_process "$DAEMON" "$LAKE/" "$WORK/mount.fds"
 t0=$(date +%s.%N)
 if cp "$MNT/big/data.csv" "$WORK/mount.csv" 2>"$WORK/cp.err"; then
-    t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    t=$(seconds_since "$t0")
     pass "big/data.csv read through the mount (${t}s)"
 else
     fail "big/data.csv through the mount: $(head -c 300 "$WORK/cp.err")"
 fi
 stop_sampling "$WORK/mount.fds"
 check_rows "big/data.csv" "$WORK/mount.csv" "$ROWS" "$PSUM"
-check_bound "mount, big/data.csv"
-check_peak "mount, big/data.csv" "$MOUNT_PEAK_KIB"
+check_fd_bound "mount, big/data.csv"
+check_peak_rss "mount, big/data.csv" "$MOUNT_PEAK_KIB"
 [ "$(stat_val "$MNT" lake_files_open_budget)" = "$BUDGET" ] && pass "lake_files_open_budget $BUDGET" ||
     fail "lake_files_open_budget: $(stat_val "$MNT" lake_files_open_budget), want $BUDGET"
 open_now=$(stat_val "$MNT" lake_files_open)
@@ -167,7 +117,7 @@ open_now=$(stat_val "$MNT" lake_files_open)
 
 # ---------------------------------------------------------------- 2. 16 readers
 errors_before=$(stat_val "$MNT" errors)
-sample_fds "$DAEMON" "$WORK/readers.fds"
+sample_process "$DAEMON" "$LAKE/" "$WORK/readers.fds"
 pids=()
 for i in $(seq 16); do
     # id >= -i: every row, yet 16 predicates, so 16 results and 16 scans.
@@ -184,7 +134,7 @@ done
 stop_sampling "$WORK/readers.fds"
 [ "$failed" -eq 0 ] && pass "16 concurrent readers of a 3,000-file table" || fail "$failed of 16 readers failed"
 for i in $(seq 16); do check_rows "reader $i" "$WORK/r$i.csv" "$ROWS3" "$PSUM3"; done
-check_bound "mount, 16 readers"
+check_fd_bound "mount, 16 readers"
 errors_after=$(stat_val "$MNT" errors)
 [ "$errors_after" = "$errors_before" ] && pass "no errors counted" ||
     fail "/.pqfs/stats errors went from $errors_before to $errors_after"

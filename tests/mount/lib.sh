@@ -182,7 +182,7 @@ start_listener() {
 start_fake_s3() {
     local name=$1
     shift
-    start_listener "$name" node "$here/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST \
+    start_listener "$name" node "$root/tests/mount/fake_s3.mjs" --root "$S3ROOT" --bucket bkt --access-key AKTEST \
         --secret-key SKTEST "$@" --log "$WORK/$name.log"
     FAKE_S3_PORT=$LISTEN_PORT
 }
@@ -234,9 +234,12 @@ conflict() {
 }
 xpass() { echo "XPASS: $* (now implemented: make it a normal check)"; PASSES=$((PASSES + 1)); }
 
+# seconds_since T0: the seconds since T0 (date +%s.%N), to a tenth.
+seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
 summary() {
     local t
-    t=$(awk -v a="$T_START" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    t=$(seconds_since "$T_START")
     echo "$1: $PASSES passed, $FAILS failed, $XFAILS known gaps or SPEC conflicts, ${t}s"
     if [ "$FAILS" -ne 0 ] && [ -n "${WORK:-}" ]; then
         # The daemons' own account of what failed: the work dir is gone after the trap.

@@ -78,27 +78,9 @@ if [ -n "$S3_DELAY" ]; then
 fi
 
 
-# sample PID OUT: the most descriptors PID holds (until it ends or OUT.stop).
-sample() {
-    python3 - "$1" "$2" <<'PY' &
-import os, sys, time
-pid, out = int(sys.argv[1]), sys.argv[2]
-most = hwm = 0
-while not os.path.exists(out + '.stop'):
-    try:
-        most = max(most, len(os.listdir('/proc/%d/fd' % pid)))
-        with open('/proc/%d/status' % pid) as st:
-            for line in st:
-                if line.startswith('VmHWM:'):
-                    hwm = max(hwm, int(line.split()[1]))
-    except OSError:
-        break
-    time.sleep(0.005)
-open(out, 'w').write('%d %d\n' % (most, hwm))
-PY
-    SAMPLER=$!
-}
-stop_sample() { touch "$1.stop"; wait "$SAMPLER" || true; read -r FDS HWM <"$1"; rm -f "$1" "$1.stop"; }
+# The descriptor sampler (sample_process, stop_sampling: FD_MOST).
+# shellcheck source=../../tests/lib/sampler.sh
+. "$root/tests/lib/sampler.sh"
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
@@ -118,28 +100,28 @@ run_pqtool() {
         [ -n "$child" ] && break
         sleep 0.001
     done
-    sample "${child:-$pid}" "$WORK/fds"
+    sample_process "${child:-$pid}" "$DATA/" "$WORK/fds"
     wait "$pid"
     t1=$(now)
-    stop_sample "$WORK/fds"
-    echo "$(secs "$t0" "$t1") $(tail -1 "$WORK/time") $FDS $(wc -l <"$WORK/out.csv")"
+    stop_sampling "$WORK/fds"
+    echo "$(secs "$t0" "$t1") $(tail -1 "$WORK/time") $FD_MOST $(wc -l <"$WORK/out.csv")"
 }
 
 run_mount() {
     "$PQFS" "$SRC" "$MNT" -f -o "cache_dir=$WORK/cache" >"$WORK/pqfs.log" 2>&1 &
     DAEMON=$!
     for _ in $(seq 200); do awk -v m="$MNT" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts && break; sleep 0.05; done
-    sample "$DAEMON" "$WORK/fds"
+    sample_process "$DAEMON" "$DATA/" "$WORK/fds"
     local t0 t1
     t0=$(now)
     cat "$MNT/$1/$(view_of "$2")/data.csv" >"$WORK/out.csv" || { echo "mount: cat failed; the log:" >&2; tail -5 "$WORK/pqfs.log" >&2; }
     t1=$(now)
-    stop_sample "$WORK/fds"
+    stop_sampling "$WORK/fds"
     local hwm; hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$DAEMON/status")
     fusermount3 -u "$MNT"
     wait "$DAEMON" || true
     DAEMON=
-    echo "$(secs "$t0" "$t1") $hwm $FDS $(wc -l <"$WORK/out.csv")"
+    echo "$(secs "$t0" "$t1") $hwm $FD_MOST $(wc -l <"$WORK/out.csv")"
 }
 
 run_duckdb() {
