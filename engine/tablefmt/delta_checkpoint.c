@@ -12,9 +12,11 @@
  * are the table. */
 #include "tablefmt.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -314,21 +316,68 @@ static int keep_action(void *ctx, pq_delta_log *log, const char *kind, const voi
     return json_object_set_nocheck(txn ? k->txns : k->domains, id, v) ? PQ_NOMEM(err) : PQ_OK;
 }
 
-/* delta.deletedFileRetentionDuration ("interval 7 days") in ms; -1 when
- * it does not parse (then every tombstone is kept). */
+/* The microseconds of one UNIT of an interval (units[i].name, plural too),
+ * 0 for a word that is none. */
+static int64_t interval_unit_us(const char *word, size_t n)
+{
+    static const struct { const char *name; int64_t us; } units[] = {
+        {"week", 604800000000}, {"day", 86400000000}, {"hour", 3600000000}, {"minute", 60000000},
+        {"second", 1000000},    {"millisecond", 1000}, {"microsecond", 1},
+    };
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        size_t len = strlen(units[i].name);
+        if ((n == len || (n == len + 1 && (word[len] == 's' || word[len] == 'S'))) &&
+            !strncasecmp(word, units[i].name, len))
+            return units[i].us;
+    }
+    return 0;
+}
+
+int64_t pq_delta_interval_ms(const char *text)
+{
+    const char *p = text;
+    int64_t total = 0; /* microseconds */
+    int parts = 0;
+    while (isspace((unsigned char)*p)) p++;
+    if (!strncasecmp(p, "interval", 8) && (isspace((unsigned char)p[8]) || !p[8])) p += 8;
+    for (;;) {
+        while (isspace((unsigned char)*p)) p++;
+        if (!*p) break;
+        bool neg = *p == '-';
+        if (*p == '-' || *p == '+') p++;
+        if (!isdigit((unsigned char)*p)) return -1;
+        int64_t n = 0, frac = 0, scale = 1000000; /* frac: microseconds of a second */
+        for (; isdigit((unsigned char)*p); p++) {
+            if (n > (INT64_MAX - 9) / 10) return -1;
+            n = n * 10 + (*p - '0');
+        }
+        bool fractional = *p == '.';
+        if (fractional) {
+            if (!isdigit((unsigned char)*++p)) return -1;
+            for (; isdigit((unsigned char)*p); p++)
+                if (scale > 1) frac += (*p - '0') * (scale /= 10);
+        }
+        while (isspace((unsigned char)*p)) p++;
+        const char *word = p;
+        while (isalpha((unsigned char)*p)) p++;
+        int64_t us = interval_unit_us(word, (size_t)(p - word));
+        if (!us || (fractional && us != 1000000) || (*p && !isspace((unsigned char)*p))) return -1;
+        if (n > (INT64_MAX - frac) / us) return -1;
+        int64_t v = n * us + frac;
+        if (neg ? total < INT64_MIN + v : total > INT64_MAX - v) return -1;
+        total += neg ? -v : v;
+        parts++;
+    }
+    return parts && total >= 0 ? total / 1000 : -1;
+}
+
+/* delta.deletedFileRetentionDuration in ms, by default a week; -1 when it
+ * does not parse (then every tombstone is kept). */
 static int64_t retention_ms(const pq_delta_log *log)
 {
     const json_t *v = json_object_get(log->config_json, "delta.deletedFileRetentionDuration");
     if (!v) return DEFAULT_RETENTION_MS;
-    long long n;
-    char unit[16];
-    if (!json_is_string(v) || sscanf(json_string_value(v), "interval %lld %15s", &n, unit) != 2 || n < 0) return -1;
-    static const struct { const char *name; int64_t ms; } units[] = {
-        {"week", 604800000}, {"day", 86400000}, {"hour", 3600000}, {"minute", 60000}, {"second", 1000},
-    };
-    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-        if (!strncmp(unit, units[i].name, strlen(units[i].name)) && n < INT64_MAX / units[i].ms) return n * units[i].ms;
-    return -1;
+    return json_is_string(v) ? pq_delta_interval_ms(json_string_value(v)) : -1;
 }
 
 /* The checkpoint's rows, one action each ({"add": {...}}), into rows. */

@@ -227,6 +227,15 @@ int pq_z85_decode(const char *s, size_t n, uint8_t *out);
 int pq_delta_dv_decode(const uint8_t *p, size_t len, uint64_t cardinality, uint64_t **rows, uint64_t *n_rows,
                        pq_error *err);
 
+/* A Delta interval setting (delta.deletedFileRetentionDuration, ...) in
+ * ms, as Spark's interval strings spell it: an optional "interval", then
+ * one or more "N UNIT" (UNIT week, day, hour, minute, second, millisecond
+ * or microsecond, singular or plural, any case; N an integer with an
+ * optional sign, a fraction for seconds only), summed.  -1 when the text
+ * is not one, names months or years (no fixed length: Delta refuses them
+ * for a retention), or sums below 0. */
+int64_t pq_delta_interval_ms(const char *text);
+
 /* Percent-decoding of a log path (a URI's path: %XX escapes only, decoded
  * once).  *out in the arena.  A malformed escape or a decoded NUL is an
  * error (-1); out of memory -2. */

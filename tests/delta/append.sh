@@ -10,8 +10,10 @@
 #   - another writer's commit taken first: the append follows it (N+2);
 #     one that changed the schema: the append fails with EIO and its file
 #     is removed, not left in the table unnamed;
-#   - at version 10 a classic checkpoint (tombstones within the retention
-#     kept): pqtool replays from it, it alone is the table, DuckDB reads it;
+#   - at version 10 a classic checkpoint: pqtool replays from it, it alone
+#     is the table, DuckDB reads it; it keeps the tombstones within
+#     delta.deletedFileRetentionDuration (default 1 week; a duration of
+#     several units) and drops the older ones;
 #   - two mounts appending to one table at once lose nothing, locally and
 #     over S3 (fake_s3.mjs: If-None-Match: *, 412 for a key taken);
 #   - what a writer must honour and this one cannot (writer features,
@@ -61,6 +63,32 @@ write_parquet "$T/p=b/f1.parquet" $'id\n2\n'
 write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json p string)")" '["p"]')" \
     "$(add_action "$T" p=a/f0.parquet '{"p":"a"}')"
 write_commit "$T" 1 "$(remove_action p=a/f0.parquet "$(date +%s)000")" "$(add_action "$T" p=b/f1.parquet '{"p":"b"}')"
+
+# Tombstones of each age for a checkpoint (PROTOCOL.md: a remove older than
+# delta.deletedFileRetentionDuration, default 1 week, expires and may leave
+# the checkpoint; a younger one stays): f0 live, then one file a remove at
+# version 1, each SPEC NAME:AGE_HOURS (NAME: for a remove without a
+# deletionTimestamp); versions 2-8 hold only commitInfo, the mount's appends
+# commit 9 and 10.
+NOW_MS=$(($(date +%s) * 1000))
+tombstone_table() { # NAME CONFIGURATION SPEC...
+    local t=$LAKE/$1 conf=$2 spec name age v adds=() removes=()
+    shift 2
+    mkdir -p "$t"
+    write_parquet "$t/f0.parquet" $'id\n1\n'
+    for spec in "$@"; do
+        name=${spec%%:*} age=${spec#*:}
+        write_parquet "$t/$name.parquet" $'id\n99\n'
+        adds+=("$(add_action "$t" "$name.parquet")")
+        if [ -n "$age" ]; then removes+=("$(remove_action "$name.parquet" $((NOW_MS - age * 3600000)))")
+        else removes+=("$(printf '{"remove":{"path":"%s","dataChange":true}}' "$name.parquet")"); fi
+    done
+    write_commit "$t" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA" "[]" "$conf")" "$(add_action "$t" f0.parquet)" "${adds[@]}"
+    write_commit "$t" 1 "${removes[@]}"
+    for v in 2 3 4 5 6 7 8; do write_commit "$t" "$v" '{"commitInfo":{"timestamp":1,"operation":"WRITE"}}'; done
+}
+tombstone_table tombs '{}' old:192 young:144 untimed:
+tombstone_table tombs36h '{"delta.deletedFileRetentionDuration":"interval 1 day 12 hours"}' old:40 young:30
 
 # A long metadata_ttl: the mount keeps the version it read (the races
 # below need it to); its own appends forget it.
@@ -130,6 +158,36 @@ const { DuckDBInstance } = require("@duckdb/node-api");
 })();' "$LAKE/cp/_delta_log/00000000000000000010.checkpoint.parquet" >"$WORK/cp-duck.txt" 2>&1 || true
 check "DuckDB reads the checkpoint: 10 adds, the tombstone, metaData, protocol, partitionValues, dataChange false" \
     '[ "$(cat "$WORK/cp-duck.txt")" = "[\"10\",\"1\",\"1\",\"1\",\"b\",false,\"p=a/f0.parquet\"]" ] || { cat "$WORK/cp-duck.txt" >&2; false; }'
+
+# Tombstones: the checkpoint keeps those within the retention, drops the
+# expired (the default of 1 week; "interval 1 day 12 hours", every unit of
+# it); a remove without a deletionTimestamp is kept (its age is unknown).
+for t in tombs tombs36h; do
+    for v in 9 10; do
+        printf 'id\n%d\n' $((100 + v)) >"$WORK/$t$v.csv"
+        cp "$WORK/$t$v.csv" "$MNT/$t/" || fail "append $v into $t"
+    done
+done
+checkpoint_of() { echo "$LAKE/$1/_delta_log/00000000000000000010.checkpoint.parquet"; }
+# removes_in TABLE: the paths of the removes in its checkpoint of version 10, sorted.
+removes_in() {
+    node "$root/tests/mount/duck.mjs" sql \
+        "SELECT coalesce(string_agg(remove.path, ' ' ORDER BY remove.path), '') FROM read_parquet('$(checkpoint_of "$1")')" 2>&1
+}
+check "tombstones: both checkpoints of version 10 are written" '[ -f "$(checkpoint_of tombs)" ] && [ -f "$(checkpoint_of tombs36h)" ]'
+got=$(removes_in tombs)
+check "default retention (1 week): the tombstones of 6 days and without a time kept, of 8 days dropped (got '$got')" \
+    '[ "$got" = "untimed.parquet young.parquet" ]'
+got=$(removes_in tombs36h)
+check "retention 'interval 1 day 12 hours': the tombstone of 30 hours kept, of 40 hours dropped (got '$got')" \
+    '[ "$got" = "young.parquet" ]'
+for t in tombs tombs36h; do
+    rm -rf "$WORK/cut/$t" && cp -r "$LAKE/$t" "$WORK/cut/"
+    rm "$WORK/cut/$t/_delta_log/"0000000000000000000[0-9].json
+    "$PQTOOL" cat "$WORK/cut/$t" >"$WORK/$t-cut.csv" 2>&1 || true
+    check "$t: the table reads, through the mount and from its checkpoint alone" \
+        '[ "$(sorted_rows "$MNT/$t/data.csv")" = "1 109 110 " ] && [ "$(sorted_rows "$WORK/$t-cut.csv")" = "1 109 110 " ]'
+done
 
 # ------------------------------------------------------------ races
 check "the racing tables read (version 0 kept)" '[ "$(sorted_rows "$MNT/racer/data.csv")" = "1 " ] && [ "$(sorted_rows "$MNT/changer/data.csv")" = "1 " ]'

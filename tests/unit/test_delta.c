@@ -4,8 +4,9 @@
  * in the middle, protocol refusals naming the feature, errors naming the
  * file and line, partition values typed by the schema, deletion vectors
  * decoded (z85, a RoaringBitmapArray built with CRoaring, files checked by
- * size and CRC-32).  Logs are written into a mkdtemp directory (a local
- * store); no data file is read. */
+ * size and CRC-32), interval settings (the tombstone retention) parsed.
+ * Logs are written into a mkdtemp directory (a local store); no data file
+ * is read. */
 #include "check.h"
 #include "delta_log.h"
 #include "tablefmt.h"
@@ -671,6 +672,43 @@ static void test_commit_in_pieces(void)
     CHECK(strstr(err.msg, says) != NULL);
 }
 
+/* Interval settings (delta.deletedFileRetentionDuration) as Spark spells
+ * them: every unit counts (before, "interval 1 day 12 hours" was 1 day, so
+ * a checkpoint dropped tombstones the setting keeps). */
+static void test_intervals(void)
+{
+    static const struct { const char *text; int64_t ms; } cases[] = {
+        {"interval 1 week", 604800000},
+        {"interval 7 days", 604800000},
+        {"interval 1 day 12 hours", 129600000},
+        {"INTERVAL 2 Hours 30 minutes", 9000000},
+        {"  interval 1 hour  ", 3600000},
+        {"30 days", 2592000000},
+        {"interval 1.5 seconds", 1500},
+        {"interval 250 milliseconds 1000 microseconds", 251},
+        {"interval 1 day -1 hour", 82800000},
+        {"interval 0 seconds", 0},
+        {"interval 1day", 86400000},
+        {"interval", -1},
+        {"", -1},
+        {"interval 1 month", -1},
+        {"interval 1 year", -1},
+        {"interval 1.5 days", -1},
+        {"interval 1 fortnight", -1},
+        {"interval 1 days2", -1},
+        {"interval -1 hour", -1},
+        {"interval x hours", -1},
+        {"intervals 1 hour", -1},
+        {"interval 99999999999999999999 weeks", -1},
+        {"interval 9223372036854775807 microseconds 1 week", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int64_t got = pq_delta_interval_ms(cases[i].text);
+        if (got != cases[i].ms) fprintf(stderr, "'%s': %lld ms\n", cases[i].text, (long long)got);
+        CHECK_EQ_INT(got, cases[i].ms);
+    }
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -684,6 +722,7 @@ int main(void)
     test_replay_on_store();
     test_deletion_vectors();
     test_commit_in_pieces();
+    test_intervals();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
