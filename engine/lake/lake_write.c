@@ -131,11 +131,12 @@ static int resolve_target_dir(pq_lake *l, const char *dir, view *v, write_target
     /* A value of another kind than the column's (dt=2024-1-7 or dt=x where
      * every dt is a date) would turn an inferred type into STRING for every
      * view, or not fit a declared one: bad input. */
+    char hint[96] = "declare the column's type in the ini to change it"; /* a Hive table's types are inferred */
+    if (t->snap) snprintf(hint, sizeof hint, "the column's type in the %s table's log", pq_tf_kind_name(t->snap->kind));
     for (int p = 0; p < n; p++)
         if (!pq_part_value_fits(wt->vals[p], t->part_types[p]))
-            return pq_fail(err, PQ_E_USAGE, "%s=%s: not %s, as the table's %s values are (declare the column's type "
-                           "in the ini to change it)", t->part_names[p], wt->vals[p],
-                           pq_part_type_kind(t->part_types[p]), t->part_names[p]);
+            return pq_fail(err, PQ_E_USAGE, "%s=%s: not %s, as the table's %s values are (%s)", t->part_names[p],
+                           wt->vals[p], pq_part_type_kind(t->part_types[p]), t->part_names[p], hint);
     /* A table format's log holds each value in its type's one spelling
      * (7, not 007; a byte within -128..127; no inf), as its readers parse
      * it: the directory and the add take that. */

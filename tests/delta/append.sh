@@ -6,7 +6,10 @@
 #     mount and through pqtool (which replays the log from disk);
 #   - the commit is valid JSON with the protocol's required fields; its
 #     stats prune (plan.txt);
-#   - into a partition: the add's partitionValues;
+#   - into a partition: the add's partitionValues; into a timestamp
+#     partition spelled in any way (ISO 8601 with a Z, with a space,
+#     percent-encoded, an offset): the one canonical text (ISO 8601 UTC),
+#     timestamp_ntz without a zone; a value that is none refused (EINVAL);
 #   - another writer's commit taken first: the append follows it (N+2);
 #     one that changed the schema: the append fails with EIO and its file
 #     is removed, not left in the table unnamed;
@@ -63,6 +66,24 @@ write_parquet "$T/p=b/f1.parquet" $'id\n2\n'
 write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json p string)")" '["p"]')" \
     "$(add_action "$T" p=a/f0.parquet '{"p":"a"}')"
 write_commit "$T" 1 "$(remove_action p=a/f0.parquet "$(date +%s)000")" "$(add_action "$T" p=b/f1.parquet '{"p":"b"}')"
+
+# A table partitioned by a timestamp column, ts: one file's value as Spark
+# writes it (no zone: UTC), the other's in ISO 8601 with microseconds.
+T=$LAKE/tsp
+mkdir -p "$T"
+write_parquet "$T/a.parquet" $'id\n1\n'
+write_parquet "$T/b.parquet" $'id\n2\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json ts timestamp)")" '["ts"]')" \
+    "$(add_action "$T" a.parquet '{"ts":"2024-01-02 03:04:05"}')" "$(add_action "$T" b.parquet '{"ts":"2024-01-01T00:00:00.000000Z"}')"
+
+# Partitioned by a timestamp_ntz column, tn (reader and writer feature
+# timestampNtz).
+T=$LAKE/ntz
+mkdir -p "$T"
+write_parquet "$T/a.parquet" $'id\n1\n'
+write_commit "$T" 0 '{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["timestampNtz"],"writerFeatures":["timestampNtz"]}}' \
+    "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json tn timestamp_ntz)")" '["tn"]')" \
+    "$(add_action "$T" a.parquet '{"tn":"2024-01-01 00:00:00"}')"
 
 # Tombstones of each age for a checkpoint (PROTOCOL.md: a remove older than
 # delta.deletedFileRetentionDuration, default 1 week, expires and may leave
@@ -130,6 +151,71 @@ check "cp into a partition of a Delta table" 'cp "$WORK/b.csv" "$MNT/$P/year=202
 check "its rows in the partition" '[ "$(sorted_rows "$MNT/$P/year=2022/data.csv")" = "42,2022,1,9 " ]'
 check "the add's partitionValues" 'grep -qF "\"partitionValues\":{\"year\":\"2022\",\"month\":\"1\",\"day\":\"9\"}" "$LAKE/$P/_delta_log/00000000000000000001.json"'
 check "the partition is listed" 'ls "$MNT/$P" | grep -qx "year=2022"'
+
+# ------------------------------------------------------------ a timestamp partition
+# Each spelling of an instant in the path (ISO 8601 with a Z, SQL's with a
+# space, that percent-encoded, an offset; a fraction) commits the one text
+# Delta's readers parse as that instant in UTC (pq_tf_part_canonical: ISO
+# 8601 with a Z), versions 1 to 5; the rows read back with it.
+ts_paths=('ts=2024-01-02T03:04:05Z' 'ts=2024-01-02 03:04:05' 'ts=2024-01-02%2003%3A04%3A05' 'ts=2024-01-02T05:04:05+02:00'
+    'ts=2024-01-02T03:04:05.5Z')
+ts_texts=(2024-01-02T03:04:05Z 2024-01-02T03:04:05Z 2024-01-02T03:04:05Z 2024-01-02T03:04:05Z 2024-01-02T03:04:05.5Z)
+for i in 0 1 2 3 4; do
+    printf 'id\n%d\n' $((10 + i)) >"$WORK/ts$i.csv"
+    if cp "$WORK/ts$i.csv" "$MNT/tsp/${ts_paths[$i]}/" 2>"$WORK/cp.err"; then
+        got=$(add_partition_values "$LAKE/tsp/_delta_log/$(printf '%020d' $((i + 1))).json")
+        check "timestamp partition: cp into ${ts_paths[$i]} commits ts '${ts_texts[$i]}' (got $got)" \
+            '[ "$got" = "{\"ts\": \"${ts_texts[$i]}\"}" ]'
+    else
+        fail "timestamp partition: cp into ${ts_paths[$i]}: $(cat "$WORK/cp.err")"
+    fi
+done
+got=$(node "$root/tests/mount/duck.mjs" sql "SELECT string_agg(CAST(epoch_us(CAST(add.partitionValues.ts AS TIMESTAMPTZ)) AS VARCHAR), ' '
+    ORDER BY filename) FROM read_json('$LAKE/tsp/_delta_log/0000000000000000000[1-5].json', filename = true,
+    format = 'newline_delimited', columns = {add: 'STRUCT(partitionValues STRUCT(ts VARCHAR))'}) WHERE add IS NOT NULL" 2>&1)
+check "... DuckDB reads each committed text as that instant" \
+    '[ "$got" = "1704164645000000 1704164645000000 1704164645000000 1704164645000000 1704164645500000" ]'
+T_ROWS="1,2024-01-02 03:04:05+00 10,2024-01-02 03:04:05+00 11,2024-01-02 03:04:05+00 12,2024-01-02 03:04:05+00 13,2024-01-02 03:04:05+00 "
+check "... one directory an instant, the log's two spellings of 03:04:05 and the appends' alike" \
+    '[ "$(ls "$MNT/tsp" | grep "^ts=" | tr "\n" " ")" = "ts=2024-01-01T00%3A00%3A00Z ts=2024-01-02T03%3A04%3A05.5Z ts=2024-01-02T03%3A04%3A05Z " ]'
+for i in 0 1 2 3; do
+    check "... ${ts_paths[$i]}/data.csv: the rows of 03:04:05" '[ "$(sorted_rows "$MNT/tsp/${ts_paths[$i]}/data.csv")" = "$T_ROWS" ]'
+done
+T_ALL="1,2024-01-02 03:04:05+00 2,2024-01-01 00:00:00+00 10,2024-01-02 03:04:05+00 11,2024-01-02 03:04:05+00 12,2024-01-02 03:04:05+00 13,2024-01-02 03:04:05+00 14,2024-01-02 03:04:05.5+00 "
+check "... the table's rows through the mount" '[ "$(sorted_rows "$MNT/tsp/data.csv")" = "$T_ALL" ]'
+"$PQTOOL" cat "$LAKE/tsp" >"$WORK/tsp.csv" 2>&1 || true
+check "... and through pqtool, from the log on disk" '[ "$(sorted_rows "$WORK/tsp.csv")" = "$T_ALL" ]'
+
+# Not an instant of the column's type: EINVAL, nothing committed, and the
+# reason names the log's type (not the ini's, which types a Hive table).
+for bad in 'ts=2024-02-30T00:00:00Z' 'ts=2024-01-02T03:04:05.1234567Z'; do
+    if cp "$WORK/ts0.csv" "$MNT/tsp/$bad/" 2>"$WORK/cp.err"; then fail "timestamp partition: cp into $bad succeeded"
+    else check "timestamp partition: cp into $bad: EINVAL" 'grep -q "Invalid argument" "$WORK/cp.err"'; fi
+done
+check "... nothing committed" '[ ! -f "$LAKE/tsp/_delta_log/00000000000000000006.json" ]'
+# timestamp_ntz: the protocol's spelling without a zone (a space, no T);
+# a value with a zone is refused.
+ntz_paths=('tn=2024-01-02T03:04:05' 'tn=2024-01-02%2003%3A04%3A05.25')
+ntz_texts=('2024-01-02 03:04:05' '2024-01-02 03:04:05.25')
+for i in 0 1; do
+    if cp "$WORK/ts$i.csv" "$MNT/ntz/${ntz_paths[$i]}/" 2>"$WORK/cp.err"; then
+        got=$(add_partition_values "$LAKE/ntz/_delta_log/$(printf '%020d' $((i + 1))).json")
+        check "timestamp_ntz partition: cp into ${ntz_paths[$i]} commits tn '${ntz_texts[$i]}' (got $got)" \
+            '[ "$got" = "{\"tn\": \"${ntz_texts[$i]}\"}" ]'
+    else
+        fail "timestamp_ntz partition: cp into ${ntz_paths[$i]}: $(cat "$WORK/cp.err")"
+    fi
+done
+if cp "$WORK/ts0.csv" "$MNT/ntz/tn=2024-01-02T03:04:05Z/" 2>"$WORK/cp.err"; then
+    fail "timestamp_ntz partition: cp into tn=2024-01-02T03:04:05Z (a zone) succeeded"
+else
+    check "timestamp_ntz partition: cp into tn=2024-01-02T03:04:05Z (a zone): EINVAL" 'grep -q "Invalid argument" "$WORK/cp.err"'
+    check "... the log names the Delta log's type, not the ini" \
+        'grep -F "tn=2024-01-02T03:04:05Z: not a timestamp without a zone" "$WORK/pqfs.log" | grep -qF "the column'"'"'s type in the Delta Lake table'"'"'s log"'
+fi
+check "... the rows, through the mount and pqtool" \
+    '[ "$(sorted_rows "$MNT/ntz/data.csv")" = "1,2024-01-01 00:00:00 10,2024-01-02 03:04:05 11,2024-01-02 03:04:05.25 " ] &&
+     [ "$("$PQTOOL" cat "$LAKE/ntz" | tail -n +2 | sort -n | tr "\n" " ")" = "1,2024-01-01 00:00:00 10,2024-01-02 03:04:05 11,2024-01-02 03:04:05.25 " ]'
 
 # ------------------------------------------------------------ a checkpoint
 # Versions 2 to 10 appended through the mount: at version 10 (every

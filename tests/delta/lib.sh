@@ -61,6 +61,15 @@ add_action() {
 # remove_action PATH [DELETION_TIMESTAMP_MS]: a remove (default deletionTimestamp 2).
 remove_action() { printf '{"remove":{"path":"%s","deletionTimestamp":%s,"dataChange":true}}' "$1" "${2:-2}"; }
 
+# add_partition_values COMMIT_FILE: the partitionValues of each add in a
+# commit, one JSON object a line (keys sorted).
+add_partition_values() {
+    python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    o=json.loads(l)
+    if "add" in o: print(json.dumps(o["add"]["partitionValues"], sort_keys=True))' "$1"
+}
+
 # write_s3_ini OUT CACHE_DIR: an ini mounting s3://bkt/lake of the fake S3
 # started by start_fake_s3 (FAKE_S3_PORT), logging at level info.
 write_s3_ini() {

@@ -105,18 +105,14 @@ check "... and the partitions' rows together are the table's, once" '[ "$(printf
 
 # ------------------------------------------------------------ partition values an append writes
 printf 'id\n7\n' >"$WORK/x.csv"
-pv() { python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    o=json.loads(l)
-    if "add" in o: print(json.dumps(o["add"]["partitionValues"], sort_keys=True))' "$1"; }
 # Delta's readers parse a byte as a Java Byte and a double as Java's
 # Double.parseDouble does: "1000" and "inf" are neither.
 if cp "$WORK/x.csv" "$MNT/typed/b=1000/d=1.5/" 2>/dev/null; then
-    fail "append: b=1000 into a byte partition column is taken (written $(pv "$LAKE/typed/_delta_log/00000000000000000001.json"))"
+    fail "append: b=1000 into a byte partition column is taken (written $(add_partition_values "$LAKE/typed/_delta_log/00000000000000000001.json"))"
 else pass "append: b=1000 into a byte column refused"; fi
 v=$(ls "$LAKE/typed/_delta_log/" | grep -c 'json$')
 if cp "$WORK/x.csv" "$MNT/typed/b=007/d=inf/" 2>/dev/null; then
-    got=$(pv "$LAKE/typed/_delta_log/$(printf '%020d' "$v").json")
+    got=$(add_partition_values "$LAKE/typed/_delta_log/$(printf '%020d' "$v").json")
     check "append: b=007 d=inf written as Delta spells them (7, Infinity), not '$got'" \
         '[ "$got" = "{\"b\": \"7\", \"d\": \"Infinity\"}" ]'
 else pass "append: b=007/d=inf refused"; fi
