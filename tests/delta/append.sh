@@ -160,15 +160,20 @@ check "the partition is listed" 'ls "$MNT/$P" | grep -qx "year=2022"'
 ts_paths=('ts=2024-01-02T03:04:05Z' 'ts=2024-01-02 03:04:05' 'ts=2024-01-02%2003%3A04%3A05' 'ts=2024-01-02T05:04:05+02:00'
     'ts=2024-01-02T03:04:05.5Z')
 ts_texts=(2024-01-02T03:04:05Z 2024-01-02T03:04:05Z 2024-01-02T03:04:05Z 2024-01-02T03:04:05Z 2024-01-02T03:04:05.5Z)
+# commits_as TABLE COMPONENT CSV VERSION COLUMN TEXT: CSV copied into
+# MNT/TABLE/COMPONENT/ commits VERSION with partitionValues {COLUMN: TEXT}.
+commits_as() {
+    local t=$1 comp=$2 csv=$3 v=$4 col=$5 text=$6 got
+    if cp "$csv" "$MNT/$t/$comp/" 2>"$WORK/cp.err"; then
+        got=$(add_partition_values "$LAKE/$t/_delta_log/$(printf '%020d' "$v").json")
+        check "$t: cp into $comp commits $col '$text' (got $got)" '[ "$got" = "{\"$col\": \"$text\"}" ]'
+    else
+        fail "$t: cp into $comp: $(cat "$WORK/cp.err")"
+    fi
+}
 for i in 0 1 2 3 4; do
     printf 'id\n%d\n' $((10 + i)) >"$WORK/ts$i.csv"
-    if cp "$WORK/ts$i.csv" "$MNT/tsp/${ts_paths[$i]}/" 2>"$WORK/cp.err"; then
-        got=$(add_partition_values "$LAKE/tsp/_delta_log/$(printf '%020d' $((i + 1))).json")
-        check "timestamp partition: cp into ${ts_paths[$i]} commits ts '${ts_texts[$i]}' (got $got)" \
-            '[ "$got" = "{\"ts\": \"${ts_texts[$i]}\"}" ]'
-    else
-        fail "timestamp partition: cp into ${ts_paths[$i]}: $(cat "$WORK/cp.err")"
-    fi
+    commits_as tsp "${ts_paths[$i]}" "$WORK/ts$i.csv" $((i + 1)) ts "${ts_texts[$i]}"
 done
 got=$(node "$root/tests/mount/duck.mjs" sql "SELECT string_agg(CAST(epoch_us(CAST(add.partitionValues.ts AS TIMESTAMPTZ)) AS VARCHAR), ' '
     ORDER BY filename) FROM read_json('$LAKE/tsp/_delta_log/0000000000000000000[1-5].json', filename = true,
@@ -197,15 +202,7 @@ check "... nothing committed" '[ ! -f "$LAKE/tsp/_delta_log/00000000000000000006
 # a value with a zone is refused.
 ntz_paths=('tn=2024-01-02T03:04:05' 'tn=2024-01-02%2003%3A04%3A05.25')
 ntz_texts=('2024-01-02 03:04:05' '2024-01-02 03:04:05.25')
-for i in 0 1; do
-    if cp "$WORK/ts$i.csv" "$MNT/ntz/${ntz_paths[$i]}/" 2>"$WORK/cp.err"; then
-        got=$(add_partition_values "$LAKE/ntz/_delta_log/$(printf '%020d' $((i + 1))).json")
-        check "timestamp_ntz partition: cp into ${ntz_paths[$i]} commits tn '${ntz_texts[$i]}' (got $got)" \
-            '[ "$got" = "{\"tn\": \"${ntz_texts[$i]}\"}" ]'
-    else
-        fail "timestamp_ntz partition: cp into ${ntz_paths[$i]}: $(cat "$WORK/cp.err")"
-    fi
-done
+for i in 0 1; do commits_as ntz "${ntz_paths[$i]}" "$WORK/ts$i.csv" $((i + 1)) tn "${ntz_texts[$i]}"; done
 if cp "$WORK/ts0.csv" "$MNT/ntz/tn=2024-01-02T03:04:05Z/" 2>"$WORK/cp.err"; then
     fail "timestamp_ntz partition: cp into tn=2024-01-02T03:04:05Z (a zone) succeeded"
 else
