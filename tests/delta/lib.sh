@@ -42,13 +42,14 @@ struct_schema() {
 # The schema of one column, id, a long.
 ID_SCHEMA=$(struct_schema "$(field_json id long)")
 
-# metadata_action SCHEMA [PARTITION_COLUMNS [CONFIGURATION]]: a metaData action
-# (PARTITION_COLUMNS a JSON list, default []; CONFIGURATION a JSON object, default {}).
+# metadata_action SCHEMA [PARTITION_COLUMNS [CONFIGURATION [ID]]]: a metaData action
+# (PARTITION_COLUMNS a JSON list, default []; CONFIGURATION a JSON object, default {};
+# ID the table's id, default t).
 metadata_action() {
     local schema
     schema=$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1")
-    printf '{"metaData":{"id":"t","format":{"provider":"parquet","options":{}},"schemaString":%s,"partitionColumns":%s,"configuration":%s,"createdTime":1}}' \
-        "$schema" "${2:-[]}" "${3:-{\}}"
+    printf '{"metaData":{"id":"%s","format":{"provider":"parquet","options":{}},"schemaString":%s,"partitionColumns":%s,"configuration":%s,"createdTime":1}}' \
+        "${4:-t}" "$schema" "${2:-[]}" "${3:-{\}}"
 }
 
 # add_action TABLE PATH [PARTITION_VALUES]: an add of TABLE/PATH with its size

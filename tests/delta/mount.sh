@@ -79,15 +79,21 @@ stats_add() {
 }
 write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA")" "$(stats_add low.parquet 1 3)" "$(stats_add high.parquet 7 9)"
 
+# A table deleted and made anew at the same place later (remade).
+T=$LAKE/remade
+mkdir -p "$T"
+write_parquet "$T/old.parquet" $'id\n1\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA" '[]' '{}' first)" "$(add_action "$T" old.parquet)"
+
 # A Hive table beside them.
 mkdir -p "$LAKE/hive/p=1"
 write_parquet "$LAKE/hive/p=1/part-0.parquet" $'id,v\n1,a\n2,b\n'
 before=$(find "$LAKE" -type f | sort | xargs md5sum | md5sum)
 
-start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,log_level=info"
+start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,log_level=info,metadata_ttl=1s"
 DAEMON=$PQFS_PID
 
-check "every table is listed" '[ "$(ls "$MNT" | tr "\n" " ")" = "evolve flatpart hive overwrite stats timed " ]'
+check "every table is listed" '[ "$(ls "$MNT" | tr "\n" " ")" = "evolve flatpart hive overwrite remade stats timed " ]'
 check "an overwrite: the removed file's rows are not shown" '[ "$(sorted_rows "$MNT/overwrite/data.csv")" = "6 7 8 9 10 " ]'
 check "an overwrite: as_of=0 shows the version before" '[ "$(sorted_rows "$MNT/overwrite/as_of=0/data.csv")" = "1 2 3 4 5 " ]'
 check "as_of= anywhere in the path" '[ "$(sorted_rows "$MNT/overwrite/where=id>2/as_of=0/data.csv")" = "3 4 5 " ]'
@@ -137,6 +143,19 @@ if cp "$WORK/in.csv" "$MNT/overwrite/as_of=0/new.csv" 2>"$WORK/cp.err"; then
 else
     check "a copy into an older version (as_of=0): EPERM" 'grep -q "Operation not permitted" "$WORK/cp.err"'
 fi
+# A kept older version is the table's only while the table is the same
+# one (metaData.id): made anew, as_of=0 is the new table's version 0.
+check "remade: as_of=0 before" '[ "$(sorted_rows "$MNT/remade/as_of=0/data.csv")" = "1 " ]'
+rm -rf "$LAKE/remade"
+mkdir -p "$LAKE/remade"
+write_parquet "$LAKE/remade/new.parquet" $'id\n2\n3\n'
+write_commit "$LAKE/remade" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA" '[]' '{}' second)" \
+    "$(add_action "$LAKE/remade" new.parquet)"
+before=$(find "$LAKE" -type f | sort | xargs md5sum | md5sum) # the test's own writes
+sleep 1.2
+check "remade: as_of=0 is the new table's version 0 after metadata_ttl" \
+    '[ "$(sorted_rows "$MNT/remade/as_of=0/data.csv")" = "2 3 " ]'
+check "remade: and the latest is too" '[ "$(sorted_rows "$MNT/remade/data.csv")" = "2 3 " ]'
 check "mkdir in a Delta table: EPERM" '! mkdir "$MNT/overwrite/x=1" 2>/dev/null'
 check "the Hive table reads" '[ "$(sorted_rows "$MNT/hive/data.csv")" = "1,a,1 2,b,1 " ]'
 stop_pqfs "$MNT" "$DAEMON"
