@@ -931,7 +931,7 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
         /* The filters prune the listing; one that names a column only
          * later files have (lake_resolve checked it) prunes nothing. */
         if ((v.n_eq || v.n_wheres) && lake_compile_view(l, &v, &q, &ref, err) != PQ_OK) {
-            if (v.t->snap || v.t->n_files < 2) {
+            if (!lake_schema_may_evolve(v.t)) {
                 rc = PQ_ERR;
                 break;
             }

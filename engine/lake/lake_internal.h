@@ -217,6 +217,9 @@ typedef struct view_query {
     snapshot s;                  /* the files, and the view's result key (s.key) */
 } view_query;
 
+/* Whether a view of t may have a schema other than its schema file's: a
+ * Hive table of more than one file (one file is its own union). */
+bool lake_schema_may_evolve(const table_info *t);
 /* The view's files and result key, its query compiled against the schema
  * file; or, when the query names a column the schema file lacks, against
  * the union of the files' schemas (and the key by that query). */

@@ -44,14 +44,19 @@ struct lake_union {
     uint64_t last_used_ms;
 };
 
+static void union_free(lake_union *u)
+{
+    pq_footer_free(u->ft);
+    free(u->key);
+    free(u);
+}
+
 void lake_unions_free(pq_lake *l)
 {
     while (l->unions) {
         lake_union *u = l->unions;
         l->unions = u->next;
-        pq_footer_free(u->ft);
-        free(u->key);
-        free(u);
+        union_free(u);
     }
 }
 
@@ -61,10 +66,7 @@ static void union_put(pq_lake *l, lake_union *u)
     pthread_mutex_lock(&l->mu);
     bool gone = --u->refs == 0 && !u->kept;
     pthread_mutex_unlock(&l->mu);
-    if (!gone) return;
-    pq_footer_free(u->ft);
-    free(u->key);
-    free(u);
+    if (gone) union_free(u);
 }
 
 /* The memo's key: everything the union depends on but the files' footers,
@@ -131,11 +133,7 @@ static void union_keep(pq_lake *l, lake_union **u)
         l->unions = *u;
     }
     pthread_mutex_unlock(&l->mu);
-    if (evicted) {
-        pq_footer_free(evicted->ft);
-        free(evicted->key);
-        free(evicted);
-    }
+    if (evicted) union_free(evicted);
 }
 
 /* Whether two schemas are one: names, shapes, types and nullability. */
@@ -214,9 +212,7 @@ void lake_view_query_free(pq_lake *l, view_query *vq)
     memset(vq, 0, sizeof *vq);
 }
 
-/* Whether the view's schema may be more than its schema file's: a Hive
- * table of more than one file (one file is its own union). */
-static bool may_evolve(const table_info *t)
+bool lake_schema_may_evolve(const table_info *t)
 {
     return !t->snap && t->n_files > 1;
 }
@@ -228,7 +224,7 @@ int lake_view_files(pq_lake *l, const view *v, view_query *vq, pq_error *err)
     int rc = lake_schema_file(l, t, &vq->ref, err);
     pq_error why;
     bool compiled = rc == PQ_OK && lake_compile_against(v, pq_footer_ref_get(vq->ref), &vq->q, &why) == PQ_OK;
-    if (rc == PQ_OK && !compiled && !may_evolve(t)) {
+    if (rc == PQ_OK && !compiled && !lake_schema_may_evolve(t)) {
         *err = why;
         rc = PQ_ERR;
     }
@@ -250,7 +246,7 @@ int lake_view_files(pq_lake *l, const view *v, view_query *vq, pq_error *err)
 
 int lake_view_query_complete(pq_lake *l, const view *v, view_query *vq, const lake_scan_files *scan, pq_error *err)
 {
-    if (vq->u || !may_evolve(v->t)) return PQ_OK;
+    if (vq->u || !lake_schema_may_evolve(v->t)) return PQ_OK;
     PQ_TRY(union_get(l, v, vq->q, pq_footer_ref_get(vq->ref), &vq->s, scan, &vq->u, err));
     if (!vq->u->ft) return PQ_OK;
     pq_query *q;

@@ -474,7 +474,7 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             pq_footer_ref_put(l->footers, ref);
         } else {
             view_query vq;
-            if (t->snap || t->n_files < 2 || lake_view_files(l, v, &vq, err) != PQ_OK) return PQ_ERR;
+            if (!lake_schema_may_evolve(t) || lake_view_files(l, v, &vq, err) != PQ_OK) return PQ_ERR;
             lake_view_query_free(l, &vq);
         }
     }

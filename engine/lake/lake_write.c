@@ -582,13 +582,18 @@ static int open_output(pq_lake *l, view *v, const write_target *wt, const char *
     return rc;
 }
 
-/* A top-level integer column (any width, either sign; not a date, time,
- * decimal or timestamp): one that widens to DOUBLE (schema_union.c). */
-static bool widens_to_double(const pq_schema_element *e)
+/* Whether the table's column at schema element `e` is an integer that
+ * schema evolution widens to DOUBLE (schema_union.c decides, as it does
+ * for reads). */
+static bool widens_to_double(const pq_footer *table_ft, int32_t e)
 {
-    if (!e->has_type || (e->type != PQ_INT32 && e->type != PQ_INT64) || e->has_num_children) return false;
-    if (e->has_logical) return e->logical.kind == PQ_LT_INTEGER;
-    return e->converted_type == PQ_CT_NONE || (e->converted_type >= PQ_CT_UINT_8 && e->converted_type <= PQ_CT_INT_64);
+    static const pq_node dbl = {.kind = PQ_NODE_PRIMITIVE, .phys = PQ_DOUBLE, .converted = PQ_CT_NONE};
+    const pq_node *n = NULL;
+    for (int32_t i = 0; i < table_ft->schema.root->n_children && !n; i++)
+        if (table_ft->schema.root->children[i]->element_index == e) n = table_ft->schema.root->children[i];
+    pq_node u;
+    return n && n->kind == PQ_NODE_PRIMITIVE && n->phys != PQ_FLOAT && n->phys != PQ_DOUBLE &&
+           pq_node_union_type(n, &dbl, &u) == 0 && u.phys == PQ_DOUBLE;
 }
 
 /* A CSV into a Hive table that has a schema: written with the table's
@@ -612,11 +617,12 @@ static int import_widening(pq_file *in, const char *name, const pq_footer *table
         rc = pq_csv_import(in, name, use, n, io, sink, rows, err);
         io->mismatch_element = NULL;
         if (rc == PQ_OK || err->cls != PQ_E_USAGE || bad <= 0 || bad >= n) break;
-        if (widened && widened[bad].type == PQ_DOUBLE && widens_to_double(&table_ft->meta.schema[bad])) {
+        bool can_widen = widens_to_double(table_ft, bad);
+        if (widened && widened[bad].type == PQ_DOUBLE && can_widen) {
             *err = why[bad]; /* not a number either */
             break;
         }
-        if (!widens_to_double(&use[bad])) break;
+        if (!can_widen) break;
         if (!widened) {
             widened = malloc(sizeof *widened * (size_t)n);
             why = calloc((size_t)n, sizeof *why);
