@@ -286,6 +286,30 @@ expect "INT96 range" "id 1 2 " "$D" --where "created_at >= '2022-10-24 22:59:34.
 if "$PQTOOL" meta "$WORK/int96-out.parquet" | grep -qx '  created_at: TIMESTAMP(MICROS,UTC) NOT NULL'; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: --format parquet of an INT96 timestamp: $("$PQTOOL" meta "$WORK/int96-out.parquet" | grep created_at | head -n 1)"; fi
 expect "--format parquet of an INT96 timestamp reads back" \
     "id,name,created_at 1,a,2022-10-24 22:59:34.067272+00 2,b,2022-10-24 22:59:35+00 3,c,1900-01-01 00:00:00.000001+00 " "$WORK/int96-out.parquet"
+# Files of one table in both encodings (Spark's INT96, then INT64
+# TIMESTAMP(MICROS, UTC) as newer writers do, and the other way round):
+# one column, each file's widened to it (their types conflicted before).
+for order in int96-first int64-first; do
+    X=$WORK/mixed-$order
+    mkdir -p "$X/_delta_log"
+    if [ $order = int96-first ]; then
+        cp "$D/part-0.parquet" "$X/a.parquet" && cp "$WORK/int96-out.parquet" "$X/b.parquet"
+    else
+        cp "$WORK/int96-out.parquet" "$X/a.parquet" && cp "$D/part-0.parquet" "$X/b.parquet"
+    fi
+    python3 - "$D/_delta_log/00000000000000000000.json" "$X" <<'PY'
+import json, os, sys
+lines = [json.loads(l) for l in open(sys.argv[1])][:2]
+d = sys.argv[2]
+for p in ("a.parquet", "b.parquet"):
+    lines.append({"add": {"path": p, "size": os.path.getsize(d + "/" + p), "partitionValues": {},
+                          "modificationTime": 1, "dataChange": True}})
+open(d + "/_delta_log/00000000000000000000.json", "w").write("".join(json.dumps(l) + "\n" for l in lines))
+PY
+    expect "INT96 and INT64 timestamp files in one table ($order)" \
+        "id 1 1 2 2 " "$X" --where "created_at >= '2022-10-24 22:59:34.067272+00'" --select id
+done
+
 # A dictionary-encoded INT96 column (the corpus's int96_from_spark, whose
 # last value Spark wrote past the nanosecond range, its day wrapped) in a
 # Delta table: the dictionary rung compares values as the scan widens
