@@ -310,7 +310,7 @@ static int table_union(inputs *in, const pq_query_spec *spec, pq_error *err)
  * files, newest first, until every column is found.  Files not read here
  * are bound by name as the scan reaches them (a column one lacks is NULL
  * in its rows). */
-static int delta_table_schema(inputs *in, pq_error *err)
+static int delta_columns_schema(inputs *in, pq_error *err)
 {
     PQ_TRY(open_table_file(in, in->ref, &in->files[in->ref], err));
     pq_error why;
@@ -333,6 +333,21 @@ static int delta_table_schema(inputs *in, pq_error *err)
     pq_schema_union_free(u);
     if (rc == PQ_OK && !in->schema_ft) *err = why, rc = PQ_ERR; /* a column no live file holds */
     return rc;
+}
+
+/* The schema the table's files found, in the log's types where they are
+ * not the files' (pq_tf_table_schema: an INT96 `timestamp` is INT64
+ * TIMESTAMP(MICROS, UTC), which the scan widens every file's to). */
+static int delta_table_schema(inputs *in, pq_error *err)
+{
+    PQ_TRY(delta_columns_schema(in, err));
+    pq_footer *typed;
+    PQ_TRY(pq_tf_table_schema(in->snap, table_footer(in), &typed, err));
+    if (typed) {
+        pq_footer_free(in->schema_ft);
+        in->schema_ft = typed;
+    }
+    return PQ_OK;
 }
 
 /* pq_scan_opts.release_file: the scan is done with the file. */

@@ -306,6 +306,18 @@ size_t pq_fmt_time(int64_t value, int digits, char *out)
     return pos;
 }
 
+int64_t pq_int96_micros(const uint8_t b[12])
+{
+    uint64_t nanos = 0;
+    uint32_t julian = 0;
+    for (int i = 7; i >= 0; i--) nanos = nanos << 8 | b[i];
+    for (int i = 11; i >= 8; i--) julian = julian << 8 | b[i];
+    /* 2440588 is the Julian day of 1970-01-01. */
+    int64_t n = (int64_t)nanos;
+    int64_t micro = n / 1000 - (n % 1000 < 0);
+    return (int64_t)((uint64_t)((int64_t)(int32_t)julian - 2440588) * 86400000000ull + (uint64_t)micro);
+}
+
 size_t pq_fmt_timestamp(int64_t value, int digits, char *out)
 {
     unsigned d = clamp_digits(digits);

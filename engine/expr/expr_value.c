@@ -113,20 +113,8 @@ __int128 pq_x_floor_div(__int128 a, __int128 b)
 
 __int128 pq_x_int96_ns(const uint8_t b[12])
 {
-    uint64_t nanos = 0;
-    uint32_t julian = 0;
-    for (int i = 7; i >= 0; i--)
-        nanos = nanos << 8 | b[i];
-    for (int i = 11; i >= 8; i--)
-        julian = julian << 8 | b[i];
-    /* Whole microseconds in wrapping 64-bit arithmetic, exactly as the CSV
-     * output reads INT96 (Spark's convention: it writes timestamps beyond the
-     * nanosecond range that way). */
-    int64_t n = (int64_t)nanos;
-    int64_t micro = n / 1000 - (n % 1000 < 0);
-    uint64_t micros = (uint64_t)((int64_t)(int32_t)julian - JULIAN_EPOCH) * 86400000000ull +
-                      (uint64_t)micro;
-    return (__int128)(int64_t)micros * 1000;
+    /* Whole microseconds, exactly as the CSV output reads INT96. */
+    return (__int128)pq_int96_micros(b) * 1000;
 }
 
 __int128 pq_x_be_int(const uint8_t *p, uint32_t len, bool *fits)

@@ -103,7 +103,8 @@ bool pq_schema_equal(const pq_schema *a, const pq_schema *b);
  * widest of both (integers to the narrowest integer holding both, unsigned
  * ones in a signed type of twice their width, at most 64 bits; FLOAT and
  * DOUBLE to DOUBLE, and an integer beside either to DOUBLE; INT64
- * timestamps of one UTC-ness to the finer unit).
+ * timestamps of one UTC-ness to the finer unit; INT96 beside an INT64
+ * TIMESTAMP(MILLIS or MICROS) of its UTC-ness to TIMESTAMP(MICROS)).
  * -1 when no type holds both (a string and an integer, ...). */
 int pq_node_union_type(const pq_node *a, const pq_node *b, pq_node *out);
 
@@ -122,6 +123,11 @@ typedef enum pq_widen {
     PQ_WIDEN_U32_F64,          /* uint8, uint16, uint32 (INT32) */
     PQ_WIDEN_I64_F64,          /* INT64 */
     PQ_WIDEN_U64_F64,          /* uint64 (INT64) */
+    /* INT96 (8 bytes of nanoseconds of the day, 4 of Julian day, little
+     * endian) to an INT64 TIMESTAMP(MICROS) of its UTC-ness: the whole
+     * microseconds every reader here shows of it (render.c, expr_value.c:
+     * Spark's wrapping arithmetic, so that no value is out of range). */
+    PQ_WIDEN_INT96_MICROS,
 } pq_widen;
 /* The conversion of a file's column of type `from` to the table's `to`, or
  * -1 when `to` does not hold every value of `from` (not primitives, or

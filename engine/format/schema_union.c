@@ -5,7 +5,9 @@
  * DuckDB's union_by_name for the types below): integers of any width and
  * sign to the narrowest signed or unsigned integer that holds both (int32
  * and uint32: int64; never past 64 bits), FLOAT and DOUBLE to DOUBLE,
- * timestamps of one UTC-ness to the finer unit.  An integer beside a FLOAT
+ * timestamps of one UTC-ness to the finer unit (INT96, read as whole
+ * microseconds, beside one of milliseconds or microseconds: microseconds).
+ * An integer beside a FLOAT
  * or DOUBLE is DOUBLE (the SPEC's int to double; DuckDB makes int and FLOAT
  * a FLOAT): int64 values past 2^53 round to the nearest double, as DuckDB's
  * BIGINT to DOUBLE cast does.  Anything else must be one type
@@ -44,6 +46,16 @@ static bool int64_timestamp(const pq_node *n)
 {
     return n->kind == PQ_NODE_PRIMITIVE && n->phys == PQ_INT64 && n->logical.kind == PQ_LT_TIMESTAMP &&
            n->logical.unit >= PQ_UNIT_MILLIS && n->logical.unit <= PQ_UNIT_NANOS;
+}
+
+/* n as an INT64 TIMESTAMP(MICROS) (the converted type, which means UTC,
+ * only when it is). */
+static void micros_timestamp(pq_node *n, bool utc)
+{
+    n->phys = PQ_INT64;
+    n->type_length = 0;
+    n->logical = (pq_logical){.kind = PQ_LT_TIMESTAMP, .utc = utc, .unit = PQ_UNIT_MICROS};
+    n->converted = utc ? PQ_CT_TIMESTAMP_MICROS : PQ_CT_NONE;
 }
 
 static pq_converted int_converted(bool is_signed, int bits)
@@ -87,6 +99,14 @@ int pq_node_union_type(const pq_node *a, const pq_node *b, pq_node *out)
         out->converted = PQ_CT_NONE;
         return 0;
     }
+    /* INT96 is read as whole microseconds (pq_widen): beside an INT64
+     * timestamp no finer than that, of its UTC-ness, TIMESTAMP(MICROS). */
+    const pq_node *i96 = a->phys == PQ_INT96 ? a : b->phys == PQ_INT96 ? b : NULL, *other = i96 == a ? b : a;
+    if (i96 && int64_timestamp(other) && other->logical.unit != PQ_UNIT_NANOS &&
+        i96->logical.utc == other->logical.utc) {
+        micros_timestamp(out, other->logical.utc);
+        return 0;
+    }
     if (int64_timestamp(a) && int64_timestamp(b) && a->logical.utc == b->logical.utc) {
         pq_time_unit u = a->logical.unit > b->logical.unit ? a->logical.unit : b->logical.unit;
         out->logical.unit = u;
@@ -116,6 +136,7 @@ int pq_node_widen(const pq_node *from, const pq_node *to)
         if (from->phys == PQ_INT32) return s ? PQ_WIDEN_I32_F64 : PQ_WIDEN_U32_F64;
         return s ? PQ_WIDEN_I64_F64 : PQ_WIDEN_U64_F64;
     }
+    if (from->phys == PQ_INT96) return PQ_WIDEN_INT96_MICROS; /* to TIMESTAMP(MICROS): the union's only */
     if (int64_timestamp(from) && from->logical.unit != to->logical.unit)
         return to->logical.unit - from->logical.unit == 1 ? PQ_WIDEN_TS_X1000 : PQ_WIDEN_TS_X1000000;
     return PQ_WIDEN_NONE; /* INT32 in INT32 (int8 as int16...), INT64 in INT64 */
@@ -278,6 +299,22 @@ int pq_schema_union_add(pq_schema_union *u, const pq_footer *ft, const char *fil
     }
     u->n_files++;
     return PQ_OK;
+}
+
+int pq_schema_union_set_type(pq_schema_union *u, const char *name, const pq_node *type, pq_error *err)
+{
+    for (int i = 0; i < u->n_cols; i++) {
+        ucol *c = &u->cols[i];
+        if (strcmp(c->name, name)) continue;
+        if (c->node->kind != PQ_NODE_PRIMITIVE || type->kind != PQ_NODE_PRIMITIVE)
+            return pq_fail(err, PQ_E_USAGE, "column '%s': only a primitive column's type is set", name);
+        if (pq_node_widen(&c->type, type) < 0)
+            return pq_fail(err, PQ_E_USAGE, "column '%s': its files' type does not widen to the one set", name);
+        c->type = *type;
+        c->widened = !pq_node_same_type(type, c->node);
+        return PQ_OK;
+    }
+    return pq_fail(err, PQ_E_USAGE, "column '%s' is in no file added", name);
 }
 
 int pq_schema_union_finish(const pq_schema_union *u, pq_footer **out, pq_error *err)

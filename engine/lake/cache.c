@@ -1,6 +1,7 @@
 #include "cache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -411,6 +412,10 @@ struct pq_footer_ref {
     size_t bytes;
     int refs;                     /* users, plus 1 while in the cache */
     bool in_cache;
+    /* A footer no cache holds (pq_footer_ref_own): its users, counted
+     * without any cache's lock. */
+    bool owned;
+    _Atomic int owned_refs;
 };
 
 /* Buckets to start with; the table doubles when it holds more footers than
@@ -496,6 +501,28 @@ void pq_footer_cache_free(pq_footer_cache *c)
     free(c);
 }
 
+pq_footer_ref *pq_footer_ref_own(pq_footer *ft)
+{
+    pq_footer_ref *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->ft = ft;
+    r->owned = true;
+    atomic_init(&r->owned_refs, 1);
+    return r;
+}
+
+pq_footer_ref *pq_footer_ref_hold(pq_footer_cache *c, pq_footer_ref *r)
+{
+    if (r->owned) {
+        atomic_fetch_add(&r->owned_refs, 1);
+        return r;
+    }
+    pthread_mutex_lock(&c->mu);
+    r->refs++;
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}
+
 const pq_footer *pq_footer_ref_get(const pq_footer_ref *r)
 {
     return r->ft;
@@ -504,6 +531,10 @@ const pq_footer *pq_footer_ref_get(const pq_footer_ref *r)
 void pq_footer_ref_put(pq_footer_cache *c, pq_footer_ref *r)
 {
     if (!r) return;
+    if (r->owned) {
+        if (atomic_fetch_sub(&r->owned_refs, 1) == 1) ref_free(r);
+        return;
+    }
     pthread_mutex_lock(&c->mu);
     bool last = --r->refs == 0;
     pthread_mutex_unlock(&c->mu);

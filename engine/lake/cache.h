@@ -64,6 +64,13 @@ int pq_footer_cache_get_as(pq_footer_cache *c, pq_store *store, const char *path
  * small file's data: read once, in one request). */
 int pq_footer_cache_get_from(pq_footer_cache *c, pq_store *store, const char *path, const pq_stat *id,
                              const pq_footer_view *as, pq_file *file, pq_footer_ref **out, pq_error *err);
+/* A reference to a footer no cache holds (a table's schema made from a
+ * file's, pq_tf_table_schema), which it takes over: freed by the last
+ * pq_footer_ref_put (whose cache may be NULL for it).  NULL out of memory
+ * (ft is not taken then). */
+pq_footer_ref *pq_footer_ref_own(pq_footer *ft);
+/* One more reference to r (c: its cache; any, or NULL, for an owned one). */
+pq_footer_ref *pq_footer_ref_hold(pq_footer_cache *c, pq_footer_ref *r);
 const pq_footer *pq_footer_ref_get(const pq_footer_ref *r);
 void pq_footer_ref_put(pq_footer_cache *c, pq_footer_ref *r);
 

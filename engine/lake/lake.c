@@ -107,6 +107,7 @@ static void table_info_free(table_info *t)
     free(t->root);
     free(t->ref_path);
     free(t->left_out);
+    pq_footer_ref_put(NULL, t->typed_ref);
     pq_tf_snapshot_free(t->snap);
     free(t);
 }
@@ -319,7 +320,8 @@ static int discover_table(pq_lake *l, const char *name, const char *root, int64_
 /* A table format's schema file: the newest live file that holds every
  * column of its schema (the newest, as a rule: one footer read; a column
  * added later is not in older files, and one added but not yet written
- * may be in none, which the views then say). */
+ * may be in none, which the views then say), and the schema in the
+ * format's types made from it (lake_typed_schema). */
 static int format_ref(pq_lake *l, table_info *t, pq_error *err)
 {
     const pq_table *pt = t->snap->table;
@@ -331,7 +333,9 @@ static int format_ref(pq_lake *l, table_info *t, pq_error *err)
         }
         pq_error why;
         bool covers = pq_tf_check_file_schema(t->snap, &pq_footer_ref_get(ref)->schema, "", &why) == PQ_OK;
+        int rc = covers ? lake_typed_schema(t, pq_footer_ref_get(ref), err) : PQ_OK;
         pq_footer_ref_put(l->footers, ref);
+        if (rc != PQ_OK) return PQ_ERR;
         if (!covers) continue;
         if (f == pt->n_files - 1) return PQ_OK;
         char *path = strdup(pt->files[f].path);

@@ -29,6 +29,10 @@ typedef struct table_info {
     pq_part_type *part_types;
     char *ref_path;              /* first file in table order: the schema */
     pq_stat ref_id;
+    /* A table format's schema where its types are not its schema file's
+     * (pq_tf_table_schema: a Delta INT96 timestamp), made from that file's
+     * once; NULL: the file's. */
+    pq_footer_ref *typed_ref;
     int n_files;
     char *left_out;              /* the report of paths left out (NULL: none) */
     /* A table format's table (Delta): its snapshot, whose files are the
@@ -170,8 +174,11 @@ int lake_footer_get(pq_lake *l, const table_info *t, const char *path, const pq_
                     pq_error *err);
 
 /* The footer of t's schema file (its first file; a table format's: the
- * newest that holds every column), held until pq_footer_ref_put. */
+ * newest that holds every column, in the format's types: t->typed_ref
+ * when it has one), held until pq_footer_ref_put. */
 int lake_schema_file(pq_lake *l, const table_info *t, pq_footer_ref **ref, pq_error *err);
+/* t->typed_ref from its schema file's footer (pq_tf_table_schema). */
+int lake_typed_schema(table_info *t, const pq_footer *file_ft, pq_error *err);
 /* The view's query, compiled against the schema of schema_ft. */
 int lake_compile_against(const view *v, const pq_footer *schema_ft, pq_query **q, pq_error *err);
 /* The view's query, compiled against its table's schema file (whose

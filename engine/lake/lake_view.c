@@ -494,6 +494,27 @@ int lake_schema_file(pq_lake *l, const table_info *t, pq_footer_ref **ref, pq_er
         pq_error_prefix(err, "%s: ", t->ref_path);
         return PQ_ERR;
     }
+    /* The file read (it is still the one listed), its schema in the
+     * table's types. */
+    if (t->typed_ref) {
+        pq_footer_ref_put(l->footers, *ref);
+        *ref = pq_footer_ref_hold(l->footers, t->typed_ref);
+    }
+    return PQ_OK;
+}
+
+int lake_typed_schema(table_info *t, const pq_footer *file_ft, pq_error *err)
+{
+    pq_footer *typed;
+    PQ_TRY(pq_tf_table_schema(t->snap, file_ft, &typed, err));
+    if (!typed) return PQ_OK;
+    pq_footer_ref *r = pq_footer_ref_own(typed);
+    if (!r) {
+        pq_footer_free(typed);
+        return PQ_NOMEM(err);
+    }
+    pq_footer_ref_put(NULL, t->typed_ref);
+    t->typed_ref = r;
     return PQ_OK;
 }
 

@@ -147,7 +147,9 @@ static bool widens_to_double(int w)
  * widened to DOUBLE becomes the double the scan makes of it (widen_batch,
  * C's nearest).  That rounding is monotone, so bounds converted stay
  * bounds of the converted values.  The other widenings read in the
- * table's domain already (INT, TIMESTAMP in nanoseconds, DOUBLE).  -1 when
+ * table's domain already (INT, TIMESTAMP in nanoseconds, DOUBLE; an INT96
+ * value reads as the whole microseconds it widens to, pq_int96_micros,
+ * and has no bounds: no sort order).  -1 when
  * v is not of the domain the widening reads: it proves nothing. */
 static int widen_value(int w, pq_value *v)
 {
@@ -406,6 +408,11 @@ static int bloom_rung(const pq_plan_input *in, const pq_row_group *g, const pq_e
         const pq_column_chunk *cc = &g->columns[leaf];
         if (!cc->has_meta) continue;
         const pq_node *node = in->footer->schema.leaves[leaf].node;
+        /* INT96 (a column widened to TIMESTAMP(MICROS): the predicate's
+         * values are the table's): one value has many encodings (the
+         * nanoseconds below the microsecond it reads as; days wrapped as
+         * Spark writes them), and the filter hashes the one written. */
+        if (node->phys == PQ_INT96) continue;
         bool to_double = widens_to_double(widen_of(in, leaf));
         uint8_t *raw;
         size_t raw_len;

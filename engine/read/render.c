@@ -183,16 +183,8 @@ static inline int32_t load_le32(const uint8_t *p)
 
 static size_t fmt_int96(const pq_int96 *v, char *w)
 {
-    int64_t nanos;
-    memcpy(&nanos, v->b, 8);
-    int64_t julian = load_le32(v->b + 8);
-    /* 2440588 is the Julian day of 1970-01-01.  Readers show INT96 with
-     * microsecond precision.  The sum wraps in 64 bits as in Spark, which
-     * writes timestamps beyond the nanosecond range that way (its reader
-     * wraps them back): see int96_from_spark.md in parquet-testing. */
-    int64_t micro = nanos / 1000 - (nanos % 1000 < 0);
-    uint64_t micros = (uint64_t)(julian - 2440588) * 86400000000ull + (uint64_t)micro;
-    return pq_fmt_timestamp((int64_t)micros, 6, w);
+    /* Readers show INT96 with microsecond precision (pq_int96_micros). */
+    return pq_fmt_timestamp(pq_int96_micros(v->b), 6, w);
 }
 
 static size_t fmt_uuid(const uint8_t *p, char *w)

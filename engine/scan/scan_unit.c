@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numfmt.h"
 #include "render.h"
 #include "rowgroup.h"
 
@@ -175,6 +176,13 @@ static int widen_batch(unit_ctx *c, int32_t leaf, pq_col_batch *b, pq_error *err
                                "table's finer unit", c->ft->schema.leaves[leaf].path, (long long)i64[i]);
             d[i] = i64[i] * k;
         }
+        break;
+    }
+    case PQ_WIDEN_INT96_MICROS: {
+        /* As every reader here takes INT96 (CSV, expressions): whole
+         * microseconds, in range whatever the value. */
+        const pq_int96 *v = b->values;
+        for (size_t i = 0; i < n; i++) d[i] = pq_int96_micros(v[i].b);
         break;
     }
     default:

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "delta_log.h"
+#include "footer.h"
 #include "numfmt.h"
 
 #include <jansson.h>
@@ -467,6 +468,42 @@ void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema)
     mapping m = {.by_name = log->mapping_by_name && !log->mapping_by_id, .by_id = log->mapping_by_id,
                  .names = &schema->arena};
     delta_type_node(log->schema_json, schema->root, &m, 0);
+}
+
+/* A top-level INT96 column of a Delta table: a `timestamp` (or
+ * `timestamp_ntz`), Spark's old encoding. */
+static bool int96_column(const pq_node *n)
+{
+    return n->kind == PQ_NODE_PRIMITIVE && n->phys == PQ_INT96;
+}
+
+int pq_tf_table_schema(const pq_tf_snapshot *s, const struct pq_footer *ft, struct pq_footer **out, pq_error *err)
+{
+    *out = NULL;
+    if (s->kind != PQ_TF_DELTA) return PQ_OK;
+    const pq_node *root = ft->schema.root;
+    bool any = false;
+    for (int32_t i = 0; i < root->n_children && !any; i++) any = int96_column(root->children[i]);
+    if (!any) return PQ_OK;
+    pq_schema_union *u;
+    PQ_TRY(pq_schema_union_new(false, &u, err));
+    int rc = pq_schema_union_add(u, ft, "the table's schema file", err);
+    for (int32_t i = 0; i < root->n_children && rc == PQ_OK; i++) {
+        const pq_node *n = root->children[i];
+        if (!int96_column(n)) continue;
+        /* The Delta type: microseconds (PROTOCOL.md), UTC for `timestamp`
+         * (pq_tf_apply_types made the node say which). */
+        pq_node t = *n;
+        t.phys = PQ_INT64;
+        t.type_length = 0;
+        t.logical = (pq_logical){.kind = PQ_LT_TIMESTAMP, .utc = n->logical.utc, .unit = PQ_UNIT_MICROS};
+        t.converted = n->logical.utc ? PQ_CT_TIMESTAMP_MICROS : PQ_CT_NONE;
+        rc = pq_schema_union_set_type(u, n->name, &t, err);
+    }
+    if (rc == PQ_OK) rc = pq_schema_union_finish(u, out, err);
+    pq_schema_union_free(u);
+    if (rc == PQ_OK) pq_tf_apply_types(s, &(*out)->schema);
+    return rc;
 }
 
 /* ------------------------------------------------------ deletion vectors

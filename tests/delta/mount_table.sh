@@ -28,15 +28,6 @@ expected=$(dirname "$TABLE")/expected
 # refusal says).
 gap=$(sed -n "s/^    \[$name\]=\"\(.*\)\"$/\1/p" "$here/table.sh")
 
-# Tables whose data.parquet is a known gap: a Delta `timestamp` column in
-# INT96 is UTC, which an INT96 column cannot say (it needs rewriting as
-# INT64 TIMESTAMP(NANOS, UTC)); data.csv shows it right.
-declare -A PARQUET_GAPS=(
-    [checkpoint-v2-table]="INT96 timestamp"
-    [delta-stats-optional]="INT96 timestamp"
-    [delta-1.2.1-only-struct-stats]="INT96 timestamp"
-)
-
 cp -r "$TABLE" "$WORK/table"
 MNT=$WORK/mnt
 start_pqfs "$WORK/pqfs.log" "$WORK/table" "$MNT" -o "cache_dir=$WORK/cache,log_level=warn"
@@ -90,12 +81,6 @@ else
     elif cp "$MNT/data.parquet" "$WORK/out.parquet" 2>"$WORK/err.txt"; then
         if ! "$PQTOOL" cat "$WORK/out.parquet" >"$WORK/outp.csv" 2>"$WORK/err.txt"; then
             fail "data.parquet does not read back: $(head -c 300 "$WORK/err.txt")"
-        elif [ -n "${PARQUET_GAPS[$name]:-}" ]; then
-            if python3 "$CSVCMP" "$expected/$name.csv" "$WORK/outp.csv" --unordered >/dev/null 2>&1; then
-                xpass "data.parquet of $name"
-            else
-                xfail "data.parquet of $name: ${PARQUET_GAPS[$name]}"
-            fi
         else
             same "data.parquet" "$expected/$name.csv" "$WORK/outp.csv"
         fi

@@ -236,5 +236,138 @@ expect "the same through --format parquet (each file's constants on every row)" 
 sed -i 's/"ntz": null/"ntz": "2021-01-01T00:00:00Z"/' "$D/_delta_log/00000000000000000000.json"
 refuse "a timestamp_ntz partition value with a zone" "is not a timestamp without a zone" "$D"
 
+# A Delta `timestamp` stored as INT96 (Spark's old encoding) is the
+# table's INT64 TIMESTAMP(MICROS, UTC), the protocol's type: --format
+# parquet says so (INT96 cannot say UTC, and DuckDB read it as a TIMESTAMP
+# without a zone), every file's INT96 widened to the microseconds data.csv
+# shows.  The file here (a CSV written as INT96, then two values given
+# nanoseconds below their microsecond, as INT96 can hold, then a bloom
+# filter made of them) is filtered by equality: its bloom filter hashes
+# the stored bytes, which no literal's encoding is, so it must not prune.
+D=$WORK/int96
+mkdir -p "$D/_delta_log"
+printf 'id,name,created_at\n1,a,2022-10-24 22:59:34.067272\n2,b,2022-10-24 22:59:35\n3,c,1900-01-01 00:00:00.000001\n' \
+    >"$WORK/int96.csv"
+like=$(ls "$DELTA"/checkpoint-v2-table/part-*.parquet | head -n 1) # id, name, created_at INT96
+"$PQTOOL" write "$WORK/int96.csv" "$WORK/int96-plain.parquet" --schema "$like" --no-dictionary --codec uncompressed
+python3 - "$WORK/int96-plain.parquet" "$WORK/int96-nanos.parquet" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+for nanos, day, new in ((82774067272000, 2459877, 82774067272999), (1000, 2415021, 1500)):
+    old = struct.pack("<qI", nanos, day)
+    at = b.find(old)
+    assert at > 0 and b.find(old, at + 1) < 0, (nanos, day)
+    b[at:at + 12] = struct.pack("<qI", new, day)
+open(sys.argv[2], "wb").write(bytes(b))
+PY
+"$PQTOOL" rewrite "$WORK/int96-nanos.parquet" -o "$D/part-0.parquet" --bloom-filter created_at
+python3 - "$D" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+f = lambda n, t: {"name": n, "type": t, "nullable": False, "metadata": {}}
+schema = {"type": "struct", "fields": [f("id", "long"), f("name", "string"), f("created_at", "timestamp")]}
+meta = {"id": "t", "format": {"provider": "parquet", "options": {}}, "schemaString": json.dumps(schema),
+        "partitionColumns": [], "configuration": {}, "createdTime": 1}
+add = {"path": "part-0.parquet", "size": os.path.getsize(d + "/part-0.parquet"), "partitionValues": {},
+       "modificationTime": 1, "dataChange": True}
+with open(d + "/_delta_log/00000000000000000000.json", "w") as out:
+    for a in ({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}, {"metaData": meta}, {"add": add}):
+        out.write(json.dumps(a) + "\n")
+PY
+if "$PQTOOL" meta "$D/part-0.parquet" | grep -q 'created_at: .*bloom_filter='; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: the INT96 file has no bloom filter"; fi
+expect "an INT96 timestamp reads as microseconds, UTC" \
+    "id,name,created_at 1,a,2022-10-24 22:59:34.067272+00 2,b,2022-10-24 22:59:35+00 3,c,1900-01-01 00:00:00.000001+00 " "$D"
+expect "INT96 equality: its bloom filter does not prune a value stored with nanoseconds" \
+    "id 1 " "$D" --where "created_at = '2022-10-24 22:59:34.067272+00'" --select id
+expect "INT96 IN" "id 2 3 " "$D" --where "created_at IN ('1900-01-01 00:00:00.000001+00', '2022-10-24 22:59:35+00')" --select id
+expect "INT96 equality to an absent value" "id " "$D" --where "created_at = '2022-10-24 22:59:34.067273+00'" --select id
+expect "INT96 range" "id 1 2 " "$D" --where "created_at >= '2022-10-24 22:59:34.067272+00'" --select id
+"$PQTOOL" cat "$D" --format parquet -o "$WORK/int96-out.parquet"
+if "$PQTOOL" meta "$WORK/int96-out.parquet" | grep -qx '  created_at: TIMESTAMP(MICROS,UTC) NOT NULL'; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: --format parquet of an INT96 timestamp: $("$PQTOOL" meta "$WORK/int96-out.parquet" | grep created_at | head -n 1)"; fi
+expect "--format parquet of an INT96 timestamp reads back" \
+    "id,name,created_at 1,a,2022-10-24 22:59:34.067272+00 2,b,2022-10-24 22:59:35+00 3,c,1900-01-01 00:00:00.000001+00 " "$WORK/int96-out.parquet"
+# Files of one table in both encodings (Spark's INT96, then INT64
+# TIMESTAMP(MICROS, UTC) as newer writers do, and the other way round):
+# one column, each file's widened to it (their types conflicted before).
+for order in int96-first int64-first; do
+    X=$WORK/mixed-$order
+    mkdir -p "$X/_delta_log"
+    if [ $order = int96-first ]; then
+        cp "$D/part-0.parquet" "$X/a.parquet" && cp "$WORK/int96-out.parquet" "$X/b.parquet"
+    else
+        cp "$WORK/int96-out.parquet" "$X/a.parquet" && cp "$D/part-0.parquet" "$X/b.parquet"
+    fi
+    python3 - "$D/_delta_log/00000000000000000000.json" "$X" <<'PY'
+import json, os, sys
+lines = [json.loads(l) for l in open(sys.argv[1])][:2]
+d = sys.argv[2]
+for p in ("a.parquet", "b.parquet"):
+    lines.append({"add": {"path": p, "size": os.path.getsize(d + "/" + p), "partitionValues": {},
+                          "modificationTime": 1, "dataChange": True}})
+open(d + "/_delta_log/00000000000000000000.json", "w").write("".join(json.dumps(l) + "\n" for l in lines))
+PY
+    expect "INT96 and INT64 timestamp files in one table ($order)" \
+        "id 1 1 2 2 " "$X" --where "created_at >= '2022-10-24 22:59:34.067272+00'" --select id
+done
+
+# A dictionary-encoded INT96 column (the corpus's int96_from_spark, whose
+# last value Spark wrote past the nanosecond range, its day wrapped) in a
+# Delta table: the dictionary rung compares values as the scan widens
+# them (an absent one prunes, a present one never does), and the wrapped
+# value is a microsecond count like the others (a nanosecond one it would
+# not fit).
+S=$WORK/int96spark
+mkdir -p "$S/_delta_log"
+cp "$DELTA/../parquet-testing/data/int96_from_spark.parquet" "$S/part-0.parquet"
+python3 - "$S" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+schema = {"type": "struct", "fields": [{"name": "a", "type": "timestamp", "nullable": True, "metadata": {}}]}
+meta = {"id": "t", "format": {"provider": "parquet", "options": {}}, "schemaString": json.dumps(schema),
+        "partitionColumns": [], "configuration": {}, "createdTime": 1}
+add = {"path": "part-0.parquet", "size": os.path.getsize(d + "/part-0.parquet"), "partitionValues": {},
+       "modificationTime": 1, "dataChange": True}
+with open(d + "/_delta_log/00000000000000000000.json", "w") as out:
+    for a in ({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}, {"metaData": meta}, {"add": add}):
+        out.write(json.dumps(a) + "\n")
+PY
+spark_rows="a  2024-01-01 01:00:00+00 2024-01-01 20:34:56.123456+00 2024-12-30 23:00:00+00 290000-12-30 23:00:00+00 9999-12-31 03:00:00+00 "
+expect "Spark's INT96, UTC, its wrapped day too" "$spark_rows" "$S"
+expect "INT96 by dictionary: a value it holds" "a 2024-01-01 01:00:00+00 " "$S" --where "a = '2024-01-01 01:00:00+00'"
+expect "INT96 by dictionary: the wrapped value" "a 290000-12-30 23:00:00+00 " "$S" --where "a = '290000-12-30 23:00:00+00'"
+expect "INT96 by dictionary: a value it lacks" "a " "$S" --where "a = '2024-01-01 01:00:01+00'"
+got=$("$PQTOOL" plan "$S" --where "a = '2024-01-01 01:00:01+00'" | grep '^row groups:')
+if [ "$got" = "row groups: 1 total, 1 pruned (statistics 0, dictionary 1, page index 0, bloom filter 0), 0 fully matched" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: the INT96 dictionary prunes an absent value: '$got'"; fi
+"$PQTOOL" cat "$S" --format parquet -o "$WORK/int96spark.parquet"
+expect "Spark's INT96 through --format parquet" "$spark_rows" "$WORK/int96spark.parquet"
+if [ -d "$NODE_MODULES/@duckdb/node-api" ] && command -v node >/dev/null; then
+    DUCK=$(cd "$(dirname "${BASH_SOURCE[0]}")/../mount" && pwd)/duck.mjs
+    # DuckDB reads the instants: a TIMESTAMP WITH TIME ZONE, microseconds since the epoch.
+    instants() {
+        node "$DUCK" sql "SELECT any_value(typeof($2)) || ' ' || string_agg(id || '=' || epoch_us($2), ' ' ORDER BY id) FROM read_parquet('$1')"
+    }
+    got=$(instants "$WORK/int96-out.parquet" created_at)
+    want="TIMESTAMP WITH TIME ZONE 1=1666652374067272 2=1666652375000000 3=-2208988799999999"
+    if [ "$got" = "$want" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: DuckDB reads --format parquet of an INT96 timestamp as '$got', want '$want'"; fi
+    got=$(node "$DUCK" sql "SELECT any_value(typeof(a)) || ' ' || string_agg(epoch_us(a)::VARCHAR, ' ' ORDER BY a) FROM read_parquet('$WORK/int96spark.parquet')")
+    want="TIMESTAMP WITH TIME ZONE 1704070800000000 1704141296123456 1735599600000000 253402225200000000 9089380393200000000"
+    if [ "$got" = "$want" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: DuckDB reads --format parquet of Spark's INT96 as '$got', want '$want'"; fi
+    # The corpus's INT96 tables, against their expected CSVs.
+    for t in checkpoint-v2-table:id:created_at delta-stats-optional:integer:timestamp; do
+        IFS=: read -r name key col <<<"$t"
+        "$PQTOOL" cat "$DELTA/$name" --format parquet -o "$WORK/$name.parquet"
+        got=$(node "$DUCK" sql "SELECT any_value(typeof(\"$col\")) || ' ' || string_agg(\"$key\" || '=' || epoch_us(\"$col\"), ' ' ORDER BY \"$key\") FROM read_parquet('$WORK/$name.parquet')")
+        want=$(python3 - "$DELTA/expected/$name.csv" "$key" "$col" <<'PY'
+import csv, datetime, sys
+rows = sorted(csv.DictReader(open(sys.argv[1])), key=lambda r: int(r[sys.argv[2]]))
+epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+us = lambda s: (datetime.datetime.fromisoformat(s.replace("+00", "+00:00")) - epoch) // datetime.timedelta(microseconds=1)
+print("TIMESTAMP WITH TIME ZONE " + " ".join(f"{r[sys.argv[2]]}={us(r[sys.argv[3]])}" for r in rows))
+PY
+)
+        if [ "$got" = "$want" ]; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: DuckDB reads --format parquet of $name as '$got', want '$want'"; fi
+    done
+fi
+
 echo "delta.query: $PASSES passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]

@@ -569,6 +569,29 @@ static void test_times(void)
     expect_timestamp(INT64_MIN, 3, "-292275055-05-16 16:47:04.192");
     expect_timestamp(-62135596800, 0, "0001-01-01 00:00:00");
 
+    /* INT96: nanoseconds of the day and Julian day, little endian, read as
+     * whole microseconds (floored), the sum wrapping as Spark's does. */
+    struct {
+        int64_t nanos;
+        uint32_t julian;
+        int64_t micros;
+    } i96[] = {
+        {0, 2440588, 0},
+        {1999, 2440588, 1},                                  /* below the microsecond: floored */
+        {-1, 2440588, -1},                                   /* a negative nanosecond count floors too */
+        {82774067272999, 2459877, 1666652374067272},         /* 2022-10-24 22:59:34.067272(999) */
+        {1500, 2415021, -2208988799999999},                  /* 1900-01-01 00:00:00.000001(5) */
+        {0, 0, -210866803200000000},                         /* Julian day 0: -4713-11-24 */
+        /* Spark's 290000-12-30 23:00:00 (int96_from_spark): the day wraps. */
+        {53890448384000, 4189105063u, 9089380393200000000},
+    };
+    for (size_t i = 0; i < sizeof i96 / sizeof i96[0]; i++) {
+        uint8_t b[12];
+        for (int k = 0; k < 8; k++) b[k] = (uint8_t)((uint64_t)i96[i].nanos >> (8 * k));
+        for (int k = 0; k < 4; k++) b[8 + k] = (uint8_t)(i96[i].julian >> (8 * k));
+        CHECK_EQ_INT(pq_int96_micros(b), i96[i].micros);
+    }
+
     /* Format then parse back, every unit. */
     long n = iterations(200000);
     int bad = 0;

@@ -4,7 +4,9 @@
  * double), the widening a file's column needs to read as the table's, and
  * the union of footers: the order of first appearance, optional where a
  * file lacks the column, widened elements, strict mode's error naming the
- * column, both files and both types, and the lenient mode's first type. */
+ * column, both files and both types, and the lenient mode's first type;
+ * INT96 beside INT64 timestamps, and a table format's type set on a
+ * column (a Delta INT96 `timestamp` as TIMESTAMP(MICROS, UTC)). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,9 +97,31 @@ static void test_union_types(void)
     CHECK_EQ_INT(pq_node_widen(&d, &f), -1);
     CHECK_EQ_INT(pq_node_widen(&us, &ms), -1);
     CHECK_EQ_INT(pq_node_widen(&s, &i64), -1);
+
+    /* INT96, read as whole microseconds: beside an INT64 timestamp of
+     * milliseconds or microseconds of its UTC-ness, TIMESTAMP(MICROS);
+     * not beside nanoseconds, another UTC-ness or an integer. */
+    pq_node i96 = prim(PQ_INT96, PQ_LT_NONE, 0, false), i96_utc = i96;
+    i96_utc.logical.utc = true; /* a Delta `timestamp` (pq_tf_apply_types) */
+    CHECK(pq_node_union_type(&i96_utc, &us, &out) == 0 && pq_node_same_type(&out, &us) &&
+          out.converted == PQ_CT_TIMESTAMP_MICROS);
+    CHECK(pq_node_union_type(&ms, &i96_utc, &out) == 0 && pq_node_same_type(&out, &us));
+    CHECK(pq_node_union_type(&i96, &us_local, &out) == 0 && pq_node_same_type(&out, &us_local) &&
+          out.converted == PQ_CT_NONE);
+    CHECK(pq_node_union_type(&i96, &us, &out) == -1);
+    CHECK(pq_node_union_type(&i96_utc, &ns, &out) == -1);
+    CHECK(pq_node_union_type(&i96_utc, &i64, &out) == -1);
+    CHECK(pq_node_union_type(&i96, &i96, &out) == 0 && out.phys == PQ_INT96);
+    CHECK_EQ_INT(pq_node_widen(&i96_utc, &us), PQ_WIDEN_INT96_MICROS);
+    CHECK_EQ_INT(pq_node_widen(&i96, &us_local), PQ_WIDEN_INT96_MICROS);
+    CHECK_EQ_INT(pq_node_widen(&i96_utc, &i96_utc), PQ_WIDEN_NONE);
+    CHECK_EQ_INT(pq_node_widen(&i96_utc, &ns), -1);
+    CHECK_EQ_INT(pq_node_widen(&i96_utc, &ms), -1);
+    CHECK_EQ_INT(pq_node_widen(&i96, &us), -1);
+    CHECK_EQ_INT(pq_node_widen(&us, &i96_utc), -1);
 }
 
-/* A footer of flat columns: "name:TYPE" with TYPE i32, i64, u32, f, d,
+/* A footer of flat columns: "name:TYPE" with TYPE i32, i64, i96, u32, f, d,
  * str, and a trailing '!' for REQUIRED. */
 static pq_footer *footer_of(const char *const *cols, int n)
 {
@@ -117,6 +141,7 @@ static pq_footer *footer_of(const char *const *cols, int n)
         const char *t = colon + 1;
         if (!strncmp(t, "i32", 3)) c->type = PQ_INT32;
         else if (!strncmp(t, "i64", 3)) c->type = PQ_INT64;
+        else if (!strncmp(t, "i96", 3)) c->type = PQ_INT96;
         else if (!strncmp(t, "u32", 3)) c->type = PQ_INT32, c->converted_type = PQ_CT_UINT_32;
         else if (!strncmp(t, "f", 1)) c->type = PQ_FLOAT;
         else if (!strncmp(t, "d", 1)) c->type = PQ_DOUBLE;
@@ -227,9 +252,50 @@ static void test_union_of_footers(void)
     pq_buf_free(&txt);
 }
 
+/* A table format's type set on a column (pq_schema_union_set_type): a
+ * Delta `timestamp` in INT96 is INT64 TIMESTAMP(MICROS, UTC) in the
+ * elements a Parquet output writes; a type the files' does not widen to,
+ * a nested column or an unknown name is refused. */
+static void test_set_type(void)
+{
+    const char *a[] = {"id:i64!", "ts:i96", "s:str"};
+    pq_footer *fa = footer_of(a, 3);
+    pq_node *ts_node = fa->schema.root->children[1];
+    ts_node->logical.utc = true; /* as pq_tf_apply_types makes it */
+    pq_node us = ts(PQ_UNIT_MICROS, true), ns = ts(PQ_UNIT_NANOS, true);
+    us.converted = PQ_CT_TIMESTAMP_MICROS; /* the elements get the node's own */
+    pq_error err;
+    pq_schema_union *u;
+    CHECK(pq_schema_union_new(false, &u, &err) == PQ_OK);
+    CHECK(pq_schema_union_add(u, fa, "a.parquet", &err) == PQ_OK);
+    CHECK(pq_schema_union_set_type(u, "ts", &ns, &err) == PQ_ERR && err.cls == PQ_E_USAGE);
+    CHECK(pq_schema_union_set_type(u, "s", &us, &err) == PQ_ERR);
+    CHECK(pq_schema_union_set_type(u, "nope", &us, &err) == PQ_ERR && strstr(err.msg, "nope"));
+    CHECK(pq_schema_union_set_type(u, "ts", &us, &err) == PQ_OK);
+    pq_footer *t = NULL;
+    CHECK(pq_schema_union_finish(u, &t, &err) == PQ_OK);
+    pq_schema_union_free(u);
+    pq_buf txt;
+    pq_buf_init(&txt);
+    CHECK(t && t->schema.root->n_children == 3);
+    if (t && t->schema.root->n_children == 3) {
+        CHECK(!strcmp(col_text(t, 0, &txt), "id:INT64!"));
+        CHECK(!strcmp(col_text(t, 1, &txt), "ts:TIMESTAMP(MICROS,UTC)"));
+        CHECK(!strcmp(col_text(t, 2, &txt), "s:STRING"));
+        const pq_schema_element *e = &t->meta.schema[2];
+        CHECK(e->type == PQ_INT64 && e->has_logical && e->logical.kind == PQ_LT_TIMESTAMP && e->logical.utc &&
+              e->logical.unit == PQ_UNIT_MICROS && e->converted_type == PQ_CT_TIMESTAMP_MICROS);
+        CHECK_EQ_INT(pq_node_widen(ts_node, t->schema.root->children[1]), PQ_WIDEN_INT96_MICROS);
+    }
+    pq_footer_free(t);
+    pq_footer_free(fa);
+    pq_buf_free(&txt);
+}
+
 int main(void)
 {
     test_union_types();
     test_union_of_footers();
+    test_set_type();
     return check_report();
 }

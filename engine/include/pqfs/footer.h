@@ -55,6 +55,10 @@ int pq_schema_union_new(bool strict, pq_schema_union **out, pq_error *err);
 /* Adds one file's schema (after pq_tf_apply_types, for a table format);
  * `file` names it in messages. */
 int pq_schema_union_add(pq_schema_union *u, const pq_footer *ft, const char *file, pq_error *err);
+/* Sets the table's type of the primitive column `name` (a table format's
+ * type for it, as the union's files' names have it): every file's type so
+ * far must widen to it (pq_node_widen); PQ_E_USAGE otherwise. */
+int pq_schema_union_set_type(pq_schema_union *u, const char *name, const pq_node *type, pq_error *err);
 /* The union as a footer that holds only a schema (meta.schema, the
  * elements a Parquet output of the table writes, and schema; no row
  * group): what pq_query_compile and pq_scan_parquet take as the table's.

@@ -44,6 +44,15 @@ size_t pq_fmt_date(int64_t days_since_epoch, char *out);
  * one day are written with hours >= 24 rather than rejected. */
 size_t pq_fmt_time(int64_t value, int digits, char *out);
 
+/* An INT96 timestamp (8 bytes of nanoseconds of the day, 4 of Julian day,
+ * little endian) as microseconds since the epoch, as every reader here
+ * takes it (CSV, expressions, the scan's widening to TIMESTAMP(MICROS)):
+ * the nanoseconds floored to whole microseconds, the sum in wrapping
+ * 64-bit arithmetic as in Spark, which writes timestamps beyond the
+ * nanosecond range that way (its reader wraps them back): see
+ * int96_from_spark.md in parquet-testing. */
+int64_t pq_int96_micros(const uint8_t b[12]);
+
 /* Timestamp: `value` units of 10^-digits seconds since the epoch, as
  * "YYYY-MM-DD HH:MM:SS[.f...]" (fraction as pq_fmt_time), floor division for
  * values before 1970. */

@@ -154,6 +154,19 @@ int pq_tf_file_ranges(const pq_tf_snapshot *s, int file, const pq_expr_column *c
  * reference included) before it is bound.  Hive: nothing. */
 void pq_tf_apply_types(const pq_tf_snapshot *s, pq_schema *schema);
 
+/* The table's schema where the format's types are not the file's, from
+ * a data file's footer `ft` (after pq_tf_apply_types): *out a footer that
+ * holds only that schema (pq_schema_union_finish's, its types applied),
+ * or NULL when the file's schema is the table's.  Delta: a top-level
+ * `timestamp` (`timestamp_ntz`) column stored as INT96 is INT64
+ * TIMESTAMP(MICROS), UTC (not), the protocol's type, which a Parquet
+ * output can say (INT96 has no annotation for UTC); the scan widens each
+ * file's INT96 to it (PQ_WIDEN_INT96_MICROS: the microseconds every
+ * reader here shows of it).  One nested in a struct, list or map stays
+ * INT96.  Hive: NULL. */
+struct pq_footer;
+int pq_tf_table_schema(const pq_tf_snapshot *s, const struct pq_footer *ft, struct pq_footer **out, pq_error *err);
+
 /* Whether a schema (a data file's or the union of the table's files',
  * after pq_tf_apply_types) holds every data column of the snapshot; an
  * error names the column and the file or table.  Hive: always. */
