@@ -285,14 +285,18 @@ static int compile_query(inputs *in, const char *path, const pq_query_spec *spec
  * is the same: its files' union is its schema).  The filter is the query
  * compiled against the first file's schema, the partition columns' types
  * being the table's whatever the files hold; one that does not compile
- * there (a column only later files have) rules nothing out. */
-static int table_union(inputs *in, const pq_query_spec *spec, pq_error *err)
+ * there (a column only later files have) rules nothing out.  A footer the
+ * union lets go comes with what its statistics prove for that query
+ * (pq_scan_file.stats_out_rgs): kept when the table's schema is the first
+ * file's, so the scan's query is the union's; dropped otherwise. */
+static int table_union(inputs *in, const pq_query_spec *spec, bool no_stats, pq_error *err)
 {
     pq_scan_opts o;
     pq_scan_opts_init(&o);
     scan_opts_for(&o, in, false);
+    o.no_stats = no_stats;
     pq_query *q = NULL;
-    if (spec && (spec->n_wheres || in->n_eq) && in->table && in->table->n_parts) {
+    if (spec && (spec->n_wheres || in->n_eq) && in->table) {
         PQ_TRY(open_table_file(in, 0, &in->files[0], err));
         pq_error ignore;
         if (compile_query(in, "", spec, &q, &ignore) != PQ_OK) q = NULL;
@@ -301,6 +305,8 @@ static int table_union(inputs *in, const pq_query_spec *spec, pq_error *err)
     pq_query_free(q);
     PQ_TRY(rc);
     if (in->snap) pq_tf_apply_types(in->snap, &in->schema_ft->schema);
+    if (!in->files[0].footer || !pq_schema_identical(&in->schema_ft->schema, &in->files[0].footer->schema))
+        pq_scan_files_forget_verdicts(in->files, in->n_files);
     return PQ_OK;
 }
 
@@ -551,8 +557,8 @@ static int open_partition_root(inputs *in, pq_error *err)
     return PQ_OK;
 }
 
-static int open_inputs(const char **paths, int n_paths, int64_t version, const pq_query_spec *spec, inputs *in,
-                       pq_error *err)
+static int open_inputs(const char **paths, int n_paths, int64_t version, const pq_query_spec *spec, bool no_stats,
+                       inputs *in, pq_error *err)
 {
     memset(in, 0, sizeof *in);
     struct stat st;
@@ -613,7 +619,7 @@ static int open_inputs(const char **paths, int n_paths, int64_t version, const p
          * files), which it must. */
         in->ref = delta ? in->n_files - 1 : 0;
         if (delta) return delta_table_schema(in, err);
-        if (in->n_files > 1) PQ_TRY(table_union(in, spec, err));
+        if (in->n_files > 1) PQ_TRY(table_union(in, spec, no_stats, err));
         else PQ_TRY(open_table_file(in, in->ref, &in->files[in->ref], err));
         return PQ_OK;
     }
@@ -634,7 +640,7 @@ static int open_inputs(const char **paths, int n_paths, int64_t version, const p
         }
         in->files[in->n_files++] = (pq_scan_file){.file = f, .footer = ft};
     }
-    if (in->n_files > 1) PQ_TRY(table_union(in, spec, err));
+    if (in->n_files > 1) PQ_TRY(table_union(in, spec, no_stats, err));
     if (remote_file) {
         /* Named as given (an S3 object's file is named by its endpoint's
          * URL), without credentials. */
@@ -857,7 +863,7 @@ static int cmd_cat(int argc, char **argv)
     int rc = 0;
     inputs in;
     pq_query *q = NULL;
-    if (open_inputs(a.paths, a.n_paths, a.version, &a.spec, &in, &err) != PQ_OK) {
+    if (open_inputs(a.paths, a.n_paths, a.version, &a.spec, a.opts.no_stats, &in, &err) != PQ_OK) {
         rc = report(&err);
         goto out;
     }
@@ -924,7 +930,7 @@ static int cmd_plan(int argc, char **argv)
     pq_query *q = NULL;
     pq_buf out;
     pq_buf_init(&out);
-    int ok = open_inputs(a.paths, a.n_paths, a.version, &a.spec, &in, &err) == PQ_OK;
+    int ok = open_inputs(a.paths, a.n_paths, a.version, &a.spec, a.opts.no_stats, &in, &err) == PQ_OK;
     /* Which snapshot of a table format the plan is of. */
     if (ok && in.snap) (void)pq_tf_describe(in.snap, &out);
     bool no_files = ok && in.snap && in.n_files == 0;

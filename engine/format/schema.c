@@ -506,6 +506,19 @@ bool pq_schema_equal(const pq_schema *a, const pq_schema *b)
     return node_equal(a->root, b->root);
 }
 
+static bool same_nullability(const pq_node *a, const pq_node *b)
+{
+    if (a->nullable != b->nullable || a->n_children != b->n_children) return false;
+    for (int32_t i = 0; i < a->n_children; i++)
+        if (!a->children[i] || !b->children[i] || !same_nullability(a->children[i], b->children[i])) return false;
+    return true;
+}
+
+bool pq_schema_identical(const pq_schema *a, const pq_schema *b)
+{
+    return pq_schema_equal(a, b) && same_nullability(a->root, b->root);
+}
+
 static int32_t subtree_end(const pq_file_meta *m, int32_t i, int depth)
 {
     if (i < 0 || i >= m->n_schema || depth > 64) return -1;

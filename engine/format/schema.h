@@ -97,6 +97,9 @@ int pq_node_type_text(const pq_node *n, pq_buf *out);
 bool pq_node_same_type(const pq_node *a, const pq_node *b);
 /* Whether two schemas have the same shape and types (multi-file tables). */
 bool pq_schema_equal(const pq_schema *a, const pq_schema *b);
+/* pq_schema_equal, nullability (required or optional) included: a query
+ * compiled against one is the query compiled against the other. */
+bool pq_schema_identical(const pq_schema *a, const pq_schema *b);
 
 /* Schema evolution (schema_union.c).  The type of a table's primitive
  * column whose files hold types a and b: *out is a copy of a with the

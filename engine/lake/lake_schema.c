@@ -136,20 +136,6 @@ static void union_keep(pq_lake *l, lake_union **u)
     if (evicted) union_free(evicted);
 }
 
-/* Whether two schemas are one: names, shapes, types and nullability. */
-static bool same_nodes(const pq_node *a, const pq_node *b)
-{
-    if (a->nullable != b->nullable || a->n_children != b->n_children) return false;
-    for (int32_t i = 0; i < a->n_children; i++)
-        if (!a->children[i] || !b->children[i] || !same_nodes(a->children[i], b->children[i])) return false;
-    return true;
-}
-
-static bool same_schema(const pq_schema *a, const pq_schema *b)
-{
-    return pq_schema_equal(a, b) && same_nodes(a->root, b->root);
-}
-
 /* The union of the snapshot's files' schemas, from the memo or read:
  * through `scan` (its files, opened by the scan's options, keeping their
  * footers for the scan) when given. */
@@ -177,7 +163,7 @@ static int union_get(pq_lake *l, const view *v, const pq_query *q_ref, const pq_
     }
     /* Every file of the view's schema file's schema (or none read): that
      * schema, its footer the query's. */
-    if (ft && same_schema(&ft->schema, &ref_ft->schema)) {
+    if (ft && pq_schema_identical(&ft->schema, &ref_ft->schema)) {
         pq_footer_free(ft);
         ft = NULL;
     }
@@ -248,7 +234,8 @@ int lake_view_query_complete(pq_lake *l, const view *v, view_query *vq, const la
 {
     if (vq->u || !lake_schema_may_evolve(v->t)) return PQ_OK;
     PQ_TRY(union_get(l, v, vq->q, pq_footer_ref_get(vq->ref), &vq->s, scan, &vq->u, err));
-    if (!vq->u->ft) return PQ_OK;
+    if (!vq->u->ft) return PQ_OK; /* the scan's query is the union's: its verdicts hold */
+    if (scan) pq_scan_files_forget_verdicts(scan->files, vq->s.files->n_files);
     pq_query *q;
     PQ_TRY(lake_compile_against(v, vq->u->ft, &q, err));
     pq_query_free(vq->q);

@@ -74,12 +74,14 @@ static bool ruled_out_by_log(const pq_query *q, const pq_scan_opts *opts, int in
     return out;
 }
 
-/* Both rungs before a footer, for a file not opened yet: 0 kept, 1 pruned
- * by partition values, 2 by the log's statistics. */
+/* The rungs before a footer, for a file not opened yet: 0 kept, 1 pruned
+ * by partition values, 2 by the log's statistics, 3 by its row groups'
+ * statistics, read before (the union pass's verdict). */
 static int ruled_out_before_footer(const pq_query *q, const pq_scan_opts *opts, int index, const pq_scan_file *sf)
 {
     if (!q->pred) return 0;
     if (ruled_out_by_partition(q, sf)) return 1;
+    if (sf->stats_out_rgs > 0) return 3;
     if (!opts->file_ranges) return 0;
     pq_arena a;
     pq_arena_init(&a, 4096);
@@ -136,10 +138,12 @@ static int prepare_file(scan_state *s, int f, pq_error *err)
     file_state *fs = &s->fs[f];
     pq_arena *a = &s->arena;
     if (!sf->footer) {
-        /* Left unopened: its partition values rule it out, or else the
-         * log's statistics did (ruled_out_before_footer). */
+        /* Left unopened: its partition values rule it out, or else its row
+         * groups' statistics or the log's did (ruled_out_before_footer). */
         fs->pruned = true;
-        fs->pruned_log = !ruled_out_by_partition(q, sf);
+        bool by_parts = ruled_out_by_partition(q, sf);
+        fs->pruned_stats = !by_parts && sf->stats_out_rgs > 0;
+        fs->pruned_log = !by_parts && !fs->pruned_stats;
         return PQ_OK;
     }
     int32_t n_leaves = sf->footer->schema.n_leaves;
@@ -428,6 +432,15 @@ static int scan_files(const pq_query *q, const pq_scan_file *files, int n_files,
             s.units[s.n_units++] = (unit){.file = f, .rg = -1, .row_cap = -1};
             continue;
         }
+        if (fs->pruned_stats) {
+            /* Its row groups, ruled out when its footer was read for the
+             * schema: counted as the planning would have. */
+            s.stats.plan.row_groups += (uint64_t)files[f].stats_out_rgs;
+            s.stats.plan.row_groups_pruned[PQ_RUNG_STATS] += (uint64_t)files[f].stats_out_rgs;
+            s.stats.plan.rows += (uint64_t)files[f].stats_out_rows;
+            s.stats.plan.bytes_total += files[f].stats_out_bytes;
+            continue;
+        }
         if (fs->pruned) {
             /* Its row groups are not counted: its footer is not read (the
              * listing's pruning counts no row groups either). */
@@ -666,6 +679,58 @@ static size_t footer_bytes(const pq_footer *ft)
     return ft ? sizeof *ft + ft->meta_len + ft->arena.reserved + ft->schema.arena.reserved : 0;
 }
 
+void pq_scan_files_forget_verdicts(pq_scan_file *files, int n_files)
+{
+    for (int f = 0; f < n_files; f++) {
+        files[f].stats_out_rgs = 0;
+        files[f].stats_out_rows = 0;
+        files[f].stats_out_bytes = 0;
+    }
+}
+
+/* The union pass's verdict on files[0] (index `index`), whose footer it read
+ * and is about to let go: whether q's scan would rule out every row group
+ * by its min/max statistics.  The scan's own binding and planning, with the
+ * rungs that read (dictionary, page index, bloom filter) off; a file whose
+ * binding fails, or that another rung prunes, gets none (the scan decides
+ * it as before). */
+static int stats_verdict(const pq_query *q, const pq_scan_opts *opts, pq_scan_file *sf, int index, pq_error *err)
+{
+    sf->stats_out_rgs = 0;
+    if (!q->pred || opts->no_stats || sf->footer->meta.n_row_groups <= 0) return PQ_OK;
+    pq_scan_opts o = *opts;
+    o.no_dictionary = o.no_page_index = o.no_bloom = true;
+    const bool opened = true;
+    scan_state s;
+    int rc = init_state(&s, q, sf, 1, index, &opened, &o, err);
+    const file_state *fs = &s.fs[0];
+    if (rc == PQ_OK && !fs->bind_failed && !fs->pruned && fs->pred) {
+        pq_plan_input in;
+        scan_plan_input_of(&s, 0, &in);
+        pq_arena arena;
+        pq_arena_init(&arena, 4096);
+        int64_t rows = 0;
+        uint64_t bytes = 0;
+        bool all = true;
+        int32_t n = sf->footer->meta.n_row_groups;
+        for (int32_t g = 0; g < n && all && rc == PQ_OK; g++) {
+            pq_rg_plan p;
+            rc = pq_plan_row_group(&in, g, &arena, &p, err);
+            all = rc == PQ_OK && p.decision == PQ_RG_SKIP && p.pruned_by == PQ_RUNG_STATS;
+            rows += p.rows;
+            bytes += p.bytes_total;
+        }
+        pq_arena_free(&arena);
+        if (rc == PQ_OK && all) {
+            sf->stats_out_rgs = n;
+            sf->stats_out_rows = rows;
+            sf->stats_out_bytes = bytes;
+        }
+    }
+    free_state(&s);
+    return rc;
+}
+
 int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_query *q, const pq_scan_opts *opts,
                          size_t keep_bytes, pq_footer **out, pq_error *err)
 {
@@ -678,6 +743,7 @@ int pq_scan_schema_union_from(const pq_footer *seed, const char *seed_name, pq_s
 {
     size_t kept = 0;
     *out = NULL;
+    pq_scan_files_forget_verdicts(files, n_files); /* every file read for the union, none ruled out by an older pass */
     pq_schema_union *u;
     PQ_TRY(pq_schema_union_new(false, &u, err));
     int rc = seed ? pq_schema_union_add(u, seed, seed_name, err) : PQ_OK;
@@ -703,6 +769,12 @@ int pq_scan_schema_union_from(const pq_footer *seed, const char *seed_name, pq_s
             if (rc == PQ_OK && kept + len <= keep_bytes) {
                 kept += len;
                 continue;
+            }
+            /* Let go, with what its statistics prove for q (an I/O error
+             * reading them is the scan's to report: no verdict). */
+            if (rc == PQ_OK && q && files[at + f].footer) {
+                pq_error ignore;
+                if (stats_verdict(q, opts, &files[at + f], at + f, &ignore) != PQ_OK) files[at + f].stats_out_rgs = 0;
             }
             opts->release_file(opts->open_ctx, at + f);
             files[at + f].footer = NULL;
@@ -743,6 +815,7 @@ int pq_scan_plan(const pq_query *q, const pq_scan_file *files_in, int n_files, c
     pq_scan_file *files = malloc(sizeof *files * (size_t)(n_files ? n_files : 1));
     if (!files) return PQ_NOMEM(err);
     memcpy(files, files_in, sizeof *files * (size_t)n_files);
+    pq_scan_files_forget_verdicts(files, n_files); /* the plan shows each file's row groups */
     bool *opened = malloc((size_t)(n_files ? n_files : 1));
     if (!opened) {
         free(files);

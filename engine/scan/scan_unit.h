@@ -42,6 +42,7 @@ typedef struct file_state {
     bool pruned;               /* rung 1: the partition values rule the file out */
     bool pruned_log;           /* pruned by the log's statistics (opts.file_ranges) instead */
     bool pruned_missing;       /* ... or a column it lacks (NULL in every row) does */
+    bool pruned_stats;         /* ... or its row groups' statistics did, read before (pq_scan_file.stats_out_rgs) */
     bool bind_failed;
     pq_error bind_err;
     const pq_expr *pred;       /* partition values substituted; NULL: no filter */

@@ -28,6 +28,18 @@ typedef struct pq_scan_file {
      * first row; never output.  NULL: none. */
     const uint64_t *deleted_rows;
     uint64_t n_deleted;
+    /* Set by pq_scan_schema_union(_from) for its query q on a file whose
+     * footer it read and let go (beyond keep_bytes): every row group is
+     * ruled out by the footer's min/max statistics, as the scan of q would
+     * plan them (same binding and partition values; no reads), so that scan
+     * does not read the footer again.  stats_out_rgs > 0: ruled out, that
+     * many row groups (and rows, bytes of the query's columns), counted as
+     * pruned by statistics.  Valid only for a scan with q or a query
+     * compiled from the same spec against the same schema: a caller that
+     * scans with another clears them (pq_scan_files_forget_verdicts). */
+    int32_t stats_out_rgs;
+    int64_t stats_out_rows;
+    uint64_t stats_out_bytes;
 } pq_scan_file;
 
 typedef struct pq_scan_opts {
@@ -118,6 +130,9 @@ int pq_scan_parquet(const pq_query *q, const pq_footer *ref, const pq_scan_file 
  * and pq_scan_parquet (ref). */
 int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_query *q, const pq_scan_opts *opts,
                          size_t keep_bytes, pq_footer **out, pq_error *err);
+/* Drops the union pass's statistics verdicts (pq_scan_file.stats_out_*):
+ * for a scan whose query is not the one the union was given. */
+void pq_scan_files_forget_verdicts(pq_scan_file *files, int n_files);
 /* The same, the union starting from `seed`'s schema (named seed_name in
  * messages): its columns first and always, whichever files hold them. */
 int pq_scan_schema_union_from(const pq_footer *seed, const char *seed_name, pq_scan_file *files, int n_files,
