@@ -171,6 +171,68 @@ static void test_bad_lines(void)
     }
 }
 
+/* A commit of many lines is parsed in batches on every core and applied in
+ * order: a remove in a later batch undoes an add of an earlier one, an add
+ * again after its remove is live, blank lines count, and an error names
+ * its line however deep in the commit. */
+static void test_big_commit(void)
+{
+    enum { ADDS = 12000 };
+    pq_buf text;
+    pq_buf_init(&text);
+    pq_buf_puts(&text, PROTOCOL);
+    pq_buf_puts(&text, METADATA);
+    for (int i = 0; i < ADDS; i++) {
+        pq_buf_printf(&text, "{\"add\":{\"path\":\"p=%d/f-%05d.parquet\",\"size\":%d,\"partitionValues\":{\"p\":\"%d\"},"
+                             "\"stats\":\"{\\\"numRecords\\\":%d}\"}}\n",
+                      i % 7, i, 100 + i, i % 7, i);
+        if (i % 1000 == 999) pq_buf_puts(&text, "\n"); /* a blank line now and then */
+    }
+    /* Removes of the first 3,000 adds (batches behind), then 10 of them again. */
+    for (int i = 0; i < 3000; i++) pq_buf_printf(&text, "{\"remove\":{\"path\":\"p=%d/f-%05d.parquet\"}}\n", i % 7, i);
+    for (int i = 0; i < 10; i++)
+        pq_buf_printf(&text, "{\"add\":{\"path\":\"p=%d/f-%05d.parquet\",\"size\":1,\"partitionValues\":{\"p\":\"%d\"}}}\n",
+                      i % 7, i, i % 7);
+    pq_delta_log log;
+    pq_delta_log_init(&log);
+    pq_error err;
+    pq_error_clear(&err);
+    CHECK_EQ_INT(apply(&log, text.data, &err), PQ_OK);
+    CHECK_EQ_INT(log.n_live, ADDS - 3000 + 10);
+    int live_stats = 0, bad_size = 0;
+    for (int i = 0; i < log.n_adds; i++) {
+        if (!log.adds[i].live) continue;
+        int k = atoi(strrchr(log.adds[i].path, '-') + 1);
+        live_stats += log.adds[i].stats != NULL;
+        bad_size += log.adds[i].size != (k < 10 ? 1 : 100 + k);
+    }
+    CHECK_EQ_INT(live_stats, ADDS - 3000);
+    CHECK_EQ_INT(bad_size, 0);
+    pq_delta_log_free(&log);
+    /* The 9,001st add made malformed: its line counted from the text. */
+    const char *nine = strstr(text.data, "f-09000.parquet");
+    CHECK(nine != NULL);
+    if (nine) {
+        int line = 1;
+        for (const char *c = text.data; c < nine; c++) line += *c == '\n';
+        CHECK_EQ_INT(line, 3 + 9000 + 9); /* protocol, metaData, 9,000 adds, 9 blank lines */
+        char says[64];
+        snprintf(says, sizeof says, "line %d: not JSON", line);
+        char *broken = strdup(text.data);
+        size_t at = (size_t)(nine - text.data);
+        while (at && broken[at - 1] != '\n') at--;
+        broken[at] = '['; /* the line's '{': no longer JSON */
+        pq_delta_log_init(&log);
+        pq_error_clear(&err);
+        CHECK_EQ_INT(apply(&log, broken, &err), PQ_ERR);
+        CHECK(strstr(err.msg, says) != NULL);
+        if (!strstr(err.msg, says)) fprintf(stderr, "big commit: '%s'\n", err.msg);
+        pq_delta_log_free(&log);
+        free(broken);
+    }
+    pq_buf_free(&text);
+}
+
 static void test_names_and_choice(void)
 {
     pq_delta_name d = pq_delta_parse_name("00000000000000000010.json");
@@ -718,6 +780,7 @@ int main(void)
     test_reconcile();
     test_paths();
     test_bad_lines();
+    test_big_commit();
     test_names_and_choice();
     test_replay_on_store();
     test_deletion_vectors();
