@@ -61,7 +61,9 @@ typedef struct pq_delta_field {
 struct pq_delta_log;
 struct pq_delta_where;
 /* Called with every action the replay applies (kind, its json_t), after
- * it is applied: what a checkpoint writer keeps (delta_checkpoint.c). */
+ * it is applied: what a checkpoint writer keeps (delta_checkpoint.c).  It
+ * may hold the value (json_incref): with a keep function the replay's trees
+ * are the heap's, not a batch's arena (json_arena.h). */
 typedef int (*pq_delta_keep_fn)(void *ctx, struct pq_delta_log *log, const char *kind, const void *value,
                                 const struct pq_delta_where *w, pq_error *err);
 

@@ -22,6 +22,7 @@
 #include "expr.h"
 #include "footer.h"
 #include "http.h"
+#include "json_arena.h"
 #include "numfmt.h"
 #include "plan.h"
 
@@ -196,7 +197,9 @@ static char *stats_text(const pq_tf_snapshot *s, const pq_footer *ft, int64_t ro
     }
     ok = ok && !json_object_set(st, "minValues", mins) && !json_object_set(st, "maxValues", maxs) &&
          !json_object_set(st, "nullCount", nulls);
-    char *text = ok ? json_dumps(st, JSON_COMPACT) : NULL;
+    char *dumped = ok ? json_dumps(st, JSON_COMPACT) : NULL;
+    char *text = dumped ? strdup(dumped) : NULL; /* the caller's to free() */
+    pq_json_free(dumped);
     json_decref(mins);
     json_decref(maxs);
     json_decref(nulls);
@@ -234,8 +237,8 @@ static char *commit_text(const pq_tf_snapshot *s, const pq_tf_new_file *f, int64
     char *a = add ? json_dumps(add, JSON_COMPACT) : NULL, *b = info ? json_dumps(info, JSON_COMPACT) : NULL;
     char *text = NULL;
     if (a && b && (text = malloc(strlen(a) + strlen(b) + 3))) sprintf(text, "%s\n%s\n", b, a);
-    free(a);
-    free(b);
+    pq_json_free(a);
+    pq_json_free(b);
     json_decref(add);
     json_decref(info);
     json_decref(parts);

@@ -9,6 +9,8 @@
  * is read. */
 #include "check.h"
 #include "delta_log.h"
+#include "json_arena.h"
+#include "threads.h"
 #include "tablefmt.h"
 
 #include <stdatomic.h>
@@ -231,6 +233,50 @@ static void test_big_commit(void)
         free(broken);
     }
     pq_buf_free(&text);
+}
+
+/* Trees parsed into an arena on several threads read back whole, are
+ * dropped with it; jansson's other memory (a tree built, json_dumps's
+ * text) is the heap's as before. */
+typedef struct arena_job {
+    pq_json_arena arena;
+    char texts[256][48];
+    json_t *trees[256];
+} arena_job;
+
+static void parse_into(void *ctx, size_t i)
+{
+    arena_job *j = ctx;
+    j->trees[i] = pq_json_parse_in(&j->arena, j->texts[i], strlen(j->texts[i]), 0, NULL);
+}
+
+static void test_json_arena(void)
+{
+    arena_job *j = calloc(1, sizeof *j);
+    CHECK(j != NULL);
+    if (!j) return;
+    pq_json_arena_init(&j->arena);
+    for (int i = 0; i < 256; i++) snprintf(j->texts[i], sizeof j->texts[i], "{\"k\":%d,\"s\":\"v%d\",\"a\":[%d]}", i, i, i);
+    pq_parallel_for(256, 4, parse_into, j);
+    int bad = 0;
+    for (int i = 0; i < 256; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "v%d", i);
+        const char *s = json_string_value(json_object_get(j->trees[i], "s"));
+        bad += json_integer_value(json_object_get(j->trees[i], "k")) != i || !s || strcmp(s, want) ||
+               json_integer_value(json_array_get(json_object_get(j->trees[i], "a"), 0)) != i;
+    }
+    CHECK_EQ_INT(bad, 0);
+    json_error_t jerr;
+    CHECK(pq_json_parse_in(&j->arena, "{\"k\":", 5, 0, &jerr) == NULL); /* not JSON */
+    for (int i = 0; i < 256; i++) pq_json_drop(j->trees[i]);
+    pq_json_arena_free(&j->arena);
+    json_t *built = json_pack("{s:i,s:s}", "n", 7, "t", "x");
+    char *text = built ? json_dumps(built, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    CHECK(text && !strcmp(text, "{\"n\":7,\"t\":\"x\"}"));
+    pq_json_free(text);
+    json_decref(built);
+    free(j);
 }
 
 static void test_names_and_choice(void)
@@ -781,6 +827,7 @@ int main(void)
     test_paths();
     test_bad_lines();
     test_big_commit();
+    test_json_arena();
     test_names_and_choice();
     test_replay_on_store();
     test_deletion_vectors();
