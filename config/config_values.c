@@ -297,8 +297,8 @@ const char *cfg_part_type_name(pq_part_type type)
     case PQ_PART_BOOL: return "boolean";
     case PQ_PART_TIMESTAMP: return "timestamp";
     case PQ_PART_TIMESTAMP_NTZ: return "timestamp_ntz";
+    default: return pq_part_is_decimal(type) ? "decimal" : "?";
     }
-    return "?";
 }
 
 /* ---------------------------------------------------------------- keys */

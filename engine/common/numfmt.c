@@ -430,6 +430,14 @@ static size_t format_u128(unsigned __int128 v, char *out)
 }
 #endif
 
+size_t pq_fmt_decimal_i128(__int128 unscaled, int32_t scale, char *out)
+{
+    uint8_t be[16];
+    unsigned __int128 u = (unsigned __int128)unscaled;
+    for (int i = 15; i >= 0; i--, u >>= 8) be[i] = (uint8_t)u;
+    return pq_fmt_decimal_be(be, 16, scale, out);
+}
+
 size_t pq_fmt_decimal_be(const uint8_t *be, size_t len, int32_t scale, char *out)
 {
     if (len == 0)

@@ -188,9 +188,32 @@ int pq_part_value_micros(const char *s, bool utc, int64_t *micros)
     return had_offset && !utc ? -1 : 0;
 }
 
+int pq_part_value_decimal(const char *s, pq_part_type type, __int128 *unscaled)
+{
+    if (!pq_part_is_decimal(type)) return -1;
+    int precision = pq_part_decimal_precision(type), scale = pq_part_decimal_scale(type);
+    __int128 v;
+    int32_t at;
+    if (pq_parse_decimal(s, strlen(s), &v, &at) != 0) return -1;
+    /* To the column's scale: more digits only when they are zeros. */
+    for (; at > scale; at--) {
+        if (v % 10 != 0) return -1;
+        v /= 10;
+    }
+    for (; at < scale; at++) {
+        if (v >= pq_pow10_i128[37] || v <= -pq_pow10_i128[37]) return -1; /* 10 v would be 10^38 or more */
+        v *= 10;
+    }
+    if (v >= pq_pow10_i128[precision] || v <= -pq_pow10_i128[precision]) return -1;
+    *unscaled = v;
+    return 0;
+}
+
 bool pq_part_value_fits(const char *value, pq_part_type type)
 {
     if (!value) return true; /* NULL fits every type */
+    __int128 unscaled;
+    if (pq_part_is_decimal(type)) return pq_part_value_decimal(value, type, &unscaled) == 0;
     switch (type) {
     case PQ_PART_INT64: return pq_part_value_is_int64(value);
     case PQ_PART_DATE: return pq_part_value_is_date(value);
@@ -216,6 +239,7 @@ const char *pq_part_type_kind(pq_part_type type)
            : type == PQ_PART_BOOL   ? "a boolean (true or false)"
            : type == PQ_PART_TIMESTAMP ? "a timestamp (YYYY-MM-DD HH:MM:SS[.ffffff], UTC unless it says)"
            : type == PQ_PART_TIMESTAMP_NTZ ? "a timestamp without a zone (YYYY-MM-DD HH:MM:SS[.ffffff])"
+           : pq_part_is_decimal(type) ? "a decimal within the column's precision and scale (never rounded)"
                                     : "a string";
 }
 

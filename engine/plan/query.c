@@ -51,6 +51,16 @@ static void part_node(pq_node *n, const char *name, pq_part_type type)
     n->leaf_index = -1;
     n->converted = PQ_CT_NONE;
     n->n_leaves = 0;
+    if (pq_part_is_decimal(type)) {
+        /* As a writer stores such a DECIMAL: INT32, INT64, else 16 bytes. */
+        int precision = pq_part_decimal_precision(type);
+        n->phys = precision <= 9 ? PQ_INT32 : precision <= 18 ? PQ_INT64 : PQ_FIXED_LEN_BYTE_ARRAY;
+        n->type_length = precision <= 18 ? 0 : 16;
+        n->logical.kind = PQ_LT_DECIMAL;
+        n->logical.precision = precision;
+        n->logical.scale = pq_part_decimal_scale(type);
+        return;
+    }
     switch (type) {
     case PQ_PART_INT64: n->phys = PQ_INT64; break;
     case PQ_PART_DATE: n->phys = PQ_INT32; n->logical.kind = PQ_LT_DATE; break;
@@ -158,17 +168,23 @@ int pq_query_part_value(const pq_query *q, int part, const char *text, pq_value 
     memset(out, 0, sizeof *out);
     pq_part_type t = q->part_types[part];
     bool ts = t == PQ_PART_TIMESTAMP || t == PQ_PART_TIMESTAMP_NTZ;
+    bool dec = pq_part_is_decimal(t);
     out->type = t == PQ_PART_INT64    ? PQ_V_INT
                 : t == PQ_PART_DATE   ? PQ_V_DATE
                 : t == PQ_PART_DOUBLE ? PQ_V_DOUBLE
                 : t == PQ_PART_BOOL   ? PQ_V_BOOL
                 : ts                  ? PQ_V_TIMESTAMP
+                : dec                 ? PQ_V_DECIMAL
                                       : PQ_V_STRING;
     if (!text) {
         out->is_null = true;
         return 0;
     }
     size_t n = strlen(text);
+    if (dec) {
+        out->u.dec.scale = pq_part_decimal_scale(t);
+        return pq_part_value_decimal(text, t, &out->u.dec.unscaled);
+    }
     if (t == PQ_PART_INT64) return pq_parse_i64(text, n, &out->u.i) == 0 ? 0 : -1;
     if (t == PQ_PART_DOUBLE) return pq_parse_double(text, n, &out->u.d) == 0 ? 0 : -1;
     if (t == PQ_PART_BOOL) {
@@ -223,6 +239,11 @@ int pq_query_part_cell(const pq_query *q, int part, const char *text, pq_buf *ou
     case PQ_V_DATE: return pq_buf_append(out, tmp, pq_fmt_date(v.u.date, tmp));
     case PQ_V_DOUBLE: return pq_buf_append(out, tmp, pq_fmt_double(v.u.d, tmp));
     case PQ_V_BOOL: return pq_buf_puts(out, v.u.b ? "true" : "false");
+    case PQ_V_DECIMAL: {
+        /* As a DECIMAL column renders (its scale's digits). */
+        char d[64];
+        return pq_buf_append(out, d, pq_fmt_decimal_i128(v.u.dec.unscaled, v.u.dec.scale, d));
+    }
     case PQ_V_TIMESTAMP: {
         /* As a TIMESTAMP(MICROS) column renders: "+00" when UTC. */
         size_t k = pq_fmt_timestamp((int64_t)(v.u.ts_ns / 1000), 6, tmp);

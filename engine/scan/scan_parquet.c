@@ -166,6 +166,14 @@ int pq_parquet_out_new(const pq_query *q, const pq_footer *ref, const pq_write_o
             e->repetition = PQ_OPTIONAL;
             e->converted_type = pn->logical.kind == PQ_LT_DATE ? PQ_CT_DATE
                                 : pn->logical.kind == PQ_LT_STRING ? PQ_CT_UTF8 : PQ_CT_NONE;
+            e->type_length = pn->type_length;
+            if (pn->logical.kind == PQ_LT_DECIMAL) {
+                /* The legacy fields too: readers that know no LogicalType read them. */
+                e->converted_type = PQ_CT_DECIMAL;
+                e->has_scale = e->has_precision = true;
+                e->scale = pn->logical.scale;
+                e->precision = pn->logical.precision;
+            }
             if (pn->logical.kind != PQ_LT_NONE) {
                 e->has_logical = true;
                 e->logical = pn->logical;
@@ -213,6 +221,7 @@ typedef struct part_const {
     int32_t i32;               /* a date's days; a boolean */
     double d;
     pq_bytes str;
+    uint8_t be[16];            /* a DECIMAL of 16 bytes (str points here) */
 } part_const;
 
 /* How a file's leaf becomes the output's (schema evolution). */
@@ -327,7 +336,14 @@ int pq_rg_encoder_new(const pq_parquet_out *po, const pq_schema *file_schema, co
         else if (v.type == PQ_V_BOOL) pc->i32 = v.u.b;
         else if (v.type == PQ_V_TIMESTAMP) pc->i64 = (int64_t)(v.u.ts_ns / 1000); /* TIMESTAMP(MICROS) */
         else if (v.type == PQ_V_DOUBLE) pc->d = v.u.d;
-        else pc->str = v.u.s;
+        else if (v.type == PQ_V_DECIMAL) {
+            /* In the part node's physical type (pq_query's part_node). */
+            pc->i64 = (int64_t)v.u.dec.unscaled;
+            pc->i32 = (int32_t)v.u.dec.unscaled;
+            unsigned __int128 u = (unsigned __int128)v.u.dec.unscaled;
+            for (int i = 15; i >= 0; i--, u >>= 8) pc->be[i] = (uint8_t)u;
+            pc->str = (pq_bytes){.ptr = pc->be, .len = 16};
+        } else pc->str = v.u.s;
         rc = pq_colwriter_new(&po->part_leaves[p], &po->opts, &e->w[e->n++], err);
     }
     if (rc != PQ_OK) {

@@ -67,10 +67,23 @@ void pq_tf_snapshot_free(pq_tf_snapshot *s)
     free(s);
 }
 
+/* A Delta `decimal(P,S)` (or `decimal`: decimal(10,0)) as a partition
+ * type; -1 for another type. */
+static int delta_decimal_type(const char *type)
+{
+    if (!strcmp(type, "decimal")) return pq_part_decimal(10, 0);
+    int precision, scale, end = 0;
+    if (sscanf(type, "decimal(%d,%d)%n", &precision, &scale, &end) != 2 || type[end] || precision < 1 ||
+        precision > 38 || scale < 0 || scale > precision)
+        return -1;
+    return pq_part_decimal(precision, scale);
+}
+
 /* A Delta primitive type as a partition column's type; -1: not read as a
  * partition column yet. */
 static int delta_part_type(const char *type)
 {
+    if (!strncmp(type, "decimal", 7)) return delta_decimal_type(type);
     if (!strcmp(type, "string")) return PQ_PART_STRING;
     if (!strcmp(type, "long") || !strcmp(type, "integer") || !strcmp(type, "short") || !strcmp(type, "byte"))
         return PQ_PART_INT64;
@@ -102,7 +115,7 @@ static int delta_parts(const pq_delta_log *log, pq_table *t, const char *what, p
             return pq_fail(err, PQ_E_UNSUPPORTED,
                            "%s: partition column '%s' is of type '%s', which this build does not read as a partition "
                            "column (string, long, integer, short, byte, date, double, float, boolean, timestamp, "
-                           "timestamp_ntz)",
+                           "timestamp_ntz, decimal)",
                            what, log->part_cols[p], f ? f->type : "?");
         if (!(t->part_names[p] = strdup(log->part_cols[p]))) return PQ_NOMEM(err);
         t->part_types[p] = (pq_part_type)type;
@@ -263,6 +276,11 @@ int pq_tf_part_canonical(const pq_tf_snapshot *s, int part, const char *text, ch
     } else if (t == PQ_PART_DOUBLE) {
         ok = pq_parse_double(text, strlen(text), &d) == 0 && d == d && d - d == 0; /* finite */
         if (ok) n = pq_fmt_double(d, out);
+    } else if (pq_part_is_decimal(t)) {
+        /* At the column's scale, as Spark writes it ("1.50"). */
+        __int128 unscaled;
+        ok = pq_part_value_decimal(text, t, &unscaled) == 0;
+        if (ok) n = pq_fmt_decimal_i128(unscaled, pq_part_decimal_scale(t), out);
     } else if (t == PQ_PART_BOOL) {
         ok = pq_part_value_bool(text) >= 0;
         if (ok) n = (size_t)snprintf(out, cap, "%s", pq_part_value_bool(text) ? "true" : "false");

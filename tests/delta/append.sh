@@ -76,6 +76,15 @@ write_parquet "$T/b.parquet" $'id\n2\n'
 write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json ts timestamp)")" '["ts"]')" \
     "$(add_action "$T" a.parquet '{"ts":"2024-01-02 03:04:05"}')" "$(add_action "$T" b.parquet '{"ts":"2024-01-01T00:00:00.000000Z"}')"
 
+# Partitioned by a decimal(5,2) column, amt: one file's value as Spark
+# writes it (at the scale), one with fewer digits.
+T=$LAKE/decp
+mkdir -p "$T"
+write_parquet "$T/a.parquet" $'id\n1\n'
+write_parquet "$T/b.parquet" $'id\n2\n'
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json amt 'decimal(5,2)')")" '["amt"]')" \
+    "$(add_action "$T" a.parquet '{"amt":"1.50"}')" "$(add_action "$T" b.parquet '{"amt":"-3"}')"
+
 # Partitioned by a timestamp_ntz column, tn (reader and writer feature
 # timestampNtz).
 T=$LAKE/ntz
@@ -213,6 +222,22 @@ fi
 check "... the rows, through the mount and pqtool" \
     '[ "$(sorted_rows "$MNT/ntz/data.csv")" = "1,2024-01-01 00:00:00 10,2024-01-02 03:04:05 11,2024-01-02 03:04:05.25 " ] &&
      [ "$("$PQTOOL" cat "$LAKE/ntz" | tail -n +2 | sort -n | tr "\n" " ")" = "1,2024-01-01 00:00:00 10,2024-01-02 03:04:05 11,2024-01-02 03:04:05.25 " ]'
+
+# ------------------------------------------------------------ a decimal partition
+# Read at the column's scale; one directory a value (1.50 and 1.5 are one);
+# an append commits the value at the scale, as Spark writes it; a value
+# finer than the scale is EINVAL (before: the table was refused whole).
+check "decimal partition: the rows" '[ "$(sorted_rows "$MNT/decp/data.csv")" = "1,1.50 2,-3.00 " ]'
+check "decimal partition: one directory a value, at the scale" '[ "$(ls "$MNT/decp" | grep "^amt=" | tr "\n" " ")" = "amt=-3.00 amt=1.50 " ]'
+check "decimal partition: amt=1.5 is amt=1.50" '[ "$(sorted_rows "$MNT/decp/amt=1.5/data.csv")" = "1,1.50 " ]'
+check "decimal partition: where= compares exactly" '[ "$(sorted_rows "$MNT/decp/where=amt<0/data.csv")" = "2,-3.00 " ]'
+printf 'id\n7\n' >"$WORK/dec.csv"
+commits_as decp amt=1.5 "$WORK/dec.csv" 1 amt 1.50
+commits_as decp amt=42 "$WORK/dec.csv" 2 amt 42.00
+check "decimal partition: the appended rows" '[ "$(sorted_rows "$MNT/decp/data.csv")" = "1,1.50 2,-3.00 7,1.50 7,42.00 " ]'
+if cp "$WORK/dec.csv" "$MNT/decp/amt=1.505/" 2>"$WORK/cp.err"; then fail "decimal partition: cp into amt=1.505 succeeded"
+else check "decimal partition: cp into amt=1.505 (finer than the scale): EINVAL" 'grep -q "Invalid argument" "$WORK/cp.err"'; fi
+check "... nothing committed" '[ ! -f "$LAKE/decp/_delta_log/00000000000000000003.json" ]'
 
 # ------------------------------------------------------------ a checkpoint
 # Versions 2 to 10 appended through the mount: at version 10 (every

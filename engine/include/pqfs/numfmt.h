@@ -65,6 +65,8 @@ size_t pq_fmt_decimal_be(const uint8_t *be, size_t len, int32_t scale, char *out
 size_t pq_fmt_decimal_max(size_t len, int32_t scale);
 /* Same for a 64-bit unscaled value (INT32/INT64 decimals). */
 size_t pq_fmt_decimal_i64(int64_t unscaled, int32_t scale, char *out);
+/* Same for a 128-bit one (a pq_value's DECIMAL); out holds 42 bytes. */
+size_t pq_fmt_decimal_i128(__int128 unscaled, int32_t scale, char *out);
 
 /* Parsing helpers for expressions and CSV input (not hot): strict, whole
  * string, return 0 on success. */

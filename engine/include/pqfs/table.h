@@ -73,7 +73,30 @@ typedef enum pq_part_type {
     PQ_PART_BOOL,
     PQ_PART_TIMESTAMP,
     PQ_PART_TIMESTAMP_NTZ,
+    /* Likewise, a Delta `decimal(P,S)`: the type carries its precision and
+     * scale (pq_part_decimal), values are exact ("1.50", "-3", "2.5" at
+     * scale 2). */
+    PQ_PART_DECIMAL_FIRST = 64,
+    PQ_PART_DECIMAL_LAST = PQ_PART_DECIMAL_FIRST + 38 * 64 + 38,
 } pq_part_type;
+
+/* DECIMAL(precision 1..38, scale 0..precision) as a partition type. */
+static inline pq_part_type pq_part_decimal(int precision, int scale)
+{
+    return (pq_part_type)(PQ_PART_DECIMAL_FIRST + precision * 64 + scale);
+}
+static inline bool pq_part_is_decimal(pq_part_type t)
+{
+    return t >= PQ_PART_DECIMAL_FIRST + 64 && t <= PQ_PART_DECIMAL_LAST;
+}
+static inline int pq_part_decimal_precision(pq_part_type t)
+{
+    return ((int)t - PQ_PART_DECIMAL_FIRST) / 64;
+}
+static inline int pq_part_decimal_scale(pq_part_type t)
+{
+    return ((int)t - PQ_PART_DECIMAL_FIRST) % 64;
+}
 
 typedef struct pq_part_decl {
     const char *name;
@@ -153,6 +176,11 @@ int pq_part_value_bool(const char *s);
  * or is finer than microseconds. */
 int pq_part_value_micros(const char *s, bool utc, int64_t *micros);
 bool pq_part_value_is_date(const char *s);
+/* A decimal partition value as the unscaled integer at the type's scale:
+ * -1 when it is no decimal, has more digits than the precision holds, or
+ * more fractional digits than the scale that are not zeros (never
+ * rounded). */
+int pq_part_value_decimal(const char *s, pq_part_type type, __int128 *unscaled);
 /* Whether a partition value (NULL: the NULL partition) is of that type, and
  * the type as words for messages ("an integer", "a date (YYYY-MM-DD)"). */
 bool pq_part_value_fits(const char *value, pq_part_type type);
