@@ -32,9 +32,9 @@
 #include "table.h"
 #include "tablefmt.h"
 
-static void die_usage(void)
+static void print_usage(FILE *to)
 {
-    fprintf(stderr,
+    fprintf(to,
             "usage: pqtool cat PATH... [--where EXPR] [--select C1,C2] [--limit N] [--threads N] [-o OUT]\n"
             "                  [--format csv|parquet]\n"
             "                  [--version N]\n"
@@ -51,8 +51,20 @@ static void die_usage(void)
             "may be an http(s):// or s3:// URL (one per command), as may a FILE ending in .parquet.\n"
             "A Delta Lake table (a directory holding _delta_log/) is read from its log: the live files\n"
             "of its latest version, or of version N with --version N; files its log's statistics rule\n"
-            "out are never opened (--no-log-stats: no such pruning).\n");
+            "out are never opened (--no-log-stats: no such pruning).\n"
+            "pqtool --help: this text; pqtool --version: the version.\n");
+}
+
+/* A usage error: the usage on stderr, exit 2. */
+static void die_usage(void)
+{
+    print_usage(stderr);
     exit(2);
+}
+
+static bool asks_help(const char *a)
+{
+    return !strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help");
 }
 
 /* One line, whatever the message holds. */
@@ -1318,6 +1330,15 @@ int main(int argc, char **argv)
     /* A table's files hold descriptors from a bounded set sized from it. */
     pq_fd_raise_limit();
     if (argc < 2) die_usage();
+    /* Asked for: on stdout, exit 0 (a pager, `| head`, --help in scripts). */
+    if (asks_help(argv[1]) || (argc == 3 && asks_help(argv[2]))) {
+        print_usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("pqtool (%s)\n", PQ_CREATED_BY);
+        return 0;
+    }
     if (!strcmp(argv[1], "cat")) return cmd_cat(argc - 2, argv + 2);
     if (!strcmp(argv[1], "meta")) return cmd_meta(argc - 2, argv + 2);
     if (!strcmp(argv[1], "plan")) return cmd_plan(argc - 2, argv + 2);
