@@ -630,6 +630,7 @@ void pq_lake_close(pq_lake *l)
         if (--t->refs == 0) table_info_free(t);
     }
     lake_unions_free(l);
+    lake_plans_free(l);
     for (int i = 0; i < ERROR_RING; i++) free(l->errors[i]);
     for (int i = 0; i < l->n_decls; i++) {
         for (int p = 0; p < l->decls[i].n_parts; p++) free((char *)l->decls[i].parts[p].name);
@@ -723,6 +724,10 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
             /* The exact size once a complete result exists for the view as
              * the lake is now; 0 before (procfs convention). */
             out->size_final = lake_result_size(l, &v, &out->size);
+        } else if (v.file == F_PLAN && v.t->ref_path) {
+            /* Likewise once the view's plan was made (a plan reads every
+             * footer: too much for an ls -l before). */
+            out->size_final = lake_plan_size(l, &v, &out->size);
         }
         break;
     }

@@ -90,6 +90,7 @@ struct pq_lake {
     int n_made;
     lake_counters c;
     lake_union *unions;          /* Hive views' schemas (lake_schema.c), under mu */
+    struct lake_plan *plans;     /* plan.txt texts by result key (lake_results.c), under mu */
     /* Held while a write makes partition directories and starts its part
      * file in them, and while a failed write removes the directories it
      * made: a directory another write has just found is never removed
@@ -279,6 +280,11 @@ uint64_t lake_version_of_key(const char *key);
 /* The size of the view's complete result as the lake is now, when the
  * cache holds one (data.csv's size is 0 before). */
 bool lake_result_size(pq_lake *l, const view *v, uint64_t *size);
+/* plan.txt's exact size once a plan of the view as the lake is now was
+ * made (kept in a memo of PLAN_MEMO_BYTES; false before, or when too big
+ * to keep). */
+bool lake_plan_size(pq_lake *l, const view *v, uint64_t *size);
+void lake_plans_free(pq_lake *l);
 /* schema.txt and plan.txt of a view. */
 int lake_schema_text(pq_lake *l, view *v, pq_buf *out, pq_error *err);
 int lake_plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err);

@@ -293,13 +293,117 @@ int lake_format_no_files_text(const view *v, pq_buf *out, pq_error *err)
     return rc ? PQ_NOMEM(err) : PQ_OK;
 }
 
+/* plan.txt's texts, by the view's result key (its files' identities, its
+ * query, the table's version): a plan once read has its exact size in a
+ * stat, and the next open serves that same text (tools that copy by size,
+ * or with sendfile, copied a size-0 plan.txt as empty).  At most
+ * PLAN_MEMO_BYTES in all, the oldest dropped; a larger plan is not kept
+ * (its size stays 0). */
+#define PLAN_MEMO_BYTES ((size_t)4 << 20)
+
+typedef struct lake_plan {
+    struct lake_plan *next;
+    char *key;
+    pq_buf text;
+} lake_plan;
+
+static void plan_free(lake_plan *p)
+{
+    free(p->key);
+    pq_buf_free(&p->text);
+    free(p);
+}
+
+void lake_plans_free(pq_lake *l)
+{
+    for (lake_plan *p = l->plans, *next; p; p = next) {
+        next = p->next;
+        plan_free(p);
+    }
+    l->plans = NULL;
+}
+
+/* Under l->mu: the plan kept for key, moved to the front. */
+static lake_plan *plan_find_locked(pq_lake *l, const char *key)
+{
+    for (lake_plan **p = &l->plans; *p; p = &(*p)->next)
+        if (!strcmp((*p)->key, key)) {
+            lake_plan *found = *p;
+            *p = found->next;
+            found->next = l->plans;
+            l->plans = found;
+            return found;
+        }
+    return NULL;
+}
+
+static void plan_keep(pq_lake *l, const char *key, const pq_buf *text)
+{
+    if (text->len > PLAN_MEMO_BYTES / 4) return;
+    lake_plan *p = calloc(1, sizeof *p);
+    if (!p || !(p->key = strdup(key)) || pq_buf_append(&p->text, text->data ? text->data : "", text->len)) {
+        if (p) plan_free(p);
+        return;
+    }
+    pthread_mutex_lock(&l->mu);
+    if (plan_find_locked(l, key)) {
+        pthread_mutex_unlock(&l->mu);
+        plan_free(p);
+        return;
+    }
+    p->next = l->plans;
+    l->plans = p;
+    size_t total = 0;
+    lake_plan **at = &l->plans;
+    while (*at && total + (*at)->text.len <= PLAN_MEMO_BYTES) {
+        total += (*at)->text.len;
+        at = &(*at)->next;
+    }
+    lake_plan *dropped = *at;
+    *at = NULL;
+    pthread_mutex_unlock(&l->mu);
+    for (lake_plan *next; dropped; dropped = next) {
+        next = dropped->next;
+        plan_free(dropped);
+    }
+}
+
+bool lake_plan_size(pq_lake *l, const view *v, uint64_t *size)
+{
+    view_query vq;
+    pq_error err;
+    if (lake_view_files(l, v, &vq, &err) != PQ_OK) return false;
+    pthread_mutex_lock(&l->mu);
+    lake_plan *p = plan_find_locked(l, vq.s.key);
+    if (p) *size = p->text.len;
+    pthread_mutex_unlock(&l->mu);
+    lake_view_query_free(l, &vq);
+    return p != NULL;
+}
+
+static int plan_make(pq_lake *l, view *v, view_query *vq, pq_buf *out, pq_error *err);
+
 int lake_plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
+{
+    view_query vq;
+    PQ_TRY(lake_view_query(l, v, &vq, err));
+    pthread_mutex_lock(&l->mu);
+    lake_plan *p = plan_find_locked(l, vq.s.key);
+    int rc = p && pq_buf_append(out, p->text.data ? p->text.data : "", p->text.len) ? PQ_NOMEM(err) : PQ_OK;
+    pthread_mutex_unlock(&l->mu);
+    if (!p && rc == PQ_OK) {
+        rc = plan_make(l, v, &vq, out, err);
+        if (rc == PQ_OK) plan_keep(l, vq.s.key, out);
+    }
+    lake_view_query_free(l, &vq);
+    return rc;
+}
+
+static int plan_make(pq_lake *l, view *v, view_query *vq, pq_buf *out, pq_error *err)
 {
     /* Which snapshot of a table format the plan is of. */
     if (v->t->snap && pq_tf_describe(v->t->snap, out)) return PQ_NOMEM(err);
-    view_query vq;
-    PQ_TRY(lake_view_query(l, v, &vq, err));
-    const snapshot *s = &vq.s;
+    const snapshot *s = &vq->s;
     open_ctx oc = {0};
     int rc = open_files(l, s, v, &oc, err);
     if (rc == PQ_OK) {
@@ -313,11 +417,10 @@ int lake_plan_text(pq_lake *l, view *v, pq_buf *out, pq_error *err)
                                    (unsigned long long)o.dirs_pruned, o.dirs_pruned == 1 ? "y" : "ies");
             rc = e ? PQ_NOMEM(err) : PQ_OK;
         }
-        else rc = pq_scan_plan(vq.q, oc.files, s->files->n_files, &o, out, NULL, err);
+        else rc = pq_scan_plan(vq->q, oc.files, s->files->n_files, &o, out, NULL, err);
         if (rc != PQ_OK) (void)lake_forget_listed(l, oc.table_root, NULL, err); /* as data_job_run */
     }
     close_files(&oc);
-    lake_view_query_free(l, &vq);
     return rc;
 }
 

@@ -607,6 +607,23 @@ for src in sys.argv[1:3]:
         sys.exit('%s: stat size %d, read %d bytes, shutil copied %d' % (src, size, len(want), len(got)))
 PY
     fail "schema.txt / stats sizes (above)"
+# plan.txt: size 0 until the view's plan was made, then its exact size
+# (issue 23: it stayed 0, and shutil.copyfile, tar and rsync copied it as
+# 0 bytes); the next open serves that same text.
+pv="$MNT/$E/where=i32 > 5/plan.txt"
+ps0=$(stat -c %s "$pv")
+pn=$(cat "$pv" | wc -c)
+ps1=$(stat -c %s "$pv")
+[ "$ps0" = 0 ] && [ "$pn" -gt 0 ] && [ "$ps1" = "$pn" ] && pass "plan.txt: size 0, then its exact size once read ($pn)" ||
+    fail "plan.txt sizes: $ps0 before, $ps1 after reading $pn bytes"
+python3 - "$pv" "$WORK/copied-plan.txt" <<'PY' && pass "shutil.copyfile copies a plan.txt read before" ||
+import shutil, sys
+want = open(sys.argv[1], 'rb').read()
+shutil.copyfile(sys.argv[1], sys.argv[2])
+got = open(sys.argv[2], 'rb').read()
+sys.exit(0 if got == want and got else 'copied %d bytes of %d' % (len(got), len(want)))
+PY
+    fail "shutil.copyfile of plan.txt (above)"
 # data.csv not yet complete: size 0 (SPEC), so sendfile copies nothing.
 python3 - "$MNT/$E/where=i32 > 20/select=id/data.csv" "$WORK/copied.csv" <<'PY' && pass "shutil.copyfile of a fresh data.csv" ||
 import os, shutil, sys
