@@ -87,6 +87,21 @@ int pq_percent_decode(const char *s, size_t n, char *out)
     return (int)o;
 }
 
+size_t pq_path_text_decode(const char *s, size_t n, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%' && n - i >= 3 && s[i + 1] == '2' && (s[i + 2] == 'F' || s[i + 2] == 'f' || s[i + 2] == '5')) {
+            out[o++] = s[i + 2] == '5' ? '%' : '/';
+            i += 2;
+            continue;
+        }
+        out[o++] = s[i];
+    }
+    out[o] = '\0';
+    return o;
+}
+
 /* What Hive's FileUtils escapes in partition path names (the portable set:
  * the Windows-only extras ' ', '<', '>', '|' are left alone, as Hive does on
  * other systems).  Bytes >= 0x80 stay raw so UTF-8 names read naturally. */

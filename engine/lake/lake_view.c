@@ -155,28 +155,15 @@ static char *decode_part(pq_arena *a, const char *comp, const char *s, size_t n,
     return has_nul ? NULL : out;
 }
 
-/* where=: an expression is text.  An escape that decodes to bytes that are
- * not UTF-8 (`LIKE '%bc'` is byte 0xBC) was meant as a literal `%` far more
- * often than as that byte: refused, with the way out, not run to no rows. */
-static char *decode_expression(pq_arena *a, const char *comp, const char *s, pq_error *err)
+/* where=: an expression is text, decoded only where a path cannot hold it
+ * (%2F, %25: pq_path_text_decode), so LIKE patterns read as typed, as
+ * pqtool --where reads them (before: `LIKE '%Ada%'` was EINVAL, byte 0xAD,
+ * and `LIKE '%41da%'` ran as `LIKE 'Ada%'`). */
+static char *decode_expression(pq_arena *a, const char *s)
 {
-    int decoded;
-    bool has_nul;
-    char *out = decode_counted(a, s, strlen(s), &decoded, &has_nul);
-    if (!out) {
-        PQ_NOMEM(err);
-        return NULL;
-    }
-    if (has_nul) {
-        pq_fail(err, PQ_E_USAGE, "%s: a %%00 escape decodes to a NUL byte, which an expression cannot hold", comp);
-        return NULL;
-    }
-    size_t len = strlen(out);
-    if (decoded && pq_utf8_valid_prefix((const unsigned char *)out, len) != len) {
-        pq_fail(err, PQ_E_USAGE, "%s: a %%XX escape decodes to bytes that are not UTF-8 text (write %%25 for a literal %%)",
-                comp);
-        return NULL;
-    }
+    size_t n = strlen(s);
+    char *out = pq_arena_alloc(a, n + 1);
+    if (out) (void)pq_path_text_decode(s, n, out);
     return out;
 }
 
@@ -422,8 +409,8 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             if (entered) continue;
         }
         if (kl == 5 && !strncmp(c, "where", 5)) {
-            char *w = decode_expression(&v->arena, c, val, err);
-            if (!w) return PQ_ERR;
+            char *w = decode_expression(&v->arena, val);
+            if (!w) return PQ_NOMEM(err);
             if (pq_arena_push_str(&v->arena, &v->wheres, &v->n_wheres, w)) return PQ_NOMEM(err);
         } else if (kl == 6 && !strncmp(c, "select", 6)) {
             if (has_select) return pq_fail(err, PQ_E_USAGE, "%s: at most one select= per path", c);

@@ -312,8 +312,8 @@ static char *select_name(pq_arena *a, const char *p, size_t len, bool percent)
     if (!percent) {
         memcpy(name, p, len);
         name[len] = '\0';
-    } else if (pq_percent_decode(p, len, name) < 0) {
-        return NULL;
+    } else {
+        (void)pq_path_text_decode(p, len, name);
     }
     return name;
 }

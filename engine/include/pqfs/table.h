@@ -158,6 +158,12 @@ int pq_dir_is_table_root(pq_store *store, const char *dir, bool *out, pq_error *
  * shorter), -1 only past INT_MAX bytes.  out has room for n + 1 bytes and
  * is NUL-terminated (%00 decodes to a NUL byte inside the returned length). */
 int pq_percent_decode(const char *s, size_t n, char *out);
+/* The decoding of a where= expression or select= list (SPEC section 3):
+ * only what a path cannot hold, `%2F` (or `%2f`) for '/', and `%25` for a
+ * '%' that must not be read so; every other '%' is literal, so `LIKE
+ * '%Ada%'` and `LIKE '%41da%'` read as typed, as pqtool --where reads them.
+ * Returns the length; out has room for n + 1 bytes, NUL-terminated. */
+size_t pq_path_text_decode(const char *s, size_t n, char *out);
 /* Percent-encoding for writing partition directory names: '/', '%', '=',
  * control bytes and the characters Hive escapes (uppercase hex).  Returns
  * the encoded length, or -1 when out (cap bytes, NUL-terminated) is too
