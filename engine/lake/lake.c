@@ -705,8 +705,15 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
             char *key;
             bool job_ran;
             rc = lake_materialize(l, &v, &res, &key, stop, stop_ctx, &job_ran, err);
-            /* A result that could not start (no cache file): said here, as
-             * an open of data.csv says it. */
+            /* One that cannot be made (a table without files, a file of
+             * another type, no room for the cache file) is still a file to
+             * ls -l: size 0, its open says why (EIO and the reason logged;
+             * issue 23: `-?????????` before).  A name that is gone is not. */
+            if (rc != PQ_OK && err->cls != PQ_E_NOTFOUND && err->cls != PQ_E_STALE) {
+                pq_error_clear(err);
+                rc = PQ_OK;
+                break;
+            }
             if (rc != PQ_OK && !job_ran) {
                 lake_view_free(l, &v);
                 return lake_fail_logged(l, err, path);

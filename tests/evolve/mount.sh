@@ -117,6 +117,11 @@ C=$MNT/conflict
 check "conflict: the view of id alone reads both files" \
     "[ \"\$(tail -n +2 '$C/select=id/data.csv' | sort -n | tr '\n' ' ')\" = '1 2 3 4 5 6 ' ]"
 check "conflict: data.csv (which reads code) fails: EIO" "! cat '$C/data.csv' >/dev/null 2>&1"
+# Its data.parquet cannot be made, yet is a file to ls -l (size 0); its
+# read fails (issue 23: ls -l showed -????????? and stat was EIO).
+check "conflict: stat of data.parquet succeeds, size 0" "[ \"\$(stat -c %s '$C/data.parquet')\" = 0 ]"
+check "conflict: ls -l shows data.parquet" "ls -l '$C' | grep -q '^-r.* 0 .* data.parquet\$'"
+check "conflict: reading data.parquet: EIO" "[ \"\$(errno_of read '$C/data.parquet')\" = EIO ]"
 check "conflict: the error names the file, the column and both types" \
     "grep -q \"b.parquet: column 'code' is STRING in this file but INT32 in the table's schema\" '$MNT/.pqfs/errors'"
 

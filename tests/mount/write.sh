@@ -263,6 +263,10 @@ check "four concurrent cp into one partition: four files, eight rows" \
 check "mkdir at the root makes a table" 'mkdir "$MNT/fresh" && ls "$MNT" | grep -qx fresh'
 check "a table without files reads as empty (data.csv, schema.txt, plan.txt; were EIO)" \
     'cat "$MNT/fresh/data.csv" "$MNT/fresh/schema.txt" "$MNT/fresh/plan.txt" >"$WORK/fresh-empty.txt" && [ ! -s "$WORK/fresh-empty.txt" ]'
+# No schema, so no data.parquet to make: still a file to ls -l (size 0; issue
+# 23: -?????????), its read EIO.
+check "a table without files: ls -l shows data.parquet, size 0" \
+    'ls -l "$MNT/fresh" | grep -q "^-r.* 0 .* data.parquet\$" && [ "$(errno_of read "$MNT/fresh/data.parquet")" = EIO ]'
 printf 'k,when,flag,score\n1,2024-01-01,true,0.5\n2,,false,nan\n' >"$IN/fresh.csv"
 check "its first CSV defines the schema" 'cp "$IN/fresh.csv" "$MNT/fresh/" && cat "$MNT/fresh/data.csv" >"$WORK/fresh.got" && cmp "$IN/fresh.csv" "$WORK/fresh.got"'
 check "types inferred (int64, date, boolean, double)" \
