@@ -250,7 +250,8 @@ const char *pqfs_config_usage(void)
            "  -d          debug: foreground, log_level=debug and FUSE request tracing\n"
            "  -o opt,...  [pqfs] keys (source, read_only, threads, cache_dir, cache_size,\n"
            "              metadata_ttl, log_level; remote lakes: uid, gid, dir_mode, file_mode)\n"
-           "              or FUSE options (allow_other, ro, ...)\n"
+           "              or FUSE options (allow_other, ro, ...); nonempty: mount even where a\n"
+           "              pqfs mount already is (refused otherwise)\n"
            "  -h, --help  this text\n"
            "  -V, --version\n";
 }
@@ -354,6 +355,10 @@ static int apply_mount_option(pqfs_config *c, const char *opt, size_t n, pq_erro
         int rc = cfg_apply_pqfs(c, key, value, NULL, "-o", err);
         free(value);
         return rc;
+    }
+    if (n == 8 && !strncmp(opt, "nonempty", 8)) {
+        c->nonempty = true; /* pqfs's own (libfuse 3 has none): not passed on */
+        return 0;
     }
     if (n == 2 && strncmp(opt, "ro", 2) == 0) c->read_only = true; /* and FUSE mounts read-only */
     else if ((n == 11 && !strncmp(opt, "allow_other", 11)) || (n == 10 && !strncmp(opt, "allow_root", 10)))

@@ -61,6 +61,7 @@ typedef struct pqfs_config {
     char **fuse_opts;              /* -o options that are not pqfs keys (allow_other, ro, ...), passed to FUSE */
     int n_fuse_opts;
     bool multi_user;               /* allow_other or allow_root among them (docs/permissions.md) */
+    bool nonempty;                 /* -o nonempty: mount even where a pqfs mount already is */
     /* Remote lakes (HTTP, S3): who owns every entry and their modes
      * (uid=, gid=, dir_mode=, file_mode=; octal modes).  -1: unset (the
      * mounting user; 0755 (0555 read-only) and 0444). */

@@ -1,6 +1,7 @@
 /* pqfs SOURCE MOUNTPOINT [-f] [-o opt[,opt...]]: mounts a Parquet lake.
  * Configuration (config/), the lake (engine/include/pqfs/lake.h), the FUSE adapter (fs.c). */
 #include <errno.h>
+#include <mntent.h>
 #include <stdint.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -247,6 +248,19 @@ static void tune_malloc(void)
     if (!own || !*own) mallopt(M_ARENA_MAX, cores < 1 ? 2 : cores > 8 ? 16 : 2 * (int)cores);
 }
 
+/* Whether the mount table holds a pqfs mount at dir (resolved, as the
+ * kernel shows it). */
+static bool already_mounted(const char *dir)
+{
+    FILE *f = setmntent("/proc/self/mounts", "r");
+    if (!f) return false;
+    bool found = false;
+    for (struct mntent *m; !found && (m = getmntent(f));)
+        found = !strcmp(m->mnt_dir, dir) && !strcmp(m->mnt_type, "fuse.pqfs");
+    endmntent(f);
+    return found;
+}
+
 int main(int argc, char **argv, char **envp)
 {
     tune_malloc();
@@ -276,6 +290,16 @@ int main(int argc, char **argv, char **envp)
     }
     if (parsed != 0 || pqfs_config_validate(&cfg, &err) != 0) {
         fprintf(stderr, "pqfs: %s\n", err.msg);
+        pqfs_config_free(&cfg);
+        return 2;
+    }
+    if (!cfg.nonempty && already_mounted(cfg.mountpoint)) {
+        /* As mount(8) refuses: a second mount would hide the first, and
+         * both daemons would serve on. */
+        fprintf(stderr,
+                "pqfs: %s is already a pqfs mount: unmount it first (fusermount3 -u %s), or give -o nonempty to "
+                "mount over it\n",
+                cfg.mountpoint, cfg.mountpoint);
         pqfs_config_free(&cfg);
         return 2;
     }

@@ -47,6 +47,15 @@ LAKE2=$WORK/lake2                       # an unchanged copy for the later mounts
 cp -a "$LAKE" "$LAKE2"
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,metadata_ttl=1s,log_level=debug"
 MAIN_PID=$PQFS_PID
+# A second pqfs on the same mountpoint is refused, as mount(8) refuses
+# (issue 23: it stacked a second mount and exited 0).
+rc=0
+timeout 20 "$PQFS" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache-second" >"$WORK/second.out" 2>&1 || rc=$?
+n=$(awk -v m="$MNT" '$2 == m' /proc/self/mounts | wc -l)
+[ "$rc" = 2 ] && [ "$n" = 1 ] && grep -q "is already a pqfs mount: unmount it first" "$WORK/second.out" &&
+    pass "a second pqfs on the mountpoint: refused (exit 2, one mount)" ||
+    fail "a second pqfs on the mountpoint: exit $rc, $n mounts, '$(head -c 200 "$WORK/second.out")'"
+while [ "$(awk -v m="$MNT" '$2 == m' /proc/self/mounts | wc -l)" -gt 1 ]; do fusermount3 -u "$MNT"; done
 
 # ---------------------------------------------------------------- view cases
 # view NAME PATH TABLE WHERE SELECT LIMIT [nonempty]
