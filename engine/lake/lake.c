@@ -507,7 +507,35 @@ struct pq_lake_handle {
     pq_result *res;              /* data.csv */
     char *key;
     pq_buf text;                 /* other files */
+    /* /.pqfs/errors: a handle reads on past the text it opened with as
+     * lines are logged (tail -f polls its size, then reads from where it
+     * stopped), while the new text extends the old; texts it replaced
+     * stay until release, since a reply may still point into them. */
+    bool live;
+    pthread_mutex_t mu;
+    pq_buf *retired;
+    size_t n_retired;
 };
+
+/* A live handle's text, extended to the errors as they are now when they
+ * extend it (a ring that dropped its oldest line does not: the size then
+ * stays, as a file that is not appended to). */
+static void handle_refresh(pq_lake_handle *h)
+{
+    pq_buf now;
+    pq_buf_init(&now);
+    pthread_mutex_lock(&h->mu);
+    pq_buf *retired = NULL;
+    if (errors_text(h->l, &now) == 0 && now.len > h->text.len && !memcmp(now.data, h->text.data ? h->text.data : "", h->text.len) &&
+        (retired = realloc(h->retired, sizeof *retired * (h->n_retired + 1)))) {
+        h->retired = retired;
+        h->retired[h->n_retired++] = h->text;
+        h->text = now;
+        pq_buf_init(&now);
+    }
+    pthread_mutex_unlock(&h->mu);
+    pq_buf_free(&now);
+}
 
 int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
 {
@@ -991,7 +1019,11 @@ int pq_lake_open_file(pq_lake *l, const char *path, uint64_t version, pq_lake_ha
     int rc = PQ_OK;
     switch (v.kind) {
     case K_META_STATS: rc = stats_text(l, &h->text) ? PQ_NOMEM(err) : PQ_OK; break;
-    case K_META_ERRORS: rc = errors_text(l, &h->text) ? PQ_NOMEM(err) : PQ_OK; break;
+    case K_META_ERRORS:
+        rc = errors_text(l, &h->text) ? PQ_NOMEM(err) : PQ_OK;
+        h->live = true;
+        pthread_mutex_init(&h->mu, NULL);
+        break;
     case K_VIEW_FILE:
         atomic_fetch_add(&l->c.views_opened, 1);
         /* A table without files yet (made by mkdir, or declared): no
@@ -1036,9 +1068,13 @@ int pq_lake_peek(pq_lake_handle *h, uint64_t off, size_t len, const char **data,
     if (h->res) return pq_result_peek(h->res, off, len, data, n, stop, stop_ctx, err);
     *data = NULL;
     *n = 0;
-    if (off >= h->text.len) return PQ_OK;
-    *n = h->text.len - off < len ? (size_t)(h->text.len - off) : len;
-    *data = h->text.data + off;
+    if (h->live && off >= h->text.len) handle_refresh(h);
+    if (h->live) pthread_mutex_lock(&h->mu);
+    if (off < h->text.len) {
+        *n = h->text.len - off < len ? (size_t)(h->text.len - off) : len;
+        *data = h->text.data + off;
+    }
+    if (h->live) pthread_mutex_unlock(&h->mu);
     return PQ_OK;
 }
 
@@ -1055,7 +1091,12 @@ int pq_lake_read(pq_lake_handle *h, void *buf, size_t len, uint64_t off, size_t 
 bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size)
 {
     if (!h->res) {
+        if (h->live) {
+            handle_refresh(h);
+            pthread_mutex_lock(&h->mu);
+        }
         *size = h->text.len;
+        if (h->live) pthread_mutex_unlock(&h->mu);
         return true;
     }
     pq_result_state st;
@@ -1070,5 +1111,8 @@ void pq_lake_release(pq_lake_handle *h)
     if (h->res) lake_release_result(h->l, h->res, h->key);
     free(h->key);
     pq_buf_free(&h->text);
+    for (size_t i = 0; i < h->n_retired; i++) pq_buf_free(&h->retired[i]);
+    free(h->retired);
+    if (h->live) pthread_mutex_destroy(&h->mu);
     free(h);
 }

@@ -444,6 +444,28 @@ expect_errno() { # ERRNO OP PATH [TEXT expected in /.pqfs/errors]
     pass "$2 '$3': $1"
 }
 expect_errno EINVAL stat "$E/where=nosuch = 1" "unknown column 'nosuch'"
+# tail -f /.pqfs/errors shows lines logged after it opened (issue 23: an
+# open descriptor read nothing past its first text), and an open handle's
+# fstat size grows with them.
+timeout 6 tail -f "$MNT/.pqfs/errors" >"$WORK/tail.out" 2>&1 &
+tail_pid=$!
+python3 - "$MNT/.pqfs/errors" "$MNT/$E/where=tailcheck = 1" <<'PY' && pass "an open /.pqfs/errors reads the lines logged after its open" ||
+import os, sys, time
+with open(sys.argv[1], 'rb') as f:
+    first = f.read()
+    try:
+        os.stat(sys.argv[2])
+    except OSError:
+        pass
+    more = f.read()
+    size = os.fstat(f.fileno()).st_size
+sys.exit(0 if b"unknown column 'tailcheck'" in more and size == len(first) + len(more) else 'read %r after, fstat %d' % (more[:100], size))
+PY
+    fail "an open /.pqfs/errors (above)"
+sleep 2.5 # tail polls each second
+kill "$tail_pid" 2>/dev/null || true; wait "$tail_pid" 2>/dev/null || true
+grep -q "unknown column 'tailcheck'" "$WORK/tail.out" && pass "tail -f /.pqfs/errors shows a new line" ||
+    fail "tail -f /.pqfs/errors: '$(tail -c 300 "$WORK/tail.out")'"
 expect_errno EINVAL list "$E/where=i32 >" "where=i32 >"
 expect_errno EINVAL stat "$E/where=((/data.csv" "where=(("
 expect_errno EINVAL read "$E/where=i32 = 'abc'/data.csv" "where=i32 = 'abc'"
