@@ -167,6 +167,37 @@ static char *decode_expression(pq_arena *a, const char *s)
     return out;
 }
 
+/* A COL=VALUE value that is not a directory's: `'DE'` (a quoted SQL
+ * literal, '' for a quote) is DE; on a partition column, one that begins
+ * or ends with a space (`country= DE`) is refused, naming it, with the
+ * ways to say it (a data column's values are not known without a scan). */
+static int plain_value(pq_arena *a, const char *comp, bool partition, char **value, pq_error *err)
+{
+    char *s = *value;
+    size_t n = strlen(s);
+    if (n >= 2 && s[0] == '\'' && s[n - 1] == '\'') {
+        char *out = pq_arena_alloc(a, n);
+        if (!out) return PQ_NOMEM(err);
+        size_t o = 0;
+        for (size_t i = 1; i + 1 < n; i++) {
+            if (s[i] == '\'' && (i + 2 >= n || s[i + 1] != '\''))
+                return pq_fail(err, PQ_E_USAGE, "%s: a quoted value with a lone quote inside (write '' for a quote)",
+                               comp);
+            out[o++] = s[i];
+            if (s[i] == '\'') i++;
+        }
+        out[o] = '\0';
+        *value = out;
+        return PQ_OK;
+    }
+    if (partition && n && (s[0] == ' ' || s[n - 1] == ' '))
+        return pq_fail(err, PQ_E_USAGE,
+                       "%s: the value '%s' begins or ends with a space, and no partition directory has it (without "
+                       "the space: COL=VALUE; with it: where=COL = '...')",
+                       comp, s);
+    return PQ_OK;
+}
+
 bool lake_is_hidden(const char *name)
 {
     return name[0] == '.' || name[0] == '_';
@@ -439,6 +470,20 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             bool entered;
             if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
             if (entered) continue;
+            /* Not a directory of a Hive table: a typo must not read as a
+             * filter matching nothing (issue 23).  A Delta table's values
+             * are its log's, whatever they hold. */
+            if (!is_null && !t->snap) {
+                char *plain = value;
+                bool partition = false;
+                for (int p = 0; p < t->n_parts && !partition; p++) partition = !strcmp(t->part_names[p], key);
+                PQ_TRY(plain_value(&v->arena, c, partition, &plain, err));
+                if (plain != value) {
+                    value = plain;
+                    if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
+                    if (entered) continue;
+                }
+            }
             int ne = v->n_eq;
             if (pq_arena_push_str(&v->arena, &v->eq_cols, &ne, key)) return PQ_NOMEM(err);
             ne = v->n_eq;

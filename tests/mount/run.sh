@@ -277,6 +277,12 @@ same_bytes "users/name=Ken O'Neil, Pat/data.csv" "users/name=Ken%20O%27Neil%2C%2
     "users/where=name = 'Ken O''Neil, Pat'/data.csv"
 same_bytes "$E/where=i32 < 50/where=flag/data.csv" "$E/where=flag/where=i32 < 50/data.csv" "$E/where=i32 < 50 AND flag/data.csv"
 same_bytes "$E/region=__HIVE_DEFAULT_PARTITION__/data.csv" "$E/where=region IS NULL/data.csv"
+# A quoted SQL literal in COL=VALUE is its text, below a real directory or
+# as a filter, on partition and data columns (issue 23: region='eu' matched
+# nothing, silently).
+same_bytes "$E/region=eu/data.csv" "$E/region='eu'/data.csv"
+same_bytes "$E/year=2024/dt=2024-01-01/region=eu/data.csv" "$E/year=2024/dt=2024-01-01/region='eu'/data.csv"
+same_bytes "users/name=Ken O'Neil, Pat/data.csv" "users/name='Ken O''Neil, Pat'/data.csv"
 # Repeatable: the same view read again (from the result cache) and re-read at once by two readers.
 cat "$MNT/$E/data.csv" >"$WORK/ev1.csv" & r1=$!
 cat "$MNT/$E/data.csv" >"$WORK/ev2.csv" & r2=$!
@@ -444,6 +450,10 @@ expect_errno() { # ERRNO OP PATH [TEXT expected in /.pqfs/errors]
     pass "$2 '$3': $1"
 }
 expect_errno EINVAL stat "$E/where=nosuch = 1" "unknown column 'nosuch'"
+# A partition value with a space at an end that no directory has is a typo,
+# not a filter matching nothing (issue 23).
+expect_errno EINVAL stat "$E/region= eu" "the value ' eu' begins or ends with a space"
+expect_errno EINVAL stat "$E/year=2024/region=eu " "the value 'eu ' begins or ends with a space"
 # tail -f /.pqfs/errors shows lines logged after it opened (issue 23: an
 # open descriptor read nothing past its first text), and an open handle's
 # fstat size grows with them.
