@@ -514,9 +514,17 @@ static bool same_nullability(const pq_node *a, const pq_node *b)
     return true;
 }
 
+/* The root's name is the writer's ("schema", "duckdb_schema",
+ * "spark_schema"; a union's is "schema"): not part of the columns. */
 bool pq_schema_identical(const pq_schema *a, const pq_schema *b)
 {
-    return pq_schema_equal(a, b) && same_nullability(a->root, b->root);
+    const pq_node *x = a->root, *y = b->root;
+    if (x->kind != y->kind || x->n_children != y->n_children || x->nullable != y->nullable) return false;
+    for (int32_t i = 0; i < x->n_children; i++)
+        if (!x->children[i] || !y->children[i] || !node_equal(x->children[i], y->children[i]) ||
+            !same_nullability(x->children[i], y->children[i]))
+            return false;
+    return true;
 }
 
 static int32_t subtree_end(const pq_file_meta *m, int32_t i, int depth)

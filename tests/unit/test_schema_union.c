@@ -122,13 +122,13 @@ static void test_union_types(void)
 }
 
 /* A footer of flat columns: "name:TYPE" with TYPE i32, i64, i96, u32, f, d,
- * str, and a trailing '!' for REQUIRED. */
-static pq_footer *footer_of(const char *const *cols, int n)
+ * str, and a trailing '!' for REQUIRED; its root named `root`. */
+static pq_footer *footer_named(const char *root, const char *const *cols, int n)
 {
     pq_footer *ft = calloc(1, sizeof *ft);
     pq_arena_init(&ft->arena, 1024);
     pq_schema_element *e = pq_arena_alloc(&ft->arena, sizeof *e * (size_t)(n + 1));
-    e[0] = (pq_schema_element){.name = "schema", .has_num_children = true, .num_children = n,
+    e[0] = (pq_schema_element){.name = root, .has_num_children = true, .num_children = n,
                                .converted_type = PQ_CT_NONE};
     for (int i = 0; i < n; i++) {
         const char *colon = strchr(cols[i], ':');
@@ -155,6 +155,11 @@ static pq_footer *footer_of(const char *const *cols, int n)
         abort();
     }
     return ft;
+}
+
+static pq_footer *footer_of(const char *const *cols, int n)
+{
+    return footer_named("schema", cols, n);
 }
 
 static const char *col_text(const pq_footer *ft, int i, pq_buf *b)
@@ -292,8 +297,34 @@ static void test_set_type(void)
     pq_buf_free(&txt);
 }
 
+/* The union of files of one schema is that schema whatever their writer
+ * named its root (DuckDB "duckdb_schema", Spark "spark_schema"; a union's
+ * root is "schema"): else a table's union pass forgets its statistics
+ * verdicts (pqtool table_union, lake_view_query_complete) and every footer
+ * is read twice. */
+static void test_identical_whatever_the_root(void)
+{
+    const char *cols[] = {"id:i64", "s:str"};
+    const char *req[] = {"id:i64!", "s:str"};
+    pq_footer *f = footer_named("duckdb_schema", cols, 2), *g = footer_named("spark_schema", req, 2);
+    pq_error err;
+    pq_schema_union *u;
+    pq_footer *t = NULL;
+    CHECK(pq_schema_union_new(false, &u, &err) == PQ_OK);
+    CHECK(pq_schema_union_add(u, f, "a.parquet", &err) == PQ_OK);
+    CHECK(pq_schema_union_add(u, f, "b.parquet", &err) == PQ_OK);
+    CHECK(pq_schema_union_finish(u, &t, &err) == PQ_OK);
+    pq_schema_union_free(u);
+    CHECK(t && pq_schema_identical(&t->schema, &f->schema));
+    CHECK(t && !pq_schema_identical(&t->schema, &g->schema)); /* id's nullability differs */
+    pq_footer_free(t);
+    pq_footer_free(f);
+    pq_footer_free(g);
+}
+
 int main(void)
 {
+    test_identical_whatever_the_root();
     test_union_types();
     test_union_of_footers();
     test_set_type();
