@@ -248,16 +248,23 @@ static void tune_malloc(void)
     if (!own || !*own) mallopt(M_ARENA_MAX, cores < 1 ? 2 : cores > 8 ? 16 : 2 * (int)cores);
 }
 
-/* Whether the mount table holds a pqfs mount at dir (resolved, as the
- * kernel shows it). */
-static bool already_mounted(const char *dir)
+/* Whether the mountpoint (resolved, as the kernel shows it) is a pqfs
+ * mount already, said on stderr: refused as mount(8) refuses, since a
+ * second mount would hide the first and both daemons would serve on
+ * (-o nonempty: mount over it all the same). */
+static bool refuse_stacked(const pqfs_config *cfg)
 {
-    FILE *f = setmntent("/proc/self/mounts", "r");
+    FILE *f = cfg->nonempty ? NULL : setmntent("/proc/self/mounts", "r");
     if (!f) return false;
     bool found = false;
     for (struct mntent *m; !found && (m = getmntent(f));)
-        found = !strcmp(m->mnt_dir, dir) && !strcmp(m->mnt_type, "fuse.pqfs");
+        found = !strcmp(m->mnt_dir, cfg->mountpoint) && !strcmp(m->mnt_type, "fuse.pqfs");
     endmntent(f);
+    if (found)
+        fprintf(stderr,
+                "pqfs: %s is already a pqfs mount: unmount it first (fusermount3 -u %s), or give -o nonempty to "
+                "mount over it\n",
+                cfg->mountpoint, cfg->mountpoint);
     return found;
 }
 
@@ -293,13 +300,7 @@ int main(int argc, char **argv, char **envp)
         pqfs_config_free(&cfg);
         return 2;
     }
-    if (!cfg.nonempty && already_mounted(cfg.mountpoint)) {
-        /* As mount(8) refuses: a second mount would hide the first, and
-         * both daemons would serve on. */
-        fprintf(stderr,
-                "pqfs: %s is already a pqfs mount: unmount it first (fusermount3 -u %s), or give -o nonempty to "
-                "mount over it\n",
-                cfg.mountpoint, cfg.mountpoint);
+    if (refuse_stacked(&cfg)) {
         pqfs_config_free(&cfg);
         return 2;
     }

@@ -351,6 +351,44 @@ static int take_format_partition(view *v, const char *comp, size_t kl, const cha
     return 1;
 }
 
+/* COL=VALUE (c, the key kl bytes long, val after '='): the next level's
+ * real partition directory, else an equality filter. */
+static int take_col_value(pq_lake *l, view *v, const char *c, size_t kl, const char *val, pq_error *err)
+{
+    const table_info *t = v->t;
+    char *key = decode_part(&v->arena, c, c, kl, err);
+    char *value = key ? decode_part(&v->arena, c, val, strlen(val), err) : NULL;
+    if (!key || !value) return PQ_ERR;
+    bool is_null = !strcmp(val, "__HIVE_DEFAULT_PARTITION__");
+    /* The next level of real partition directories, also after virtual
+     * components (filters commute): readdir below a where= lists these
+     * directories, and entering one must show its own subdirectories, not
+     * the same name again. */
+    bool entered;
+    PQ_TRY(enter_real_dir(l, v, c, key, value, &entered, err));
+    if (entered) return PQ_OK;
+    /* Not a directory of a Hive table: a typo must not read as a filter
+     * matching nothing (issue 23).  A Delta table's values are its log's,
+     * whatever they hold. */
+    if (!is_null && !t->snap) {
+        char *plain = value;
+        bool partition = false;
+        for (int p = 0; p < t->n_parts && !partition; p++) partition = !strcmp(t->part_names[p], key);
+        PQ_TRY(plain_value(&v->arena, c, partition, &plain, err));
+        if (plain != value) {
+            value = plain;
+            PQ_TRY(enter_real_dir(l, v, c, key, value, &entered, err));
+            if (entered) return PQ_OK;
+        }
+    }
+    int ne = v->n_eq;
+    if (pq_arena_push_str(&v->arena, &v->eq_cols, &ne, key)) return PQ_NOMEM(err);
+    ne = v->n_eq;
+    if (pq_arena_push_str(&v->arena, &v->eq_vals, &ne, is_null ? NULL : value)) return PQ_NOMEM(err);
+    v->n_eq = ne;
+    return PQ_OK;
+}
+
 /* Resolves a path into a view (or a special entry).  Validates every
  * component, compiling the view's query when it has filters. */
 int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
@@ -459,37 +497,7 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
             v->limit = lim;
             has_limit = true;
         } else {
-            char *key = decode_part(&v->arena, c, c, kl, err);
-            char *value = key ? decode_part(&v->arena, c, val, strlen(val), err) : NULL;
-            if (!key || !value) return PQ_ERR;
-            bool is_null = !strcmp(val, "__HIVE_DEFAULT_PARTITION__");
-            /* The next level of real partition directories, also after
-             * virtual components (filters commute): readdir below a where=
-             * lists these directories, and entering one must show its own
-             * subdirectories, not the same name again. */
-            bool entered;
-            if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
-            if (entered) continue;
-            /* Not a directory of a Hive table: a typo must not read as a
-             * filter matching nothing (issue 23).  A Delta table's values
-             * are its log's, whatever they hold. */
-            if (!is_null && !t->snap) {
-                char *plain = value;
-                bool partition = false;
-                for (int p = 0; p < t->n_parts && !partition; p++) partition = !strcmp(t->part_names[p], key);
-                PQ_TRY(plain_value(&v->arena, c, partition, &plain, err));
-                if (plain != value) {
-                    value = plain;
-                    if (enter_real_dir(l, v, c, key, value, &entered, err) != PQ_OK) return PQ_ERR;
-                    if (entered) continue;
-                }
-            }
-            int ne = v->n_eq;
-            if (pq_arena_push_str(&v->arena, &v->eq_cols, &ne, key)) return PQ_NOMEM(err);
-            ne = v->n_eq;
-            if (pq_arena_push_str(&v->arena, &v->eq_vals, &ne, is_null ? NULL : value))
-                return PQ_NOMEM(err);
-            v->n_eq = ne;
+            PQ_TRY(take_col_value(l, v, c, kl, val, err));
         }
     }
     /* A table without files yet (made by mkdir, or declared) has no schema

@@ -1762,9 +1762,11 @@ static void test_select_lists(void)
     expect_select("\"x,y\", a", true, "[x,y] [a]");
     expect_select("\"say \"\"hi\"\"\",z", true, "[say \"hi\"] [z]");
     expect_select("\" pad \"", true, "[ pad ]");
-    expect_select("x%2Cy,%41", true, "[x,y] [A]");
-    expect_select("x%2Cy", false, "[x%2Cy]");
-    expect_select("\"x%2Cy\"", true, "[x,y]");
+    /* In a path only %2F and %25 are escapes (SPEC section 3; issue 23). */
+    expect_select("x%2Cy,%41", true, "[x%2Cy] [%41]");
+    expect_select("a%2Fb,a%2fb,%25x", true, "[a/b] [a/b] [%x]");
+    expect_select("a%2Fb", false, "[a%2Fb]");
+    expect_select("\"x%2Cy\"", true, "[x%2Cy]");
     expect_select("", true, "");
     expect_select("\"x,y", true, "error: a quoted name without its closing '\"'");
     expect_select("\"x\"y", true, "error: unexpected text after a quoted name");
