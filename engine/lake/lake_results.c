@@ -435,6 +435,9 @@ int lake_files_union(pq_lake *l, const view *v, const snapshot *s, const pq_quer
     if (rc == PQ_OK) {
         pq_scan_opts o;
         scan_opts_for(l, s, &oc, &o);
+        /* No scan follows with these files: no statistics verdicts to make
+         * (q still keeps out the files its partition values rule out). */
+        o.no_stats = true;
         rc = pq_scan_schema_union_from(seed, v->t->ref_path, oc.files, s->files->n_files, q, &o, 0, out, err);
         if (rc != PQ_OK) (void)lake_forget_listed(l, oc.table_root, NULL, err); /* as data_job_run */
     }
