@@ -454,9 +454,16 @@ int pq_lake_uploads_reopen(pq_lake_uploads *u, const char *path, const pq_cred *
                            pq_lake_open_upload **out, pq_error *err)
 {
     uint64_t size;
-    if (!pq_lake_uploads_stat(u, path, 0, &size)) {
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    /* A view's data.csv or data.parquet opened for writing (cp onto it: the
+     * name exists): a new file, as a create would make. */
+    bool view_data = !strcmp(name, "data.csv") || !strcmp(name, "data.parquet");
+    if (!view_data && !pq_lake_uploads_stat(u, path, 0, &size)) {
         *out = NULL;
-        return pq_fail(err, PQ_E_DENIED, "%s: the lake's files are not written in place", path);
+        pq_fail(err, PQ_E_DENIED, "%s: the lake's files are not written in place", path);
+        pq_lake_report(u->lake, err); /* an EPERM users asked the reason of */
+        return PQ_ERR;
     }
     return pq_lake_uploads_create(u, path, c, tid, file_id, out, err);
 }

@@ -203,7 +203,11 @@ static int target_dir(pq_lake *l, const pq_lake_upload *u, view *v, const write_
 int pq_lake_check_data_name(const char *name, pq_error *err)
 {
     view_file vf;
-    if (lake_view_file_of(name, &vf)) return pq_fail(err, PQ_E_DENIED, "%s is a view file: read-only", name);
+    /* data.csv and data.parquet are data, whatever their name: a view's
+     * own output copied into another directory lands as
+     * data-<unique>.parquet (issue 23: EPERM, nothing logged). */
+    if (lake_view_file_of(name, &vf) && vf != F_DATA_CSV && vf != F_DATA_PARQUET)
+        return pq_fail(err, PQ_E_DENIED, "%s is a view file: read-only", name);
     if (name[0] == '_' || !name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
         return pq_fail(err, PQ_E_DENIED, "%s: names starting with '_' are not data", name);
     return PQ_OK;

@@ -130,8 +130,9 @@ bool pq_lake_handle_size(pq_lake_handle *h, uint64_t *size);
 void pq_lake_release(pq_lake_handle *h);
 
 /* Whether a file name takes data (is written into the lake when created,
- * or renamed to): not a view file's name (data.csv, ...), not one starting
- * with '_'.  PQ_E_DENIED naming the rule otherwise. */
+ * or renamed to): not schema.txt or plan.txt, not one starting with '_'
+ * (data.csv and data.parquet do: they land as data-<unique>.parquet).
+ * PQ_E_DENIED naming the rule otherwise. */
 int pq_lake_check_data_name(const char *name, pq_error *err);
 
 /* ------------------------------------------------------------------ writes (SPEC section 6)
