@@ -733,12 +733,14 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
             char *key;
             bool job_ran;
             rc = lake_materialize(l, &v, &res, &key, stop, stop_ctx, &job_ran, err);
-            /* One that cannot be made (a table without files, a file of
-             * another type: its scan failed, or its data cannot be read) is
-             * still a file to ls -l: size 0, its open says why (EIO and the
-             * reason logged; issue 23: `-?????????` before).  A result that
-             * cannot start for want of a cache file fails here, below. */
-            if (rc != PQ_OK && (job_ran || err->cls == PQ_E_CORRUPT || err->cls == PQ_E_UNSUPPORTED)) {
+            /* One that cannot be made from what the lake holds (a table
+             * without files, a file of a type that does not widen, bytes
+             * that are no Parquet) is still a file to ls -l: size 0, its
+             * open says why (EIO and the reason logged; issue 23:
+             * `-?????????` before).  Storage that failed (a file changed
+             * since it was listed, no cache file) fails here, below, as a
+             * read of the moment would. */
+            if (rc != PQ_OK && (err->cls == PQ_E_CORRUPT || err->cls == PQ_E_UNSUPPORTED)) {
                 pq_error_clear(err);
                 rc = PQ_OK;
                 break;

@@ -121,10 +121,13 @@ static void test_rename_then_commit(pq_lake *l)
     pq_lake_upload *u = staged(l, "t/.a.csv.XXXX", "id,name\n1,x\n2,y\n");
     CHECK(u != NULL);
     if (!u) return;
-    /* Renames stay in the directory and take only names that hold data. */
+    /* Renames stay in the directory and take only names that hold data
+     * (data.csv does: issue 23; schema.txt and plan.txt do not). */
     CHECK_EQ_INT(pq_lake_upload_rename(u, "t/dt=1/a.csv", &err), PQ_ERR);
     CHECK_EQ_INT(err.cls, PQ_E_DENIED);
-    CHECK_EQ_INT(pq_lake_upload_rename(u, "t/data.csv", &err), PQ_ERR);
+    CHECK_EQ_INT(pq_lake_upload_rename(u, "t/schema.txt", &err), PQ_ERR);
+    CHECK_EQ_INT(err.cls, PQ_E_DENIED);
+    CHECK_EQ_INT(pq_lake_upload_rename(u, "t/plan.txt", &err), PQ_ERR);
     CHECK_EQ_INT(err.cls, PQ_E_DENIED);
     CHECK_EQ_INT(pq_lake_upload_rename(u, "t/_a.csv", &err), PQ_ERR);
     CHECK_EQ_INT(err.cls, PQ_E_DENIED);
