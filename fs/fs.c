@@ -27,6 +27,7 @@ typedef struct inode {
      * only ever holds one version's bytes: it is opened without direct I/O
      * (mmap, sendfile work) and a new version is a new inode. */
     uint64_t version, size;
+    int64_t mtime_ns;            /* that version's time (pq_lake_attr.mtime_ns) */
     /* The owner and mode its last lookup reported (has_owner), for the
      * answers that do not ask the lake again (an open file's size). */
     bool has_owner;
@@ -196,6 +197,7 @@ static fuse_ino_t remember(pqfs_fs *fs, const char *path, const pq_lake_attr *a)
     n->path = p;
     n->version = version;
     n->size = version ? a->size : 0;
+    n->mtime_ns = version ? a->mtime_ns : 0;
     if (a && a->has_owner) {
         n->has_owner = true;
         n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
@@ -382,7 +384,7 @@ static bool read_should_stop(void *p)
 }
 
 /* A data.parquet inode's version and size; false for other inodes. */
-static bool version_of(pqfs_fs *fs, fuse_ino_t ino, uint64_t *version, uint64_t *size)
+static bool version_of(pqfs_fs *fs, fuse_ino_t ino, uint64_t *version, uint64_t *size, int64_t *mtime_ns)
 {
     pthread_mutex_lock(&fs->mu);
     const inode *n = inode_locked(fs, ino);
@@ -390,6 +392,7 @@ static bool version_of(pqfs_fs *fs, fuse_ino_t ino, uint64_t *version, uint64_t 
     if (found) {
         *version = n->version;
         *size = n->size;
+        if (mtime_ns) *mtime_ns = n->mtime_ns;
     }
     pthread_mutex_unlock(&fs->mu);
     return found;
@@ -502,11 +505,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         return;
     }
     uint64_t version, vsize;
-    if (version_of(fs, ino, &version, &vsize)) {
-        /* Its version's size, for good: a newer version of the path is
-         * another inode, which the next lookup of the name finds. */
+    int64_t vtime;
+    if (version_of(fs, ino, &version, &vsize, &vtime)) {
+        /* Its version's size and time, for good: a newer version of the
+         * path is another inode, which the next lookup of the name finds. */
         struct stat st;
-        pq_lake_attr va = {.size = vsize, .size_final = true, .version = version};
+        pq_lake_attr va = {.size = vsize, .size_final = true, .version = version, .mtime_ns = vtime};
         fill_stat(fs, ino, &va, &st);
         fuse_reply_attr(req, &st, attr_timeout(fs, &va));
         free(path);
@@ -704,7 +708,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     pq_lake_handle *h;
     stop_ctx sc = {req, fs};
     uint64_t version = 0, vsize;
-    bool versioned = version_of(fs, ino, &version, &vsize);
+    bool versioned = version_of(fs, ino, &version, &vsize, NULL);
     /* That version's result while the lake holds it, whatever was written
      * since the lookup; ESTALE only when it was evicted and the view has
      * changed: the kernel then looks the name up again. */

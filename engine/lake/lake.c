@@ -698,6 +698,16 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
         return lake_fail_logged(l, err, path);
     }
     int rc = PQ_OK;
+    /* Times (issue 23: every entry had the mount's, so make, rsync -u and
+     * find -newer saw nothing change): a directory its own (a view its
+     * nearest real directory's), a view file the newest of the files it
+     * reads.  Taken first: a materialization may take the view over. */
+    int64_t mtime_ns = 0;
+    if (v.kind == K_ROOT || v.kind == K_VIEW_DIR || v.kind == K_VIEW_FILE) mtime_ns = lake_time_ns(&v.real_st);
+    if (v.kind == K_VIEW_FILE && v.t && v.t->ref_path) {
+        int64_t newest = lake_view_newest_ns(l, &v);
+        if (newest > 0) mtime_ns = newest;
+    }
     switch (v.kind) {
     case K_ROOT: case K_META_DIR: case K_VIEW_DIR: out->is_dir = true; break;
     case K_META_STATS: case K_META_ERRORS: {
@@ -769,6 +779,7 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
         }
         break;
     }
+    if (mtime_ns) out->mtime_ns = mtime_ns;
     out->owner_only = v.kind == K_META_ERRORS;
     if (v.kind == K_ROOT || v.kind == K_VIEW_DIR || v.kind == K_VIEW_FILE)
         lake_attr_owner(l, &v.real_st, v.kind != K_VIEW_FILE, v.kind == K_VIEW_FILE, out);
@@ -802,7 +813,7 @@ static int root_entry(void *ctx, const pq_dirent *e)
         return 0;
     } /* else a table this build refuses (a Delta table): listed, so that its
        * views say why they fail (EIO, /.pqfs/errors) */
-    pq_lake_attr a = {.is_dir = true, .mtime_ns = e->st.mtime_ns};
+    pq_lake_attr a = {.is_dir = true, .mtime_ns = lake_time_ns(&e->st)};
     lake_attr_owner(r->l, &e->st, true, false, &a);
     return r->cb(r->ctx, e->name, &a) ? 1 : 0;
 }
@@ -838,7 +849,7 @@ static int partition_entry(void *ctx, const pq_dirent *e)
         free(val);
         if (!keep) return 0;
     }
-    pq_lake_attr a = {.is_dir = true, .mtime_ns = e->st.mtime_ns};
+    pq_lake_attr a = {.is_dir = true, .mtime_ns = lake_time_ns(&e->st)};
     lake_attr_owner(r->l, &e->st, true, false, &a);
     return r->cb(r->ctx, e->name, &a) ? 1 : 0;
 }

@@ -280,6 +280,14 @@ uint64_t lake_version_of_key(const char *key);
 /* The size of the view's complete result as the lake is now, when the
  * cache holds one (data.csv's size is 0 before). */
 bool lake_result_size(pq_lake *l, const view *v, uint64_t *size);
+/* A store entry's time in ns since the epoch (modified_ms: an object
+ * store's mtime_ns is a hash of its ETag), 0 when the store does not say. */
+static inline int64_t lake_time_ns(const pq_stat *st)
+{
+    return st->modified_ms > 0 && st->modified_ms < INT64_MAX / 1000000 ? st->modified_ms * 1000000 : 0;
+}
+/* The newest time of the files the view reads (0: none known). */
+int64_t lake_view_newest_ns(pq_lake *l, const view *v);
 /* plan.txt's exact size once a plan of the view as the lake is now was
  * made (kept in a memo of PLAN_MEMO_BYTES; false before, or when too big
  * to keep). */

@@ -700,6 +700,20 @@ bool lake_take_held_version(pq_lake *l, const view *v, uint64_t version, pq_resu
 }
 
 
+int64_t lake_view_newest_ns(pq_lake *l, const view *v)
+{
+    view_query vq;
+    pq_error err;
+    if (lake_view_files(l, v, &vq, &err) != PQ_OK) return 0;
+    int64_t newest = 0;
+    for (int f = 0; f < vq.s.files->n_files; f++) {
+        int64_t t = lake_time_ns(&vq.s.files->files[f].st);
+        if (t > newest) newest = t;
+    }
+    lake_view_query_free(l, &vq);
+    return newest;
+}
+
 bool lake_result_size(pq_lake *l, const view *v, uint64_t *size)
 {
     view_query vq;

@@ -869,6 +869,25 @@ got=$(head -2 "$MNT/spaced/select=\"x,y\", a/data.csv" | tr '\n' ' ')
 [ "$(errno_of stat "$MNT/spaced/select=\"x,y/data.csv")" = EINVAL ] && pass "select= with an unclosed quote: EINVAL" ||
     fail "select= with an unclosed quote: $(errno_of stat "$MNT/spaced/select=\"x,y/data.csv")"
 
+# Times: a view file has the newest time of the files it reads, a directory
+# (a view of it too) its own (issue 23: every entry had the mount's, so make,
+# rsync -u and find -newer saw nothing change).
+mkdir -p "$LAKE/timed/k=1" "$LAKE/timed/k=2"
+cp "$LAKE/spaced/part-0.parquet" "$LAKE/timed/k=1/a.parquet"
+cp "$LAKE/spaced/part-0.parquet" "$LAKE/timed/k=2/b.parquet"
+touch -d '2021-02-03 04:05:06' "$LAKE/timed/k=1/a.parquet" "$LAKE/timed/k=2"
+touch -d '2022-06-07 08:09:10' "$LAKE/timed/k=2/b.parquet"
+touch -d '2020-01-01 00:00:00' "$LAKE/timed/k=1" "$LAKE/timed"
+sleep 1.2 # metadata_ttl: the root's listing is seen anew
+T22=$(stat -c %Y "$LAKE/timed/k=2/b.parquet") T21=$(stat -c %Y "$LAKE/timed/k=1/a.parquet") T20=$(stat -c %Y "$LAKE/timed")
+got=$(stat -c %Y "$MNT/timed/data.csv" "$MNT/timed/data.parquet" "$MNT/timed/schema.txt" "$MNT/timed/k=1/data.csv" \
+    "$MNT/timed/where=a>0/data.csv" "$MNT/timed" "$MNT/timed/k=1" "$MNT/timed/where=a>0" "$MNT/timed/k=2" | tr '\n' ' ')
+[ "$got" = "$T22 $T22 $T22 $T21 $T22 $T20 $T20 $T20 $T21 " ] && pass "times: view files the newest of their files', directories their own" ||
+    fail "times: got '$got', want '$T22 $T22 $T22 $T21 $T22 $T20 $T20 $T20 $T21 '"
+find "$MNT/timed" -maxdepth 2 -name data.csv -newer "$LAKE/timed/k=1/a.parquet" | sort >"$WORK/newer.txt"
+[ "$(tr '\n' ' ' <"$WORK/newer.txt")" = "$MNT/timed/data.csv $MNT/timed/k=2/data.csv " ] && pass "find -newer: the views that read the newer file" ||
+    fail "find -newer: $(tr '\n' ' ' <"$WORK/newer.txt")"
+
 stop_pqfs "$MNT" "$MAIN_PID"
 left=$(find "$WORK/cache" -mindepth 1 | head -3)
 [ -z "$left" ] && pass "cache_dir empty after unmount" || fail "cache_dir not empty after unmount: $left"
