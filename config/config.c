@@ -249,7 +249,8 @@ const char *pqfs_config_usage(void)
            "  -f          stay in the foreground\n"
            "  -d          debug: foreground, log_level=debug and FUSE request tracing\n"
            "  -o opt,...  [pqfs] keys (source, read_only, threads, cache_dir, cache_size,\n"
-           "              metadata_ttl, log_level; remote lakes: uid, gid, dir_mode, file_mode)\n"
+           "              metadata_ttl, log_level, sized_csv; remote lakes: uid, gid, dir_mode,\n"
+           "              file_mode)\n"
            "              or FUSE options (allow_other, ro, ...); nonempty: mount even where a\n"
            "              pqfs mount already is (refused otherwise)\n"
            "  -h, --help  this text\n"
@@ -600,6 +601,7 @@ int pqfs_config_dump(const pqfs_config *c, char **out)
             fprintf(f, "source = %s\n", c->source);
     }
     fprintf(f, "read_only = %s\nthreads = %d\n", c->read_only ? "true" : "false", c->threads);
+    if (c->sized_csv) fprintf(f, "sized_csv = true\n");
     if (c->cache_dir) fprintf(f, "cache_dir = %s\n", c->cache_dir);
     fprintf(f, "cache_size = %s\nmetadata_ttl = %s\nlog_level = %s\n", size, ttl,
             cfg_log_level_name(c->log_level));

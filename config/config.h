@@ -52,6 +52,7 @@ typedef struct pqfs_config {
     char *source;                  /* required: /path, http(s)://host/prefix, s3://bucket/prefix */
     char *mountpoint;              /* from the command line */
     bool read_only;                /* default false */
+    bool sized_csv;                /* data.csv materialized on lookup, its size exact (as with sized=1) */
     int threads;                   /* 0 = number of cores (default) */
     char *cache_dir;               /* default /var/cache/pqfs (or $XDG_CACHE_HOME/pqfs when not root) */
     uint64_t cache_size;           /* bytes; default 2GiB; accepts 512MiB, 2GiB, 1.5G, 100000 */

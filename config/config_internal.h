@@ -32,6 +32,7 @@ enum {
     CFG_PQFS_GID,
     CFG_PQFS_DIR_MODE,
     CFG_PQFS_FILE_MODE,
+    CFG_PQFS_SIZED_CSV,
     CFG_PQFS_NKEYS,
 };
 enum {

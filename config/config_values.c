@@ -314,7 +314,7 @@ static const key_def pqfs_keys[] = {
     {"cache_size", CFG_PQFS_CACHE_SIZE},   {"metadata_ttl", CFG_PQFS_METADATA_TTL},
     {"log_level", CFG_PQFS_LOG_LEVEL},     {"uid", CFG_PQFS_UID},
     {"gid", CFG_PQFS_GID},                 {"dir_mode", CFG_PQFS_DIR_MODE},
-    {"file_mode", CFG_PQFS_FILE_MODE},
+    {"file_mode", CFG_PQFS_FILE_MODE},     {"sized_csv", CFG_PQFS_SIZED_CSV},
 };
 static const key_def s3_keys[] = {
     {"endpoint", CFG_S3_ENDPOINT},
@@ -512,8 +512,8 @@ int cfg_apply_pqfs(pqfs_config *c, int key, const char *value, const char *base_
     const char *name = cfg_key_name(CFG_SECTION_PQFS, key);
     if (!value) {
         /* "-o read_only" without a value switches it on, like "-o ro". */
-        if (key == CFG_PQFS_READ_ONLY) {
-            c->read_only = true;
+        if (key == CFG_PQFS_READ_ONLY || key == CFG_PQFS_SIZED_CSV) {
+            *(key == CFG_PQFS_READ_ONLY ? &c->read_only : &c->sized_csv) = true;
             return 0;
         }
         return value_fail(err, where, name, "needs a value (%s=...)", name);
@@ -526,6 +526,7 @@ int cfg_apply_pqfs(pqfs_config *c, int key, const char *value, const char *base_
     switch (key) {
     case CFG_PQFS_SOURCE: rc = apply_source(c, v, base_dir, where, err); break;
     case CFG_PQFS_READ_ONLY: rc = apply_bool(v, &c->read_only, where, name, err); break;
+    case CFG_PQFS_SIZED_CSV: rc = apply_bool(v, &c->sized_csv, where, name, err); break;
     case CFG_PQFS_THREADS:
         rc = apply_int(v, 0, CFG_THREADS_MAX, &n, where, name, err);
         if (rc == 0) c->threads = (int)n;

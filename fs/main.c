@@ -339,6 +339,7 @@ int main(int argc, char **argv, char **envp)
     pq_lake_opts lo = {
         .store = store,
         .metadata_ttl_ms = cfg.metadata_ttl_ms,
+        .sized_csv = cfg.sized_csv,
         .threads = cfg.threads,
         .cache_dir = area.path,
         .cache_size = cfg.cache_size,

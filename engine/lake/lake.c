@@ -549,6 +549,7 @@ int pq_lake_open(const pq_lake_opts *o, pq_lake **out, pq_error *err)
     pthread_mutex_init(&l->first_write_mu, NULL);
     l->io = &o->store->counters;
     l->ttl_ms = o->metadata_ttl_ms;
+    l->sized_csv = o->sized_csv;
     l->threads = o->threads;
     l->cache_size = o->cache_size;
     l->log = o->log;
@@ -688,6 +689,35 @@ int lake_fail_logged(pq_lake *l, pq_error *err, const char *path)
     return PQ_ERR;
 }
 
+/* A view file's result made on its lookup, its size exact; versioned
+ * (data.parquet): its inode holds that result's bytes.  One that cannot be
+ * made from what the lake holds (a table without files, a file of a type
+ * that does not widen, bytes that are no Parquet) is still a file to ls
+ * -l: size 0, its open says why (EIO and the reason logged; issue 23:
+ * `-?????????` before).  Storage that failed (a file changed since it was
+ * listed, no cache file) fails, as a read of the moment would; *job_ran
+ * false: not logged yet. */
+static int stat_materialized(pq_lake *l, view *v, bool versioned, pq_lake_attr *out, bool (*stop)(void *),
+                             void *stop_ctx, bool *job_ran, pq_error *err)
+{
+    pq_result *res;
+    char *key;
+    int rc = lake_materialize(l, v, &res, &key, stop, stop_ctx, job_ran, err);
+    if (rc != PQ_OK && (err->cls == PQ_E_CORRUPT || err->cls == PQ_E_UNSUPPORTED)) {
+        pq_error_clear(err);
+        return PQ_OK;
+    }
+    if (rc != PQ_OK) return PQ_ERR;
+    pq_result_state st;
+    pq_result_state_of(res, &st);
+    out->size = st.size;
+    out->size_final = true;
+    if (versioned) out->version = lake_version_of_key(key);
+    lake_release_result(l, res, key);
+    free(key);
+    return PQ_OK;
+}
+
 int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(void *), void *stop_ctx,
                  pq_error *err)
 {
@@ -737,36 +767,15 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
             }
             pq_buf_free(&text);
             pq_error_clear(err); /* reported when the file is opened */
-        } else if (v.file == F_DATA_PARQUET) {
-            /* Materialized here, on the first lookup: its size is exact. */
-            pq_result *res;
-            char *key;
+        } else if (v.file == F_DATA_PARQUET ||
+                   (v.file == F_DATA_CSV && (v.sized > 0 || (v.sized < 0 && l->sized_csv)))) {
+            /* Materialized here, on the first lookup: its size is exact
+             * (data.csv when sized=1 or the mount's sized_csv says so). */
             bool job_ran;
-            rc = lake_materialize(l, &v, &res, &key, stop, stop_ctx, &job_ran, err);
-            /* One that cannot be made from what the lake holds (a table
-             * without files, a file of a type that does not widen, bytes
-             * that are no Parquet) is still a file to ls -l: size 0, its
-             * open says why (EIO and the reason logged; issue 23:
-             * `-?????????` before).  Storage that failed (a file changed
-             * since it was listed, no cache file) fails here, below, as a
-             * read of the moment would. */
-            if (rc != PQ_OK && (err->cls == PQ_E_CORRUPT || err->cls == PQ_E_UNSUPPORTED)) {
-                pq_error_clear(err);
-                rc = PQ_OK;
-                break;
-            }
+            rc = stat_materialized(l, &v, v.file == F_DATA_PARQUET, out, stop, stop_ctx, &job_ran, err);
             if (rc != PQ_OK && !job_ran) {
                 lake_view_free(l, &v);
                 return lake_fail_logged(l, err, path);
-            }
-            if (rc == PQ_OK) {
-                pq_result_state st;
-                pq_result_state_of(res, &st);
-                out->size = st.size;
-                out->size_final = true;
-                out->version = lake_version_of_key(key);
-                lake_release_result(l, res, key);
-                free(key);
             }
         } else if (v.file == F_DATA_CSV) {
             /* The exact size once a complete result exists for the view as

@@ -67,6 +67,7 @@ struct pq_lake {
     pq_cache_counters cc;
     pq_footer_cache *footers;
     uint64_t ttl_ms;
+    bool sized_csv;               /* pq_lake_opts.sized_csv */
     int threads;
     char *cache_dir;
     uint64_t cache_size;
@@ -120,6 +121,7 @@ typedef struct view {
     const char **select;
     int n_select;
     int64_t limit;
+    int sized;                   /* sized=1 or sized=0 (-1: the mount's sized_csv) */
     const char *as_of;           /* the as_of= component's value (NULL: none) */
 } view;
 

@@ -459,6 +459,7 @@ static void describe_view(const view *v, char *out, size_t cap)
     for (int i = 0; i < v->n_wheres; i++) pq_buf_printf(&b, "/where=%s", v->wheres[i]);
     for (int i = 0; i < v->n_select; i++) pq_buf_printf(&b, "%s%s", i ? "," : "/select=", v->select[i]);
     if (v->limit >= 0) pq_buf_printf(&b, "/limit=%lld", (long long)v->limit);
+    if (v->sized >= 0) pq_buf_printf(&b, "/sized=%d", v->sized);
     pq_buf_printf(&b, "/%s", v->file == F_DATA_PARQUET ? "data.parquet" : "data.csv");
     snprintf(out, cap, "%s", b.data ? b.data : "(out of memory)");
     pq_buf_free(&b);

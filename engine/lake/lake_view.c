@@ -396,6 +396,7 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
     memset(v, 0, sizeof *v);
     pq_arena_init(&v->arena, 4096);
     v->limit = -1;
+    v->sized = -1;
     char *comps[MAX_COMPONENTS];
     int n = 0;
     char *copy = pq_arena_strndup(&v->arena, path, strlen(path));
@@ -455,7 +456,7 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
         if (!eq) return pq_fail(err, PQ_E_NOTFOUND, "no such file or view component '%s'", c);
         size_t kl = (size_t)(eq - c);
         const char *val = eq + 1;
-        bool keyword = (kl == 5 && (!strncmp(c, "where", 5) || !strncmp(c, "limit", 5))) ||
+        bool keyword = (kl == 5 && (!strncmp(c, "where", 5) || !strncmp(c, "limit", 5) || !strncmp(c, "sized", 5))) ||
                        (kl == 6 && !strncmp(c, "select", 6)) || is_as_of(c);
         /* A partition of a table format's table whose column is named as a
          * keyword (as_of, limit, where, select): that filter when VALUE is
@@ -489,6 +490,11 @@ int lake_resolve(pq_lake *l, const char *path, view *v, pq_error *err)
                 return PQ_ERR;
             }
             if (v->n_select == 0) return pq_fail(err, PQ_E_USAGE, "%s: no columns", c);
+        } else if (kl == 5 && !strncmp(c, "sized", 5)) {
+            if (v->sized >= 0) return pq_fail(err, PQ_E_USAGE, "%s: at most one sized= per path", c);
+            if (strcmp(val, "1") && strcmp(val, "0"))
+                return pq_fail(err, PQ_E_USAGE, "%s: sized= takes 1 (data.csv's size exact on lookup) or 0", c);
+            v->sized = val[0] == '1';
         } else if (kl == 5 && !strncmp(c, "limit", 5)) {
             if (has_limit) return pq_fail(err, PQ_E_USAGE, "%s: at most one limit= per path", c);
             int64_t lim;

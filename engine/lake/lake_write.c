@@ -77,7 +77,7 @@ static int resolve_target_dir(pq_lake *l, const char *dir, view *v, write_target
     if (v->kind == K_ROOT)
         return pq_fail(err, PQ_E_DENIED, "files cannot be written at the root (mkdir makes a table)");
     if (v->kind != K_VIEW_DIR) return pq_fail(err, PQ_E_DENIED, "this directory takes no writes");
-    if (v->n_wheres || v->n_select || v->limit >= 0 || v->as_of)
+    if (v->n_wheres || v->n_select || v->limit >= 0 || v->as_of || v->sized >= 0)
         return pq_fail(err, PQ_E_DENIED, "a view (where=, select=, limit=, as_of=) takes no writes");
     const table_info *t = v->t;
     /* A table format's table takes appends its log can record: refused up

@@ -357,6 +357,24 @@ if [ "$got" = 0 ]; then pass "DuckDB read_csv strings identical"; else fail "Duc
 got=$(duck_count "$E/select=id,s,tags,region/data.csv")
 if [ "$got" = "$nrows" ]; then pass "DuckDB read_csv on a fresh view"; else
     conflict "DuckDB read_csv on a view not read before (size 0 in stat) gives: $(echo $got | head -c 150), expected $nrows rows"; fi
+# sized=1: data.csv made on its lookup, its size exact before any read, so
+# DuckDB's read_csv, tar and shutil.copyfile take it whole (issue 23).
+sz="$MNT/$E/select=id,s,region/sized=1/data.csv"
+s0=$(stat -c %s "$sz")
+got=$(duck_count "$E/select=id,s,region/sized=1/data.csv")
+[ "$s0" -gt 0 ] && [ "$got" = "$nrows" ] && pass "sized=1: exact size on the first stat, DuckDB read_csv reads every row" ||
+    fail "sized=1: stat size $s0, DuckDB read_csv $got rows (want $nrows)"
+[ "$(cat "$sz" | wc -c)" = "$s0" ] && pass "sized=1: the size is the bytes" || fail "sized=1: $(cat "$sz" | wc -c) bytes, stat said $s0"
+python3 - "$MNT/$E/select=id,region/sized=1/data.csv" "$WORK/sized-copy.csv" <<'PY' && pass "sized=1: shutil.copyfile copies a data.csv not read before" ||
+import shutil, sys
+shutil.copyfile(sys.argv[1], sys.argv[2])
+got = open(sys.argv[2], 'rb').read()
+sys.exit(0 if got and got == open(sys.argv[1], 'rb').read() else 'copied %d bytes' % len(got))
+PY
+    fail "sized=1 and shutil.copyfile (above)"
+expect_errno_plain() { [ "$(errno_of "$2" "$MNT/$3")" = "$1" ] && pass "$2 '$3': $1" || fail "$2 '$3': $(errno_of "$2" "$MNT/$3"), want $1"; }
+expect_errno_plain EINVAL stat "$E/sized=2"
+expect_errno_plain EINVAL stat "$E/sized=1/sized=0"
 
 # ---------------------------------------------------------------- readdir
 # d_ino from readdir is the st_ino stat gives (find -inum, tar and rsync
@@ -1014,7 +1032,7 @@ out=$("$PQFS" -V 2>&1) && grep -qE '^pqfs version [0-9.]+ \(libfuse [0-9.]+\)$' 
 
 # A table directory as SOURCE: the mount root is the table.
 MNT3=$WORK/mnt-single
-start_pqfs "$WORK/pqfs-single.log" "$LAKE2/events" "$MNT3" -o "cache_dir=$WORK/cache-single"
+start_pqfs "$WORK/pqfs-single.log" "$LAKE2/events" "$MNT3" -o "cache_dir=$WORK/cache-single,sized_csv"
 P3=$PQFS_PID
 expect_ls_at "$MNT3" "data.csv plan.txt schema.txt year=2023 year=2024"
 VIEW_MNT=$MNT3 VIEW_LAKE=$LAKE2
@@ -1023,6 +1041,14 @@ view single_where "year=2024/where=region = 'a%2Fb'/data.csv" events "year = 202
 run_views
 VIEW_MNT= VIEW_LAKE=
 grep -q '^source_read_requests ' "$MNT3/.pqfs/stats" && pass "single-table mount has /.pqfs" || fail "single-table mount: no /.pqfs/stats"
+# -o sized_csv: every data.csv has its exact size on lookup; tar packs it
+# whole (before: a size-0 member); sized=0 keeps a view streaming.
+tar -C "$MNT3/year=2023" -cf "$WORK/sized.tar" data.csv 2>"$WORK/tar.err"
+tar_bytes=$(tar -xOf "$WORK/sized.tar" data.csv | wc -c)
+[ "$tar_bytes" -gt 0 ] && [ "$tar_bytes" = "$(cat "$MNT3/year=2023/data.csv" | wc -c)" ] && pass "-o sized_csv: tar packs data.csv whole ($tar_bytes bytes)" ||
+    fail "-o sized_csv: tar packed $tar_bytes bytes: $(head -c 200 "$WORK/tar.err")"
+[ "$(stat -c %s "$MNT3/year=2024/where=id>3/sized=0/data.csv")" = 0 ] && pass "-o sized_csv with sized=0: size 0 until read" ||
+    fail "sized=0 under -o sized_csv: size $(stat -c %s "$MNT3/year=2024/where=id>3/sized=0/data.csv")"
 stop_pqfs "$MNT3" "$P3"
 ! grep -q 'debug:' "$WORK/pqfs-single.log" && grep -q 'info: mounted' "$WORK/pqfs-single.log" && pass "log_level info: no debug lines" ||
     fail "log_level info: $(grep -m1 'debug:' "$WORK/pqfs-single.log")"

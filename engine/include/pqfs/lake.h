@@ -44,6 +44,10 @@ typedef struct pq_lake_owner {
 typedef struct pq_lake_opts {
     pq_store *store;             /* taken over by the lake */
     uint64_t metadata_ttl_ms;
+    /* data.csv materialized on its lookup, as data.parquet is, so that its
+     * size is exact before it is read (tools that copy by size); a view's
+     * sized=0 or sized=1 says otherwise for it. */
+    bool sized_csv;
     int threads;                 /* scan threads per view; 0: cores */
     const char *cache_dir;       /* result files; NULL: memory */
     uint64_t cache_size;         /* bytes of kept results plus staged writes */
