@@ -35,7 +35,7 @@ REQUIRED=(
     libfuse3-dev fuse3
     libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev libbrotli-dev libxxhash-dev
     libcurl4-openssl-dev libssl-dev libinih-dev libjansson-dev libroaring-dev nginx
-    python3 git ca-certificates rsync
+    python3 git ca-certificates rsync man-db groff-base bsdextrautils
 )
 # Benchmarks and profiling: nice to have; a failure here is only a warning.
 OPTIONAL=(hyperfine strace linux-perf)
