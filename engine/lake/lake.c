@@ -800,6 +800,7 @@ typedef struct readdir_ctx {
     pq_lake *l;
     const view *v;
     const pq_query *q;
+    lake_values match;           /* the next level's values with files that may match (known: the filter reads data) */
     pq_lake_dir_cb cb;
     void *ctx;
     bool stop;
@@ -825,6 +826,18 @@ static int root_entry(void *ctx, const pq_dirent *e)
     pq_lake_attr a = {.is_dir = true, .mtime_ns = lake_time_ns(&e->st)};
     lake_attr_owner(r->l, &e->st, true, false, &a);
     return r->cb(r->ctx, e->name, &a) ? 1 : 0;
+}
+
+/* Whether q's predicate reads a data column (not only partition values). */
+static bool reads_data_columns(const pq_query *q)
+{
+    if (!q->pred) return false;
+    int cols[64];
+    int n = pq_expr_columns(q->pred, cols, 64);
+    if (n > 64) return true;
+    for (int i = 0; i < n; i++)
+        if (cols[i] < q->n_data) return true;
+    return false;
 }
 
 static int partition_entry(void *ctx, const pq_dirent *e)
@@ -854,7 +867,7 @@ static int partition_entry(void *ctx, const pq_dirent *e)
         /* Only directories that can hold matching rows. */
         const char *vals[1] = {strcmp(eq + 1, "__HIVE_DEFAULT_PARTITION__") ? val : NULL};
         prune_ctx pc = {v, r->q};
-        bool keep = lake_prune_dir(&pc, 1, NULL, vals);
+        bool keep = lake_prune_dir(&pc, 1, NULL, vals) && lake_values_has(&r->match, vals[0]);
         free(val);
         if (!keep) return 0;
     }
@@ -1005,8 +1018,16 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
             q = NULL;
         }
         r.q = q;
+        /* A filter on data columns: only the partitions with a file whose
+         * statistics may hold a matching row (SPEC section 3: `ls` below
+         * where=id < 1000 listed every dt).  Unknown: all are listed. */
+        if (!v.t->snap && q && reads_data_columns(q) && v.n_real < v.t->n_parts) {
+            pq_error why;
+            if (lake_view_match_values(l, &v, v.n_real, &r.match, &why) != PQ_OK) memset(&r.match, 0, sizeof r.match);
+        }
         if (v.t->snap) rc = list_format_partitions(l, &v, q, cb, ctx, err);
         else rc = l->store->ops->list(l->store, v.real_dir, partition_entry, &r, err);
+        lake_values_free(&r.match);
         pq_query_free(q);
         pq_footer_ref_put(l->footers, ref);
         static const char *const files[] = {"data.csv", "data.parquet", "schema.txt", "plan.txt"};

@@ -288,6 +288,19 @@ static inline int64_t lake_time_ns(const pq_stat *st)
 {
     return st->modified_ms > 0 && st->modified_ms < INT64_MAX / 1000000 ? st->modified_ms * 1000000 : 0;
 }
+/* The values of partition level `level` (the table's column index) that
+ * the view's files which may hold matching rows have (pq_scan_files_may_match:
+ * partition values, log statistics, row groups' min/max): readdir below a
+ * filter lists only those.  known false: nothing is known, list all. */
+typedef struct lake_values {
+    bool known;
+    char **vals;                 /* sorted, with repeats */
+    int n;
+    bool has_null;
+} lake_values;
+int lake_view_match_values(pq_lake *l, const view *v, int level, lake_values *out, pq_error *err);
+bool lake_values_has(const lake_values *vs, const char *val);
+void lake_values_free(lake_values *vs);
 /* The newest time of the files the view reads (0: none known). */
 int64_t lake_view_newest_ns(pq_lake *l, const view *v);
 /* plan.txt's exact size once a plan of the view as the lake is now was

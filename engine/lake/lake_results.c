@@ -424,6 +424,59 @@ static int plan_make(pq_lake *l, view *v, view_query *vq, pq_buf *out, pq_error 
     return rc;
 }
 
+static int cmp_strp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int lake_view_match_values(pq_lake *l, const view *v, int level, lake_values *out, pq_error *err)
+{
+    memset(out, 0, sizeof *out);
+    view_query vq;
+    PQ_TRY(lake_view_files(l, v, &vq, err));
+    const snapshot *s = &vq.s;
+    int n = s->files->n_files;
+    open_ctx oc = {0};
+    bool *may = calloc((size_t)n + 1, sizeof *may);
+    out->vals = calloc((size_t)n + 1, sizeof *out->vals);
+    int rc = may && out->vals ? open_files(l, s, v, &oc, err) : PQ_NOMEM(err);
+    if (rc == PQ_OK) {
+        pq_scan_opts o;
+        scan_opts_for(l, s, &oc, &o);
+        rc = pq_scan_files_may_match(vq.q, oc.files, n, &o, may, err);
+    }
+    for (int f = 0; rc == PQ_OK && f < n; f++) {
+        if (!may[f]) continue;
+        const char *val = s->values[f][level];
+        if (!val) out->has_null = true;
+        else if (!(out->vals[out->n++] = strdup(val))) rc = PQ_NOMEM(err);
+    }
+    close_files(&oc);
+    free(may);
+    lake_view_query_free(l, &vq);
+    if (rc != PQ_OK) {
+        lake_values_free(out);
+        return PQ_ERR;
+    }
+    qsort(out->vals, (size_t)out->n, sizeof *out->vals, cmp_strp);
+    out->known = true;
+    return PQ_OK;
+}
+
+bool lake_values_has(const lake_values *vs, const char *val)
+{
+    if (!vs->known) return true;
+    if (!val) return vs->has_null;
+    return bsearch(&val, vs->vals, (size_t)vs->n, sizeof *vs->vals, cmp_strp) != NULL;
+}
+
+void lake_values_free(lake_values *vs)
+{
+    for (int i = 0; vs->vals && i < vs->n; i++) free(vs->vals[i]);
+    free(vs->vals);
+    memset(vs, 0, sizeof *vs);
+}
+
 /* The union of the snapshot's files' schemas, their footers read as a
  * scan reads them (through the footer cache, open_parallel at once), none
  * held after: the cache keeps them for the scan within its budget. */

@@ -788,6 +788,38 @@ int pq_scan_schema_union_from(const pq_footer *seed, const char *seed_name, pq_s
     return rc;
 }
 
+int pq_scan_files_may_match(const pq_query *q, pq_scan_file *files, int n_files, const pq_scan_opts *opts, bool *may,
+                            pq_error *err)
+{
+    for (int f = 0; f < n_files; f++) may[f] = true;
+    if (!q->pred || !opts->open_file) return PQ_OK;
+    for (int at = 0; at < n_files; at += PQ_SCAN_FILES_AT_ONCE) {
+        int m = n_files - at < PQ_SCAN_FILES_AT_ONCE ? n_files - at : PQ_SCAN_FILES_AT_ONCE;
+        bool opened[PQ_SCAN_FILES_AT_ONCE];
+        for (int f = 0; f < m; f++) opened[f] = !files[at + f].footer;
+        pq_error open_err;
+        /* A footer that cannot be read: its file may (the rest of the batch too). */
+        bool read = open_files_parallel(opts, q, files, at, m, &open_err) == PQ_OK;
+        for (int f = 0; f < m; f++) {
+            pq_scan_file *sf = &files[at + f];
+            if (!sf->footer) {
+                may[at + f] = !read || !ruled_out_before_footer(q, opts, at + f, sf);
+                continue;
+            }
+            pq_error ignore;
+            if (read && stats_verdict(q, opts, sf, at + f, &ignore) == PQ_OK && sf->stats_out_rgs > 0) may[at + f] = false;
+            sf->stats_out_rgs = 0;
+            if (opened[f] && opts->release_file) {
+                opts->release_file(opts->open_ctx, at + f);
+                sf->footer = NULL;
+                sf->file = NULL;
+            }
+        }
+    }
+    (void)err;
+    return PQ_OK;
+}
+
 int pq_scan_csv(const pq_query *q, const pq_scan_file *files, int n_files, const pq_scan_opts *opts,
                 const pq_sink *sink, pq_scan_stats *stats, pq_error *err)
 {

@@ -130,6 +130,15 @@ int pq_scan_parquet(const pq_query *q, const pq_footer *ref, const pq_scan_file 
  * and pq_scan_parquet (ref). */
 int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_query *q, const pq_scan_opts *opts,
                          size_t keep_bytes, pq_footer **out, pq_error *err);
+/* Whether each file may hold a row q's predicate keeps (may[f]), by the
+ * rungs that need no data page: partition values and a table format's log
+ * statistics before the footer, then its row groups' min/max (the footer
+ * read through opts->open_file, PQ_SCAN_FILES_AT_ONCE at a time, and let go
+ * through opts->release_file).  For a listing below a filter (readdir lists
+ * the partitions that can hold matching rows).  A file whose footer cannot
+ * be read, or that its binding fails, may: an error is the scan's to say. */
+int pq_scan_files_may_match(const pq_query *q, pq_scan_file *files, int n_files, const pq_scan_opts *opts, bool *may,
+                            pq_error *err);
 /* Drops the union pass's statistics verdicts (pq_scan_file.stats_out_*):
  * for a scan whose query is not the one the union was given. */
 void pq_scan_files_forget_verdicts(pq_scan_file *files, int n_files);
