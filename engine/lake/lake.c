@@ -921,12 +921,20 @@ static int list_value(pq_lake *l, const view *v, const char *col, const char *va
 /* A table format's partitions, as directories: the distinct values (from
  * its log, not its directories) of the first partition column the view
  * does not fix, among the files that can match. */
-static int list_format_partitions(pq_lake *l, const view *v, const pq_query *q, pq_lake_dir_cb cb, void *ctx,
-                                  pq_error *err)
+/* The partition level a table format's view lists: the first its path does
+ * not fix. */
+static int format_level(const view *v)
+{
+    int level = 0;
+    while (level < v->t->n_parts && view_fixes(v, v->t->part_names[level])) level++;
+    return level;
+}
+
+static int list_format_partitions(pq_lake *l, const view *v, const pq_query *q, const lake_values *match,
+                                  pq_lake_dir_cb cb, void *ctx, pq_error *err)
 {
     const table_info *t = v->t;
-    int level = 0;
-    while (level < t->n_parts && view_fixes(v, t->part_names[level])) level++;
+    int level = format_level(v);
     if (level == t->n_parts) return PQ_OK;
     const pq_table *pt = t->snap->table;
     const char **vals = malloc(sizeof *vals * ((size_t)pt->n_files + 1));
@@ -939,6 +947,7 @@ static int list_format_partitions(pq_lake *l, const view *v, const pq_query *q, 
     for (int f = 0; f < pt->n_files; f++) {
         const char *const *fv = (const char *const *)pt->files[f].values;
         if (q && q->pred && !lake_prune_dir(&pc, t->n_parts, NULL, fv)) continue;
+        if (!lake_values_has(match, fv[level])) continue;
         if (!fv[level]) {
             has_null = true;
             continue;
@@ -1020,12 +1029,14 @@ int pq_lake_readdir(pq_lake *l, const char *path, pq_lake_dir_cb cb, void *ctx, 
         r.q = q;
         /* A filter on data columns: only the partitions with a file whose
          * statistics may hold a matching row (SPEC section 3: `ls` below
-         * where=id < 1000 listed every dt).  Unknown: all are listed. */
-        if (!v.t->snap && q && reads_data_columns(q) && v.n_real < v.t->n_parts) {
+         * where=id < 1000 listed every dt); a Delta table's by its log's.
+         * Unknown: all are listed. */
+        int level = v.t->snap ? format_level(&v) : v.n_real;
+        if (q && reads_data_columns(q) && level < v.t->n_parts) {
             pq_error why;
-            if (lake_view_match_values(l, &v, v.n_real, &r.match, &why) != PQ_OK) memset(&r.match, 0, sizeof r.match);
+            if (lake_view_match_values(l, &v, level, &r.match, &why) != PQ_OK) memset(&r.match, 0, sizeof r.match);
         }
-        if (v.t->snap) rc = list_format_partitions(l, &v, q, cb, ctx, err);
+        if (v.t->snap) rc = list_format_partitions(l, &v, q, &r.match, cb, ctx, err);
         else rc = l->store->ops->list(l->store, v.real_dir, partition_entry, &r, err);
         lake_values_free(&r.match);
         pq_query_free(q);

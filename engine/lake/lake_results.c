@@ -443,7 +443,8 @@ int lake_view_match_values(pq_lake *l, const view *v, int level, lake_values *ou
     if (rc == PQ_OK) {
         pq_scan_opts o;
         scan_opts_for(l, s, &oc, &o);
-        rc = pq_scan_files_may_match(vq.q, oc.files, n, &o, may, err);
+        /* A table format's log says it without a footer: no file opened. */
+        rc = pq_scan_files_may_match(vq.q, oc.files, n, &o, !s->tf, may, err);
     }
     for (int f = 0; rc == PQ_OK && f < n; f++) {
         if (!may[f]) continue;

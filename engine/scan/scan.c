@@ -788,11 +788,15 @@ int pq_scan_schema_union_from(const pq_footer *seed, const char *seed_name, pq_s
     return rc;
 }
 
-int pq_scan_files_may_match(const pq_query *q, pq_scan_file *files, int n_files, const pq_scan_opts *opts, bool *may,
-                            pq_error *err)
+int pq_scan_files_may_match(const pq_query *q, pq_scan_file *files, int n_files, const pq_scan_opts *opts,
+                            bool footers, bool *may, pq_error *err)
 {
     for (int f = 0; f < n_files; f++) may[f] = true;
-    if (!q->pred || !opts->open_file) return PQ_OK;
+    if (!q->pred) return PQ_OK;
+    if (!footers || !opts->open_file) {
+        for (int f = 0; f < n_files; f++) may[f] = files[f].footer || !ruled_out_before_footer(q, opts, f, &files[f]);
+        return PQ_OK;
+    }
     for (int at = 0; at < n_files; at += PQ_SCAN_FILES_AT_ONCE) {
         int m = n_files - at < PQ_SCAN_FILES_AT_ONCE ? n_files - at : PQ_SCAN_FILES_AT_ONCE;
         bool opened[PQ_SCAN_FILES_AT_ONCE];

@@ -79,6 +79,19 @@ stats_add() {
 }
 write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$ID_SCHEMA")" "$(stats_add low.parquet 1 3)" "$(stats_add high.parquet 7 9)"
 
+# The same, partitioned by region: readdir below where= on id lists only the
+# regions with a file the log's statistics may hold a match in.
+T=$LAKE/pstats
+mkdir -p "$T"
+write_parquet "$T/eu.parquet" $'id\n1\n2\n3\n'
+write_parquet "$T/us.parquet" $'id\n7\n8\n9\n'
+pstats_add() {
+    printf '{"add":{"path":"%s","partitionValues":{"region":"%s"},"size":%s,"modificationTime":1,"dataChange":true,"stats":"{\\"numRecords\\":3,\\"minValues\\":{\\"id\\":%s},\\"maxValues\\":{\\"id\\":%s},\\"nullCount\\":{\\"id\\":0}}"}}' \
+        "$1" "$2" "$(stat -c %s "$T/$1")" "$3" "$4"
+}
+write_commit "$T" 0 "$DELTA_PROTOCOL" "$(metadata_action "$(struct_schema "$(field_json id long)" "$(field_json region string)")" '["region"]')" \
+    "$(pstats_add eu.parquet eu 1 3)" "$(pstats_add us.parquet us 7 9)"
+
 # A table deleted and made anew at the same place later (remade).
 T=$LAKE/remade
 mkdir -p "$T"
@@ -93,7 +106,7 @@ before=$(find "$LAKE" -type f | sort | xargs md5sum | md5sum)
 start_pqfs "$WORK/pqfs.log" "$LAKE" "$MNT" -o "cache_dir=$WORK/cache,log_level=info,metadata_ttl=1s"
 DAEMON=$PQFS_PID
 
-check "every table is listed" '[ "$(ls "$MNT" | tr "\n" " ")" = "evolve flatpart hive overwrite remade stats timed " ]'
+check "every table is listed" '[ "$(ls "$MNT" | tr "\n" " ")" = "evolve flatpart hive overwrite pstats remade stats timed " ]'
 check "an overwrite: the removed file's rows are not shown" '[ "$(sorted_rows "$MNT/overwrite/data.csv")" = "6 7 8 9 10 " ]'
 check "an overwrite: as_of=0 shows the version before" '[ "$(sorted_rows "$MNT/overwrite/as_of=0/data.csv")" = "1 2 3 4 5 " ]'
 check "as_of= anywhere in the path" '[ "$(sorted_rows "$MNT/overwrite/where=id>2/as_of=0/data.csv")" = "3 4 5 " ]'
@@ -118,6 +131,12 @@ check "plan.txt counts files pruned by partition values" 'grep -q "files: 3 tota
 check "log statistics: the rows" '[ "$(sorted_rows "$MNT/stats/where=id>7/data.csv")" = "8 9 " ]'
 check "log statistics: plan.txt counts the file they prune" \
     'grep -q "files: 2 total, 0 pruned by partition, 1 pruned by log statistics" "$MNT/stats/where=id>7/plan.txt"'
+check "readdir below where= on a data column: the regions whose files the log's statistics may match" \
+    '[ "$(ls "$MNT/pstats/where=id>7" | grep region= | tr "\n" " ")" = "region=us " ] &&
+     [ "$(ls "$MNT/pstats/where=id<2" | grep region= | tr "\n" " ")" = "region=eu " ] &&
+     [ "$(ls "$MNT/pstats/where=id=5" | grep -c region=)" = 0 ] &&
+     [ "$(ls "$MNT/pstats/where=id>2" | grep region= | tr "\n" " ")" = "region=eu region=us " ]'
+check "... and the rows" '[ "$(sorted_rows "$MNT/pstats/where=id>7/data.csv")" = "8,us 9,us " ]'
 check "log statistics: /.pqfs/stats counts it" '[ "$(stat_val "$MNT" files_pruned_log_statistics)" -ge 1 ]'
 check "schema.txt of the latest version" '[ "$(tail -n +2 "$MNT/evolve/schema.txt" | cut -d, -f1 | tr "\n" " ")" = "id name " ]'
 check "schema.txt of as_of=0 is that version's" '[ "$(tail -n +2 "$MNT/evolve/as_of=0/schema.txt" | cut -d, -f1 | tr "\n" " ")" = "id " ]'

@@ -136,9 +136,10 @@ int pq_scan_schema_union(pq_scan_file *files, int n_files, const pq_query *q, co
  * read through opts->open_file, PQ_SCAN_FILES_AT_ONCE at a time, and let go
  * through opts->release_file).  For a listing below a filter (readdir lists
  * the partitions that can hold matching rows).  A file whose footer cannot
- * be read, or that its binding fails, may: an error is the scan's to say. */
-int pq_scan_files_may_match(const pq_query *q, pq_scan_file *files, int n_files, const pq_scan_opts *opts, bool *may,
-                            pq_error *err);
+ * be read, or that its binding fails, may: an error is the scan's to say.
+ * footers false: the rungs before a footer only (no file opened). */
+int pq_scan_files_may_match(const pq_query *q, pq_scan_file *files, int n_files, const pq_scan_opts *opts,
+                            bool footers, bool *may, pq_error *err);
 /* Drops the union pass's statistics verdicts (pq_scan_file.stats_out_*):
  * for a scan whose query is not the one the union was given. */
 void pq_scan_files_forget_verdicts(pq_scan_file *files, int n_files);
