@@ -29,6 +29,24 @@ refuse() {
     if [ "$rc" -eq 1 ] && grep -qF -- "$words" "$WORK/err.txt"; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: $what: exit $rc, '$(head -c 300 "$WORK/err.txt")' (want '$words')"; fi
 }
 
+# one_file_table DIR FIELDS: DIR a Delta table of its part-0.parquet alone
+# (version 0: protocol, metaData, the add); FIELDS a JSON list of
+# [name, type, nullable].
+one_file_table() {
+    python3 - "$1" "$2" <<'PY'
+import json, os, sys
+d, fields = sys.argv[1], json.loads(sys.argv[2])
+schema = {"type": "struct", "fields": [{"name": n, "type": t, "nullable": nl, "metadata": {}} for n, t, nl in fields]}
+meta = {"id": "t", "format": {"provider": "parquet", "options": {}}, "schemaString": json.dumps(schema),
+        "partitionColumns": [], "configuration": {}, "createdTime": 1}
+add = {"path": "part-0.parquet", "size": os.path.getsize(d + "/part-0.parquet"), "partitionValues": {},
+       "modificationTime": 1, "dataChange": True}
+with open(d + "/_delta_log/00000000000000000000.json", "w") as out:
+    for a in ({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}, {"metaData": meta}, {"add": add}):
+        out.write(json.dumps(a) + "\n")
+PY
+}
+
 N=$DELTA/delta-0.8.0-numeric-partition
 expect "double partition compared as a number" "x,y,z 10,10.0,b " "$N" --where 'y > 9.95'
 expect "long partition compared as a number" "z,x a,9 " "$N" --where 'x < 10' --select z,x
@@ -261,19 +279,7 @@ for nanos, day, new in ((82774067272000, 2459877, 82774067272999), (1000, 241502
 open(sys.argv[2], "wb").write(bytes(b))
 PY
 "$PQTOOL" rewrite "$WORK/int96-nanos.parquet" -o "$D/part-0.parquet" --bloom-filter created_at
-python3 - "$D" <<'PY'
-import json, os, sys
-d = sys.argv[1]
-f = lambda n, t: {"name": n, "type": t, "nullable": False, "metadata": {}}
-schema = {"type": "struct", "fields": [f("id", "long"), f("name", "string"), f("created_at", "timestamp")]}
-meta = {"id": "t", "format": {"provider": "parquet", "options": {}}, "schemaString": json.dumps(schema),
-        "partitionColumns": [], "configuration": {}, "createdTime": 1}
-add = {"path": "part-0.parquet", "size": os.path.getsize(d + "/part-0.parquet"), "partitionValues": {},
-       "modificationTime": 1, "dataChange": True}
-with open(d + "/_delta_log/00000000000000000000.json", "w") as out:
-    for a in ({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}, {"metaData": meta}, {"add": add}):
-        out.write(json.dumps(a) + "\n")
-PY
+one_file_table "$D" '[["id", "long", false], ["name", "string", false], ["created_at", "timestamp", false]]'
 if "$PQTOOL" meta "$D/part-0.parquet" | grep -q 'created_at: .*bloom_filter='; then PASSES=$((PASSES + 1)); else FAILS=$((FAILS + 1)); echo "FAIL: the INT96 file has no bloom filter"; fi
 expect "an INT96 timestamp reads as microseconds, UTC" \
     "id,name,created_at 1,a,2022-10-24 22:59:34.067272+00 2,b,2022-10-24 22:59:35+00 3,c,1900-01-01 00:00:00.000001+00 " "$D"
@@ -319,18 +325,7 @@ done
 S=$WORK/int96spark
 mkdir -p "$S/_delta_log"
 cp "$DELTA/../parquet-testing/data/int96_from_spark.parquet" "$S/part-0.parquet"
-python3 - "$S" <<'PY'
-import json, os, sys
-d = sys.argv[1]
-schema = {"type": "struct", "fields": [{"name": "a", "type": "timestamp", "nullable": True, "metadata": {}}]}
-meta = {"id": "t", "format": {"provider": "parquet", "options": {}}, "schemaString": json.dumps(schema),
-        "partitionColumns": [], "configuration": {}, "createdTime": 1}
-add = {"path": "part-0.parquet", "size": os.path.getsize(d + "/part-0.parquet"), "partitionValues": {},
-       "modificationTime": 1, "dataChange": True}
-with open(d + "/_delta_log/00000000000000000000.json", "w") as out:
-    for a in ({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}, {"metaData": meta}, {"add": add}):
-        out.write(json.dumps(a) + "\n")
-PY
+one_file_table "$S" '[["a", "timestamp", true]]'
 spark_rows="a  2024-01-01 01:00:00+00 2024-01-01 20:34:56.123456+00 2024-12-30 23:00:00+00 290000-12-30 23:00:00+00 9999-12-31 03:00:00+00 "
 expect "Spark's INT96, UTC, its wrapped day too" "$spark_rows" "$S"
 expect "INT96 by dictionary: a value it holds" "a 2024-01-01 01:00:00+00 " "$S" --where "a = '2024-01-01 01:00:00+00'"

@@ -1275,6 +1275,28 @@ static void lazy_release(void *ctx, int index)
     t->released++;
 }
 
+/* n files, each the corpus file `name` (read once), none open yet. */
+static pq_scan_file *lazy_table_new(lazy_table *t, const char *name, int n)
+{
+    char src[1024];
+    t->bytes = read_all(corpus_file(name, src, sizeof src), &t->len);
+    t->files = calloc((size_t)n, sizeof *t->files);
+    t->footers = calloc((size_t)n, sizeof *t->footers);
+    return calloc((size_t)n, sizeof(pq_scan_file));
+}
+
+static void lazy_table_free(lazy_table *t, pq_scan_file *sf, int n)
+{
+    for (int i = 0; t->files && i < n; i++) {
+        pq_footer_free(t->footers[i]);
+        pq_file_close(t->files[i]);
+    }
+    free(t->files);
+    free(t->footers);
+    free(sf);
+    free(t->bytes);
+}
+
 static int count_lines(void *ctx, const char *data, size_t len, pq_error *err)
 {
     (void)err;
@@ -1337,12 +1359,8 @@ static void scan_parquet_of_batches(lazy_table *t, pq_scan_file *sf, int n)
 static void test_scan_holds_a_batch(void)
 {
     enum { N = 3 * PQ_SCAN_FILES_AT_ONCE + 7 };
-    char src[1024];
     lazy_table t = {0};
-    t.bytes = read_all(corpus_file("alltypes_plain.parquet", src, sizeof src), &t.len);
-    t.files = calloc(N, sizeof *t.files);
-    t.footers = calloc(N, sizeof *t.footers);
-    pq_scan_file *sf = calloc(N, sizeof *sf);
+    pq_scan_file *sf = lazy_table_new(&t, "alltypes_plain.parquet", N);
     pq_error err = {0};
     pq_query *q = NULL;
     pq_query_spec spec = {.limit = -1};
@@ -1371,14 +1389,7 @@ static void test_scan_holds_a_batch(void)
     scan_parquet_of_batches(&t, sf, N);
 out:
     pq_query_free(q);
-    for (int i = 0; t.files && i < N; i++) {
-        pq_footer_free(t.footers[i]);
-        pq_file_close(t.files[i]);
-    }
-    free(t.files);
-    free(t.footers);
-    free(sf);
-    free(t.bytes);
+    lazy_table_free(&t, sf, N);
 }
 
 /* The union's pass over footers it lets go (keep_bytes 0) records what
@@ -1425,12 +1436,8 @@ static void union_then_scan(lazy_table *t, pq_scan_file *sf, int n, const char *
 static void test_union_verdicts(void)
 {
     enum { N = 40 };
-    char src[1024];
     lazy_table t = {0};
-    t.bytes = read_all(corpus_file("int32_with_null_pages.parquet", src, sizeof src), &t.len);
-    t.files = calloc(N, sizeof *t.files);
-    t.footers = calloc(N, sizeof *t.footers);
-    pq_scan_file *sf = calloc(N, sizeof *sf);
+    pq_scan_file *sf = lazy_table_new(&t, "int32_with_null_pages.parquet", N);
     pq_error err = {0};
     CHECK(t.bytes && t.files && t.footers && sf);
     if (!t.bytes || !t.files || !t.footers || !sf) goto out;
@@ -1442,14 +1449,7 @@ static void test_union_verdicts(void)
     /* Rows in every file: no verdict, every footer read again. */
     union_then_scan(&t, sf, N, "int32_field IS NOT NULL AND int32_field < 2147483000", false, 2 * (N - 1), -1);
 out:
-    for (int i = 0; t.files && i < N; i++) {
-        pq_footer_free(t.footers[i]);
-        pq_file_close(t.files[i]);
-    }
-    free(t.files);
-    free(t.footers);
-    free(sf);
-    free(t.bytes);
+    lazy_table_free(&t, sf, N);
 }
 
 int main(void)
