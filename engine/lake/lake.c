@@ -734,10 +734,11 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
      * reads.  Taken first: a materialization may take the view over. */
     int64_t mtime_ns = 0;
     if (v.kind == K_ROOT || v.kind == K_VIEW_DIR || v.kind == K_VIEW_FILE) mtime_ns = lake_time_ns(&v.real_st);
-    if (v.kind == K_VIEW_FILE && v.t && v.t->ref_path) {
-        int64_t newest = lake_view_newest_ns(l, &v);
-        if (newest > 0) mtime_ns = newest;
-    }
+    /* A view file's files, listed once for its time and its size. */
+    view_query vq;
+    pq_error why;
+    bool listed = v.kind == K_VIEW_FILE && v.t && v.t->ref_path && lake_view_files(l, &v, &vq, &why) == PQ_OK;
+    if (listed && vq.s.newest_ns > 0) mtime_ns = vq.s.newest_ns;
     switch (v.kind) {
     case K_ROOT: case K_META_DIR: case K_VIEW_DIR: out->is_dir = true; break;
     case K_META_STATS: case K_META_ERRORS: {
@@ -774,20 +775,22 @@ int pq_lake_stat(pq_lake *l, const char *path, pq_lake_attr *out, bool (*stop)(v
             bool job_ran;
             rc = stat_materialized(l, &v, v.file == F_DATA_PARQUET, out, stop, stop_ctx, &job_ran, err);
             if (rc != PQ_OK && !job_ran) {
+                if (listed) lake_view_query_free(l, &vq);
                 lake_view_free(l, &v);
                 return lake_fail_logged(l, err, path);
             }
         } else if (v.file == F_DATA_CSV) {
             /* The exact size once a complete result exists for the view as
              * the lake is now; 0 before (procfs convention). */
-            out->size_final = lake_result_size(l, &v, &out->size);
+            out->size_final = listed && lake_result_size(l, vq.s.key, &out->size);
         } else if (v.file == F_PLAN && v.t->ref_path) {
             /* Likewise once the view's plan was made (a plan reads every
              * footer: too much for an ls -l before). */
-            out->size_final = lake_plan_size(l, &v, &out->size);
+            out->size_final = listed && lake_plan_size(l, vq.s.key, &out->size);
         }
         break;
     }
+    if (listed) lake_view_query_free(l, &vq);
     if (mtime_ns) out->mtime_ns = mtime_ns;
     out->owner_only = v.kind == K_META_ERRORS;
     if (v.kind == K_ROOT || v.kind == K_VIEW_DIR || v.kind == K_VIEW_FILE)

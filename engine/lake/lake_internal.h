@@ -196,6 +196,7 @@ typedef struct snapshot {
     char ***values;              /* full partition values per file */
     char *key;                   /* normalized view + file identities */
     char digest[65];             /* of the files' identities (path, size, mtime), hex */
+    int64_t newest_ns;           /* the files' newest time (lake_time_ns; 0: none known) */
 } snapshot;
 
 int lake_snapshot_take(pq_lake *l, const view *v, const pq_query *q, snapshot *s, pq_error *err);
@@ -279,9 +280,10 @@ void lake_release_result(pq_lake *l, pq_result *res, const char *key);
 bool lake_take_held_version(pq_lake *l, const view *v, uint64_t version, pq_result **out, char **key_out);
 /* A result's version for the file system (pq_lake_attr.version). */
 uint64_t lake_version_of_key(const char *key);
-/* The size of the view's complete result as the lake is now, when the
- * cache holds one (data.csv's size is 0 before). */
-bool lake_result_size(pq_lake *l, const view *v, uint64_t *size);
+/* The size of the complete result of key (a view's snapshot's: the view
+ * as the lake is now), when the cache holds one (data.csv's size is 0
+ * before). */
+bool lake_result_size(pq_lake *l, const char *key, uint64_t *size);
 /* A store entry's time in ns since the epoch (modified_ms: an object
  * store's mtime_ns is a hash of its ETag), 0 when the store does not say. */
 static inline int64_t lake_time_ns(const pq_stat *st)
@@ -301,12 +303,11 @@ typedef struct lake_values {
 int lake_view_match_values(pq_lake *l, const view *v, int level, lake_values *out, pq_error *err);
 bool lake_values_has(const lake_values *vs, const char *val);
 void lake_values_free(lake_values *vs);
-/* The newest time of the files the view reads (0: none known). */
-int64_t lake_view_newest_ns(pq_lake *l, const view *v);
-/* plan.txt's exact size once a plan of the view as the lake is now was
- * made (kept in a memo of PLAN_MEMO_BYTES; false before, or when too big
- * to keep). */
-bool lake_plan_size(pq_lake *l, const view *v, uint64_t *size);
+
+/* plan.txt's exact size once a plan of key (a view's snapshot's) was made
+ * (kept in a memo of PLAN_MEMO_BYTES; false before, or when too big to
+ * keep). */
+bool lake_plan_size(pq_lake *l, const char *key, uint64_t *size);
 void lake_plans_free(pq_lake *l);
 /* schema.txt and plan.txt of a view. */
 int lake_schema_text(pq_lake *l, view *v, pq_buf *out, pq_error *err);

@@ -368,16 +368,12 @@ static void plan_keep(pq_lake *l, const char *key, const pq_buf *text)
     }
 }
 
-bool lake_plan_size(pq_lake *l, const view *v, uint64_t *size)
+bool lake_plan_size(pq_lake *l, const char *key, uint64_t *size)
 {
-    view_query vq;
-    pq_error err;
-    if (lake_view_files(l, v, &vq, &err) != PQ_OK) return false;
     pthread_mutex_lock(&l->mu);
-    lake_plan *p = plan_find_locked(l, vq.s.key);
+    lake_plan *p = plan_find_locked(l, key);
     if (p) *size = p->text.len;
     pthread_mutex_unlock(&l->mu);
-    lake_view_query_free(l, &vq);
     return p != NULL;
 }
 
@@ -755,29 +751,12 @@ bool lake_take_held_version(pq_lake *l, const view *v, uint64_t version, pq_resu
 }
 
 
-int64_t lake_view_newest_ns(pq_lake *l, const view *v)
+bool lake_result_size(pq_lake *l, const char *key, uint64_t *size)
 {
-    view_query vq;
-    pq_error err;
-    if (lake_view_files(l, v, &vq, &err) != PQ_OK) return 0;
-    int64_t newest = 0;
-    for (int f = 0; f < vq.s.files->n_files; f++) {
-        int64_t t = lake_time_ns(&vq.s.files->files[f].st);
-        if (t > newest) newest = t;
-    }
-    lake_view_query_free(l, &vq);
-    return newest;
-}
-
-bool lake_result_size(pq_lake *l, const view *v, uint64_t *size)
-{
-    view_query vq;
-    pq_error err;
     bool found = false;
-    if (lake_view_files(l, v, &vq, &err) != PQ_OK) return false;
     pthread_mutex_lock(&l->mu);
     for (result_entry *e = l->results; e; e = e->next) {
-        if (strcmp(e->key, vq.s.key)) continue;
+        if (strcmp(e->key, key)) continue;
         pq_result_state st;
         pq_result_state_of(e->res, &st);
         if (st.done && !st.failed) {
@@ -787,6 +766,5 @@ bool lake_result_size(pq_lake *l, const view *v, uint64_t *size)
         break;
     }
     pthread_mutex_unlock(&l->mu);
-    lake_view_query_free(l, &vq);
     return found;
 }

@@ -735,13 +735,18 @@ static int snapshot_of_hive(pq_lake *l, const view *v, const pq_query *q, snapsh
 }
 
 /* The SHA-256 of every file's identity (path, size, mtime), in hex. */
-static int files_digest(const snapshot *s, char *hex, pq_error *err)
+/* The SHA-256 of the files' identities into s->digest, and their newest
+ * time into s->newest_ns (one pass over the files). */
+static int files_digest(snapshot *s, char *hex, pq_error *err)
 {
     pq_sha256_ctx files_digest;
     PQ_TRY(pq_sha256_init(&files_digest, err));
     char line[64];
+    s->newest_ns = 0;
     for (int f = 0; f < s->files->n_files; f++) {
         const pq_table_file *tf = &s->files->files[f];
+        int64_t t = lake_time_ns(&tf->st);
+        if (t > s->newest_ns) s->newest_ns = t;
         int n = snprintf(line, sizeof line, " %llu %lld\n", (unsigned long long)tf->st.size, (long long)tf->st.mtime_ns);
         pq_sha256_update(&files_digest, tf->path, strlen(tf->path) + 1); /* with its NUL: paths hold no NUL */
         pq_sha256_update(&files_digest, line, (size_t)n);
