@@ -510,7 +510,9 @@ struct pq_lake_handle {
     /* /.pqfs/errors: a handle reads on past the text it opened with as
      * lines are logged (tail -f polls its size, then reads from where it
      * stopped), while the new text extends the old; texts it replaced
-     * stay until release, since a reply may still point into them. */
+     * stay until release, since a reply may still point into them.  The
+     * text extends only until the ring of ERROR_RING lines is full (then
+     * its first line goes): at most ERROR_RING texts retired a handle. */
     bool live;
     pthread_mutex_t mu;
     pq_buf *retired;

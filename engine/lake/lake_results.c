@@ -446,6 +446,8 @@ int lake_view_match_values(pq_lake *l, const view *v, int level, lake_values *ou
         if (!may[f]) continue;
         const char *val = s->values[f][level];
         if (!val) out->has_null = true;
+        /* A partition's files are listed together: one copy of its value. */
+        else if (out->n && !strcmp(out->vals[out->n - 1], val)) continue;
         else if (!(out->vals[out->n++] = strdup(val))) rc = PQ_NOMEM(err);
     }
     close_files(&oc);

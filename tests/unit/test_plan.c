@@ -1297,6 +1297,16 @@ static void lazy_table_free(lazy_table *t, pq_scan_file *sf, int n)
     free(t->bytes);
 }
 
+/* Scan options that open and release t's files, on two threads. */
+static void lazy_opts(lazy_table *t, pq_scan_opts *o)
+{
+    pq_scan_opts_init(o);
+    o->threads = 2;
+    o->open_file = lazy_open;
+    o->release_file = lazy_release;
+    o->open_ctx = t;
+}
+
 static int count_lines(void *ctx, const char *data, size_t len, pq_error *err)
 {
     (void)err;
@@ -1323,11 +1333,7 @@ static void scan_parquet_of_batches(lazy_table *t, pq_scan_file *sf, int n)
     if (!q) return;
     for (int i = 1; i < n; i++) sf[i].file = NULL, sf[i].footer = NULL;
     pq_scan_opts o;
-    pq_scan_opts_init(&o);
-    o.threads = 2;
-    o.open_file = lazy_open;
-    o.release_file = lazy_release;
-    o.open_ctx = t;
+    lazy_opts(t, &o);
     pq_write_opts wo;
     pq_write_opts_init(&wo);
     pq_buf out;
@@ -1372,11 +1378,7 @@ static void test_scan_holds_a_batch(void)
     CHECK(pq_query_compile(&t.footers[0]->schema, NULL, NULL, 0, &spec, &q, &err) == PQ_OK);
     if (!q) goto out;
     pq_scan_opts o;
-    pq_scan_opts_init(&o);
-    o.threads = 2;
-    o.open_file = lazy_open;
-    o.release_file = lazy_release;
-    o.open_ctx = &t;
+    lazy_opts(&t, &o);
     int64_t lines = 0;
     pq_sink sink = {count_lines, &lines};
     CHECK(pq_scan_csv(q, sf, N, &o, &sink, NULL, &err) == PQ_OK);
@@ -1410,11 +1412,7 @@ static void union_then_scan(lazy_table *t, pq_scan_file *sf, int n, const char *
     for (int i = 1; i < n; i++) sf[i].file = NULL, sf[i].footer = NULL;
     t->opened = t->open_now = t->open_most = 0;
     pq_scan_opts o;
-    pq_scan_opts_init(&o);
-    o.threads = 2;
-    o.open_file = lazy_open;
-    o.release_file = lazy_release;
-    o.open_ctx = t;
+    lazy_opts(t, &o);
     CHECK(pq_scan_schema_union(sf, n, q, &o, 0, &u, &err) == PQ_OK);
     CHECK_EQ_INT(t->opened, n - 1);
     if (forget) pq_scan_files_forget_verdicts(sf, n);
